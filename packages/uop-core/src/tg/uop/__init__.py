@@ -1,0 +1,1 @@
+"""tg.uop: the UOp IR core."""
