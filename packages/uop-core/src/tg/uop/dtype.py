@@ -1,0 +1,262 @@
+"""Data types: scalars, vectors and pointers, promotion by a lattice, and exact conversions to narrow floats."""
+from __future__ import annotations
+import math, struct
+from dataclasses import dataclass
+from enum import Enum, auto
+from typing import Callable, Final
+
+class AddrSpace(Enum):
+  GLOBAL = auto(); LOCAL = auto(); REG = auto()  # noqa: E702
+  def __repr__(self) -> str: return f"AddrSpace.{self.name}"
+
+class _Interned(type):
+  """DTypes are interned: building an equal one returns the same object, so == and hash are identity (fast)."""
+  cache: dict[tuple, DType] = {}
+  def __call__(cls, *args: object) -> DType:
+    if len(args) < len(fields := cls.__dataclass_fields__):  # type: ignore[attr-defined]
+      args += tuple(f.default for f in list(fields.values())[len(args):])
+    key = (cls, *args)
+    if (d := _Interned.cache.get(key)) is None: d = _Interned.cache[key] = super().__call__(*args)
+    return d
+
+@dataclass(frozen=True, eq=False)
+class DType(metaclass=_Interned):
+  priority: int        # promotion order, lowest first
+  itemsize: int        # bytes of the whole (vector) value
+  name: str
+  fmt: str | None      # struct/numpy format character of the scalar, if it has one
+  count: int = 1       # vector lanes
+  _scalar: DType | None = None
+  def __repr__(self) -> str: return f"dtypes.{self.name}" if self.count == 1 else f"dtypes.{self._scalar.name}.vec({self.count})"  # type: ignore
+  def __reduce__(self) -> tuple: return (type(self), tuple(getattr(self, f) for f in self.__dataclass_fields__))
+  def __lt__(self, other: DType) -> bool:
+    return (self.priority, self.itemsize, self.name, self.count) < (other.priority, other.itemsize, other.name, other.count)
+  @property
+  def base(self) -> DType: return self
+  @property
+  def vcount(self) -> int: return self.count
+  def scalar(self) -> DType: return self._scalar if self._scalar is not None else self
+  def vec(self, n: int) -> DType:
+    if n == 1: return self
+    if self.count != 1: raise TypeError(f"can't make a vector of the vector type {self}")
+    if self == dtypes.void: raise TypeError("can't make a vector of void")
+    return DType(self.priority, self.itemsize * n, f"{self.name}x{n}", None, n, self)
+  def ptr(self, size: int = -1, addrspace: AddrSpace = AddrSpace.GLOBAL) -> PtrDType:
+    return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, None, self, addrspace, 1, size)
+  @property
+  def min(self) -> int | float | bool: return dtypes.min(self)
+  @property
+  def max(self) -> int | float | bool: return dtypes.max(self)
+
+@dataclass(frozen=True, eq=False)
+class PtrDType(DType):
+  _base: DType = None  # type: ignore[assignment]
+  addrspace: AddrSpace = AddrSpace.GLOBAL
+  v: int = 1           # a vector of pointers (after devectorizing loads)
+  size: int = -1       # elements the buffer holds, -1 unknown
+  def __repr__(self) -> str:
+    return f"{self._base!r}.ptr({self.size}{', ' + repr(self.addrspace) if self.addrspace != AddrSpace.GLOBAL else ''})" + \
+      (f".vec({self.v})" if self.v != 1 else "")
+  @property
+  def base(self) -> DType: return self._base
+  @property
+  def vcount(self) -> int: return self.v
+  def scalar(self) -> PtrDType: return PtrDType(*[getattr(self, f) for f in ("priority", "itemsize", "name", "fmt", "count", "_scalar", "_base",
+                                                                              "addrspace")], 1, self.size)  # type: ignore
+  def vec(self, n: int) -> PtrDType:
+    if self.v != 1 and n != 1: raise TypeError(f"can't vectorize the pointer vector {self}")
+    return PtrDType(self.priority, self.itemsize, self.name, self.fmt, self.count, None, self._base, self.addrspace, n, self.size)
+  def ptr(self, size: int = -1, addrspace: AddrSpace = AddrSpace.GLOBAL) -> PtrDType: raise TypeError("can't make a pointer to a pointer")
+  @property
+  def nbytes(self) -> int:
+    if self.size < 0: raise ValueError(f"{self} has no known size")
+    return self.size * self._base.itemsize
+
+class dtypes:
+  """The scalar types, with aliases and type queries (tinygrad's names)."""
+  void: Final = DType(-1, 0, "void", None)
+  bool: Final = DType(0, 1, "bool", "?")
+  int8: Final = DType(1, 1, "int8", "b")
+  uint8: Final = DType(2, 1, "uint8", "B")
+  int16: Final = DType(3, 2, "int16", "h")
+  uint16: Final = DType(4, 2, "uint16", "H")
+  int32: Final = DType(5, 4, "int32", "i")
+  uint32: Final = DType(6, 4, "uint32", "I")
+  int64: Final = DType(7, 8, "int64", "q")
+  uint64: Final = DType(8, 8, "uint64", "Q")
+  fp8e4m3: Final = DType(9, 1, "fp8e4m3", None)
+  fp8e5m2: Final = DType(10, 1, "fp8e5m2", None)
+  float16: Final = DType(11, 2, "float16", "e")
+  bfloat16: Final = DType(12, 2, "bfloat16", None)
+  float32: Final = DType(13, 4, "float32", "f")
+  float64: Final = DType(14, 8, "float64", "d")
+  index: Final = DType(15, 8, "index", None)  # symbolic index math; rendered as a 64-bit integer
+  half, float, double = float16, float32, float64
+  char, uchar, short, ushort, int, uint, long, ulong = int8, uint8, int16, uint16, int32, uint32, int64, uint64
+  default_float: DType = float32
+  default_int: DType = int32
+
+  floats: Final = (fp8e4m3, fp8e5m2, float16, bfloat16, float32, float64)
+  uints: Final = (uint8, uint16, uint32, uint64)
+  sints: Final = (int8, int16, int32, int64)
+  ints: Final = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
+  _floats, _ints, _uints = frozenset(floats), frozenset(ints + (index,)), frozenset(uints)
+
+  @staticmethod
+  def is_float(x: DType) -> bool: return x.scalar() in dtypes._floats
+  @staticmethod
+  def is_int(x: DType) -> bool: return x.scalar() in dtypes._ints
+  @staticmethod
+  def is_unsigned(x: DType) -> bool: return x.scalar() in dtypes._uints
+  @staticmethod
+  def is_bool(x: DType) -> bool: return x.scalar() == dtypes.bool
+  @staticmethod
+  def fields() -> dict[str, DType]:
+    return {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "_"))}
+  @staticmethod
+  def from_py(x: object) -> DType:
+    """The dtype a Python value takes: bool, default_int, default_float, or the promotion over a sequence."""
+    if isinstance(x, bool): return dtypes.bool
+    if isinstance(x, int): return dtypes.default_int
+    if isinstance(x, float): return dtypes.default_float
+    if isinstance(x, (list, tuple)): return max((dtypes.from_py(y) for y in x), default=dtypes.default_float)
+    raise TypeError(f"no dtype for Python value of type {type(x).__name__}")
+  @staticmethod
+  def finfo(x: DType) -> tuple[int, int]:
+    """(exponent bits, mantissa bits) of a float type."""
+    if not dtypes.is_float(x): raise TypeError(f"finfo needs a float dtype, got {x}")
+    return FLOAT_FORMATS[x.scalar()][:2]
+  @staticmethod
+  def min(x: DType) -> int | float | bool:
+    x = x.scalar()
+    if x == dtypes.bool: return False
+    if dtypes.is_unsigned(x): return 0
+    if x == dtypes.index: return -2**63
+    if dtypes.is_int(x): return -2**(8 * x.itemsize - 1)
+    return -math.inf if FLOAT_FORMATS[x][3] else -FLOAT_FORMATS[x][2]
+  @staticmethod
+  def max(x: DType) -> int | float | bool:
+    x = x.scalar()
+    if x == dtypes.bool: return True
+    if dtypes.is_unsigned(x): return 2**(8 * x.itemsize) - 1
+    if x == dtypes.index: return 2**63 - 1
+    if dtypes.is_int(x): return 2**(8 * x.itemsize - 1) - 1
+    return math.inf if FLOAT_FORMATS[x][3] else FLOAT_FORMATS[x][2]
+  @staticmethod
+  def as_const(val: object, dtype: DType) -> object:
+    """A Python value converted to what `dtype` holds (wraparound for ints, rounding for floats); tuples per lane."""
+    if isinstance(val, tuple): return tuple(dtypes.as_const(v, dtype) for v in val)
+    return truncate[dtype.scalar()](val)
+
+# float formats: (exponent bits, mantissa bits, largest finite value, has infinities)
+FLOAT_FORMATS: dict[DType, tuple[int, int, float, bool]] = {
+  dtypes.fp8e4m3: (4, 3, 448.0, False), dtypes.fp8e5m2: (5, 2, 57344.0, True), dtypes.float16: (5, 10, 65504.0, True),
+  dtypes.bfloat16: (8, 7, 3.3895313892515355e38, True), dtypes.float32: (8, 23, 3.4028234663852886e38, True),
+  dtypes.float64: (11, 52, 1.7976931348623157e308, True)}
+
+# ***** promotion: the least upper bound in tinygrad's lattice *****
+PROMO_LATTICE: dict[DType, list[DType]] = {
+  dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32], dtypes.int32: [dtypes.int64],
+  dtypes.int64: [dtypes.fp8e4m3, dtypes.fp8e5m2], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
+  dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.fp8e4m3, dtypes.fp8e5m2],
+  dtypes.fp8e4m3: [dtypes.float16, dtypes.bfloat16], dtypes.fp8e5m2: [dtypes.float16, dtypes.bfloat16],
+  dtypes.float16: [dtypes.float32], dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64]}
+
+def _ancestors(d: DType) -> set[DType]:
+  out, todo = {d}, [d]
+  while todo:
+    for p in PROMO_LATTICE.get(todo.pop(), []):
+      if p not in out: out.add(p); todo.append(p)
+  return out
+
+def least_upper_dtype(*ds: DType) -> DType:
+  """The smallest dtype every argument promotes to (index wins over everything: it is index math)."""
+  if not ds: raise ValueError("least_upper_dtype needs at least one dtype")
+  if any(d.scalar() == dtypes.index for d in ds): return dtypes.index
+  return min(set.intersection(*[_ancestors(d.scalar()) for d in ds]))
+
+def least_upper_float(d: DType) -> DType: return d if dtypes.is_float(d) else least_upper_dtype(d, dtypes.default_float)
+
+def sum_acc_dtype(d: DType) -> DType:
+  """The accumulator of a sum: unsigned at least uint32, signed and bool at least int32, floats at least float32."""
+  if dtypes.is_unsigned(d): return least_upper_dtype(d, dtypes.uint32)
+  if dtypes.is_int(d) or d == dtypes.bool: return least_upper_dtype(d, dtypes.int32)
+  return least_upper_dtype(d, dtypes.float32)
+
+# ***** exact conversions *****
+def round_to_float_format(x: float, dtype: DType, saturate: bool = False) -> float:
+  """x rounded to the nearest value of `dtype` (ties to even), overflowing to inf, or to the largest finite
+  value when the format has no infinities or `saturate` is set (the fp8 formats' saturating mode)."""
+  ebits, mbits, fmax, has_inf = FLOAT_FORMATS[dtype]
+  if math.isnan(x) or x == 0: return x
+  if math.isinf(x): return x if has_inf and not saturate else math.copysign(fmax, x)
+  emin = 2 - 2**(ebits - 1)                    # exponent of the smallest normal
+  e = max(math.frexp(abs(x))[1] - 1, emin)     # 2**e <= |x| < 2**(e+1), or the subnormal range
+  q = math.ldexp(1.0, e - mbits)               # spacing of representable values around x
+  r = round(x / q) * q
+  if abs(r) > fmax: return math.copysign(fmax, x) if saturate or not has_inf else math.copysign(math.inf, x)
+  return float(r)
+
+def float_to_fp8(x: float, dtype: DType) -> int:
+  """The 8 bits of x in fp8e4m3 (OCP E4M3FN: no inf, NaN is 0x7f) or fp8e5m2, rounding to nearest even and
+  saturating finite overflow (and, for e4m3, infinities) to the largest finite value."""
+  ebits, mbits, _, _ = FLOAT_FORMATS[dtype]
+  sign = 0x80 if math.copysign(1.0, x) < 0 else 0
+  if math.isnan(x): return 0x7F if dtype == dtypes.fp8e4m3 else 0x7E
+  r = abs(round_to_float_format(x, dtype, saturate=dtype == dtypes.fp8e4m3 or not math.isinf(x)))
+  if math.isinf(r): return sign | 0x7C
+  if r == 0: return sign
+  bias, (m, e) = 2**(ebits - 1) - 1, math.frexp(r)  # r = m * 2**e, 0.5 <= m < 1
+  if e - 1 + bias <= 0: return sign | int(r / math.ldexp(1.0, 1 - bias - mbits))  # subnormal
+  return sign | ((e - 1 + bias) << mbits) | (int(m * 2**(mbits + 1)) & ((1 << mbits) - 1))
+
+def fp8_to_float(bits: int, dtype: DType) -> float:
+  ebits, mbits, _, has_inf = FLOAT_FORMATS[dtype]
+  sign, e, m = -1.0 if bits & 0x80 else 1.0, (bits >> mbits) & ((1 << ebits) - 1), bits & ((1 << mbits) - 1)
+  bias = 2**(ebits - 1) - 1
+  if dtype == dtypes.fp8e4m3 and e == 15 and m == 7: return math.nan
+  if has_inf and e == (1 << ebits) - 1: return sign * math.inf if m == 0 else math.nan
+  if e == 0: return sign * math.ldexp(m, 1 - bias - mbits)
+  return sign * math.ldexp((1 << mbits) | m, e - bias - mbits)
+
+def float_to_bits(x: float, dtype: DType) -> int:
+  """The bit pattern of x (already representable, or rounded here) in a float dtype."""
+  if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return float_to_fp8(x, dtype)
+  if dtype == dtypes.bfloat16:
+    r = round_to_float_format(x, dtype)
+    return 0x7FC0 if math.isnan(r) else struct.unpack("<I", struct.pack("<f", r))[0] >> 16
+  r = round_to_float_format(x, dtype)
+  return struct.unpack({2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize], struct.pack("<" + dtype.fmt, r))[0]  # type: ignore[operator]
+
+def bits_to_float(bits: int, dtype: DType) -> float:
+  if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return fp8_to_float(bits, dtype)
+  if dtype == dtypes.bfloat16: return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
+  return struct.unpack("<" + dtype.fmt, struct.pack({2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize], bits))[0]  # type: ignore[operator]
+
+def _wrap_int(bits: int, signed: bool) -> Callable[[object], int]:
+  mask, half = (1 << bits) - 1, 1 << (bits - 1)
+  def wrap(x: object) -> int:
+    v = _to_int(x) & mask
+    return v - (1 << bits) if signed and v >= half else v
+  return wrap
+
+def _to_int(x: object) -> int:
+  if isinstance(x, float):
+    if math.isnan(x) or math.isinf(x): return 0  # undefined in C; pick 0 rather than crash
+    return math.trunc(x)
+  return int(x)  # type: ignore[call-overload]
+
+def _to_float(dtype: DType) -> Callable[[object], float]:
+  if dtype == dtypes.float64: return lambda x: float(x)  # type: ignore[arg-type]
+  return lambda x: round_to_float_format(float(x), dtype)  # type: ignore[arg-type]
+
+truncate: dict[DType, Callable[[object], object]] = {
+  dtypes.bool: bool, dtypes.index: _to_int, dtypes.void: lambda x: x,
+  **{d: _wrap_int(8 * d.itemsize, d in dtypes.sints) for d in dtypes.ints},
+  **{d: _to_float(d) for d in dtypes.floats}}
+
+def to_dtype(x: DType | str) -> DType:
+  """A dtype from a dtype or its name ('float32', 'half', ...)."""
+  if isinstance(x, DType): return x
+  if (d := getattr(dtypes, x, None)) is not None and isinstance(d, DType): return d
+  raise TypeError(f"unknown dtype {x!r}; known: {sorted(dtypes.fields())}")

@@ -1,0 +1,51 @@
+"""Small shared helpers: environment flags, Context variables and a few sequence utilities."""
+from __future__ import annotations
+import contextlib, functools, math, operator, os
+from typing import Any, Iterable, Iterator, Sequence, TypeVar
+
+T = TypeVar("T")
+
+@functools.cache
+def getenv(key: str, default: Any = 0) -> Any:
+  """An environment variable converted to the type of `default` (cached: flags are read once)."""
+  return type(default)(os.environ.get(key, default))
+
+def prod(xs: Iterable[Any], start: Any = 1) -> Any: return functools.reduce(operator.mul, xs, start)
+def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
+def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
+def all_same(xs: Sequence[Any]) -> bool: return all(x == xs[0] for x in xs)
+def all_int(xs: Iterable[Any]) -> bool: return all(isinstance(x, int) for x in xs)
+def cdiv(a: int, b: int) -> int: return -(-a // b) if b != 0 else 0
+def argsort(xs: Sequence[Any]) -> list[int]: return sorted(range(len(xs)), key=xs.__getitem__)
+def round_up(n: int, m: int) -> int: return cdiv(n, m) * m
+def is_pow2(n: int) -> bool: return n > 0 and n & (n - 1) == 0
+def ceillog2(n: int) -> int: return max(0, math.ceil(math.log2(n))) if n > 0 else 0
+
+class ContextVar:
+  """A named integer setting, initialised from the environment and changed for a block with `Context`."""
+  registry: dict[str, ContextVar] = {}
+  def __init__(self, key: str, default: int):
+    self.key, self.value = key, getenv(key, default)
+    ContextVar.registry[key] = self
+  def __bool__(self) -> bool: return bool(self.value)
+  def __int__(self) -> int: return int(self.value)
+  def __ge__(self, x: int) -> bool: return self.value >= x
+  def __gt__(self, x: int) -> bool: return self.value > x
+  def __lt__(self, x: int) -> bool: return self.value < x
+  def __le__(self, x: int) -> bool: return self.value <= x
+  def __eq__(self, x: object) -> bool: return self.value == x
+  def __hash__(self) -> int: return hash(self.key)
+  def __repr__(self) -> str: return f"ContextVar({self.key}={self.value})"
+
+@contextlib.contextmanager
+def Context(**kwargs: int) -> Iterator[None]:
+  """`with Context(DEBUG=2, SPEC=1): ...` sets ContextVars for the block and restores them after."""
+  unknown = [k for k in kwargs if k not in ContextVar.registry]
+  if unknown: raise KeyError(f"unknown context variable(s) {unknown}; known: {sorted(ContextVar.registry)}")
+  old = {k: ContextVar.registry[k].value for k in kwargs}
+  for k, v in kwargs.items(): ContextVar.registry[k].value = v
+  try: yield
+  finally:
+    for k, v in old.items(): ContextVar.registry[k].value = v
+
+DEBUG, SPEC = ContextVar("DEBUG", 0), ContextVar("SPEC", 0)

@@ -1,0 +1,176 @@
+"""Patterns over UOps, a matcher that dispatches on the op, and graph_rewrite: rewriting a graph to a fixed point."""
+from __future__ import annotations
+import inspect, itertools
+from typing import Any, Callable, Iterable, Sequence
+from tg.uop.dtype import DType
+from tg.uop.ops import GroupOp, Ops
+from tg.uop.uop import UOp
+
+class UPat:
+  """A pattern: `src` is a tuple (in order), a list (in any order) or one UPat (every source); None matches anything."""
+  __slots__ = ("op", "dtype", "arg", "name", "srcs", "allowed_len", "early_reject")
+  def __init__(self, op: Ops | Iterable[Ops] | None = None, dtype: DType | Iterable[DType] | None = None,
+               src: UPat | tuple[UPat, ...] | list[UPat] | None = None, arg: Any = None, name: str | None = None, allow_any_len: bool = False):
+    self.op: frozenset[Ops] | None = None if op is None else frozenset((op,) if isinstance(op, Ops) else op)
+    self.dtype: frozenset[DType] | None = None if dtype is None else frozenset((dtype,) if isinstance(dtype, DType) else dtype)
+    self.arg, self.name = arg, name
+    self.srcs: list[Sequence[UPat]] | None
+    if src is None: self.srcs = None
+    elif isinstance(src, list): self.srcs = [tuple(p) for p in dict.fromkeys(itertools.permutations(src))]
+    elif isinstance(src, tuple): self.srcs = [src]
+    else: self.srcs = [_Repeat(src)]
+    self.allowed_len = -1 if allow_any_len or src is None or isinstance(src, UPat) else len(src)
+    first = self.srcs[0] if self.srcs and type(self.srcs[0]) is tuple else ()
+    self.early_reject = frozenset(next(iter(p.op)) for p in first if p.op is not None and len(p.op) == 1)
+
+  @staticmethod
+  def var(name: str | None = None, dtype: DType | Iterable[DType] | None = None) -> UPat: return UPat(dtype=dtype, name=name)
+  @staticmethod
+  def cvar(name: str | None = None, dtype: DType | Iterable[DType] | None = None, vec: bool = True) -> UPat:
+    return UPat((Ops.CONST, Ops.VCONST) if vec else Ops.CONST, dtype, name=name)
+  @staticmethod
+  def const(dtype: DType | Iterable[DType] | None, b: Any) -> UPat: return UPat(Ops.CONST, dtype, arg=b)
+  @staticmethod
+  def any(*pats: UPat) -> UPat: return _Any(pats)
+  def named(self, name: str) -> UPat:
+    p = UPat.__new__(type(self))
+    for k in UPat.__slots__: setattr(p, k, getattr(self, k))
+    p.name = name
+    if isinstance(self, _Any): p.pats = self.pats  # type: ignore[attr-defined]
+    return p
+
+  # builders that read like the UOp expressions they match
+  def alu(self, op: Ops, *src: UPat | Any) -> UPat:
+    pats = (self, *(s if isinstance(s, UPat) else UPat.const(None, s) for s in src))
+    return UPat(op, None, list(pats) if op in GroupOp.Commutative else pats)
+  def __add__(self, x: UPat | Any) -> UPat: return self.alu(Ops.ADD, x)
+  def __radd__(self, x: UPat | Any) -> UPat: return self.alu(Ops.ADD, x)
+  def __mul__(self, x: UPat | Any) -> UPat: return self.alu(Ops.MUL, x)
+  def __rmul__(self, x: UPat | Any) -> UPat: return self.alu(Ops.MUL, x)
+  def __floordiv__(self, x: UPat | Any) -> UPat: return self.alu(Ops.IDIV, x)
+  def __mod__(self, x: UPat | Any) -> UPat: return self.alu(Ops.MOD, x)
+  def __truediv__(self, x: UPat | Any) -> UPat: return self.alu(Ops.FDIV, x)
+  def __and__(self, x: UPat | Any) -> UPat: return self.alu(Ops.AND, x)
+  def __or__(self, x: UPat | Any) -> UPat: return self.alu(Ops.OR, x)
+  def __xor__(self, x: UPat | Any) -> UPat: return self.alu(Ops.XOR, x)
+  def __lshift__(self, x: UPat | Any) -> UPat: return self.alu(Ops.SHL, x)
+  def __rshift__(self, x: UPat | Any) -> UPat: return self.alu(Ops.SHR, x)
+  def __lt__(self, x: UPat | Any) -> UPat: return self.alu(Ops.CMPLT, x)
+  def ne(self, x: UPat | Any) -> UPat: return self.alu(Ops.CMPNE, x)
+  def eq(self, x: UPat | Any) -> UPat: return self.alu(Ops.CMPEQ, x)
+  def maximum(self, x: UPat | Any) -> UPat: return self.alu(Ops.MAX, x)
+  def where(self, t: UPat | Any, f: UPat | Any) -> UPat: return self.alu(Ops.WHERE, t, f)
+  def cast(self, dtype: DType | None = None, name: str | None = None) -> UPat: return UPat(Ops.CAST, dtype, (self,), name=name)
+  def bitcast(self, dtype: DType | None = None) -> UPat: return UPat(Ops.BITCAST, dtype, (self,))
+  def gep(self, i: tuple[int, ...] | None = None) -> UPat: return UPat(Ops.GEP, None, (self,), i)
+  def load(self, **kw: Any) -> UPat: return UPat(Ops.LOAD, src=(self,), **kw)
+  def store(self, val: UPat, **kw: Any) -> UPat: return UPat(Ops.STORE, src=(self, val), **kw)
+
+  def match(self, uop: UOp, store: dict[str, UOp]) -> list[dict[str, UOp]]:
+    """Every way this pattern matches `uop`, as dicts of named captures extending `store`."""
+    if (self.op is not None and uop.op not in self.op) or (self.arg is not None and self.arg != uop.arg) or \
+       (self.dtype is not None and uop.dtype not in self.dtype and uop.dtype.scalar() not in self.dtype) or \
+       (self.allowed_len != -1 and len(uop.src) != self.allowed_len): return []
+    if self.name is not None:
+      if (prev := store.get(self.name)) is None: store = {**store, self.name: uop}
+      elif prev is not uop: return []
+    if self.srcs is None: return [store]
+    out: list[dict[str, UOp]] = []
+    for pats in self.srcs:
+      stores = [store]
+      for u, p in zip(uop.src, pats):
+        stores = [m for s in stores for m in p.match(u, s)]
+        if not stores: break
+      out.extend(stores)
+    return out
+
+  def __repr__(self) -> str:
+    return f"UPat({sorted(o.name for o in self.op) if self.op else None}, name={self.name!r}, arg={self.arg!r})"
+
+class _Repeat(tuple):
+  """The sources of a pattern whose single UPat must match every source."""
+  def __new__(cls, pat: UPat) -> _Repeat: return super().__new__(cls, (pat,))
+  def __iter__(self): return itertools.repeat(self[0])  # type: ignore[override]
+
+class _Any(UPat):
+  __slots__ = ("pats",)
+  def __init__(self, pats: Sequence[UPat]):
+    super().__init__()
+    self.pats = tuple(pats)
+    ops = [p.op for p in pats]
+    self.op = None if any(o is None for o in ops) else frozenset().union(*ops)  # type: ignore[arg-type]
+  def match(self, uop: UOp, store: dict[str, UOp]) -> list[dict[str, UOp]]:
+    return [m for p in self.pats for m in p.match(uop, store)]
+
+class PatternMatcher:
+  """An ordered list of (pattern, function); `rewrite` returns the first non-None result of a matching function.
+  Functions take the named captures as keyword arguments, and `ctx` too if they name it."""
+  def __init__(self, patterns: Sequence[tuple[UPat, Callable[..., UOp | None]]]):
+    self.patterns = list(patterns)
+    self.pdict: dict[Ops, list[tuple[UPat, Callable, frozenset[Ops], bool]]] = {}
+    for pat, fxn in self.patterns:
+      if pat.op is None: raise ValueError(f"a top-level pattern needs an op to dispatch on: {pat}")
+      has_ctx = "ctx" in inspect.signature(fxn).parameters
+      for op in pat.op: self.pdict.setdefault(op, []).append((pat, fxn, pat.early_reject, has_ctx))
+  def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
+  def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
+    entries = self.pdict.get(uop.op)
+    if entries is None: return None
+    src_ops = {s.op for s in uop.src}
+    for pat, fxn, early_reject, has_ctx in entries:
+      if not early_reject <= src_ops: continue
+      for m in pat.match(uop, {}):
+        if (ret := (fxn(ctx=ctx, **m) if has_ctx else fxn(**m))) is not None and ret is not uop: return ret
+    return None
+
+class RewriteLoop(RuntimeError): pass
+
+def _rewrite(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name: str | None) -> dict[UOp, UOp]:
+  """Rewrite every node reachable from root to a fixed point; returns old -> new for every node visited.
+  Default order: a node's sources are rewritten first, then the node. bottom_up=True tries the node first.
+  Iterative, so a 100,000-deep chain needs no recursion."""
+  done: dict[UOp, UOp] = {}
+  active: set[UOp] = set()
+  rewrite = pm.rewrite
+  # stack entries: (node, stage, rewritten-to); stage 0 = visit, 1 = sources done, 2 = take the result of the rewrite
+  stack: list[tuple[UOp, int, UOp | None]] = [(root, 0, None)]
+  while stack:
+    n, stage, target = stack.pop()
+    if stage == 0:
+      if n in done: continue
+      if n in active: raise RewriteLoop(f"graph_rewrite{'(' + name + ')' if name else ''} rewrote {n.op} into a graph that contains it")
+      if bottom_up and (new := rewrite(n, ctx)) is not None:
+        active.add(n)
+        stack.append((n, 2, new)); stack.append((new, 0, None))
+        continue
+      active.add(n)
+      stack.append((n, 1, None))
+      stack.extend((s, 0, None) for s in reversed(n.src) if s not in done)
+    elif stage == 1:
+      new_src = tuple(done[s] for s in n.src)
+      if new_src != n.src:
+        changed = UOp(n.op, n.dtype, new_src, n.arg)
+        if bottom_up:  # the node changed: visit it as a new node, trying the patterns on it first
+          stack.append((n, 2, changed)); stack.append((changed, 0, None))
+          continue
+        n2 = changed
+      else: n2 = n
+      if not bottom_up and (new := rewrite(n2, ctx)) is not None:
+        stack.append((n, 2, new)); stack.append((new, 0, None))
+        continue
+      done[n] = n2
+      if n2 is not n: done.setdefault(n2, n2)
+      active.discard(n)
+    else:
+      done[n] = done[target]  # type: ignore[index]
+      active.discard(n)
+  return done
+
+def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> UOp:
+  """`sink` with `pm` applied everywhere until nothing matches."""
+  return _rewrite(sink, pm, ctx, bottom_up, name)[sink]
+
+def graph_rewrite_map(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> dict[UOp, UOp]:
+  """Like graph_rewrite, but returns what each node of the original graph became."""
+  done = _rewrite(sink, pm, ctx, bottom_up, name)
+  return {u: done[u] for u in sink.toposort}

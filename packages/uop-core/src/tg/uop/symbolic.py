@@ -1,0 +1,219 @@
+"""Simplification of index math as pattern matchers: constant folding, identities, like terms, div/mod, comparisons,
+and narrowing an index by the gate that guards it.
+
+Integer division and modulo follow C (truncate toward zero), so the identities that only hold for floor division
+are applied only where the range analysis (vmin/vmax) proves the operands non-negative."""
+from __future__ import annotations
+import math
+from typing import Any
+from tg.uop.dtype import PtrDType, dtypes
+from tg.uop.ops import GroupOp, Ops, exec_alu
+from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
+from tg.uop.uop import Invalid, UOp
+
+def _is_int(u: UOp) -> bool: return dtypes.is_int(u.dtype) and not isinstance(u.dtype, PtrDType)
+
+# ***** constant folding and identities: valid for every dtype *****
+def fold_consts(x: UOp) -> UOp | None:
+  if any(s.op is Ops.CONST and s.arg is Invalid for s in x.src): return None
+  if x.dtype.count > 1: return None
+  return x.const_like(exec_alu(x.op, x.dtype, [s.arg for s in x.src]))
+
+def fold_by_range(x: UOp) -> UOp | None:
+  """An integer or bool value whose range is one number is that number."""
+  if x.dtype.count > 1 or not (_is_int(x) or x.dtype == dtypes.bool) or x.op is Ops.CONST: return None
+  if x.op is Ops.WHERE and x.src[2].op is Ops.CONST and x.src[2].arg is Invalid: return None  # the gate must stay
+  return x.const_like(x.vmin) if x.vmin == x.vmax else None
+
+def fold_cast(c: UOp, x: UOp) -> UOp | None:
+  if c.dtype.count > 1 or c.arg is Invalid: return None
+  return UOp.const(x.dtype, c.arg)
+
+symbolic_simple = PatternMatcher([
+  (UPat(GroupOp.ALU, src=UPat(Ops.CONST), name="x"), fold_consts),
+  (UPat(GroupOp.ALU | {Ops.CAST}, name="x"), fold_by_range),
+  (UPat(Ops.CAST, src=(UPat(Ops.CONST, name="c"),), name="x"), fold_cast),
+  (UPat(Ops.CAST, name="x"), lambda x: x.src[0] if x.src[0].dtype == x.dtype else None),
+  (UPat(Ops.BITCAST, name="x"), lambda x: x.src[0] if x.src[0].dtype == x.dtype else None),
+  # identities
+  (UPat.var("x") + 0, lambda x: x),
+  (UPat.var("x") * 1, lambda x: x),
+  (UPat.var("x") // 1, lambda x: x),
+  (UPat.var("x") // -1, lambda x: -x),
+  (UPat.var("x") / 1.0, lambda x: x),
+  (UPat.var("x") ^ 0, lambda x: x),
+  (UPat.var("x") | 0, lambda x: x if x.dtype != dtypes.bool else None),
+  (UPat.var("x", dtypes.bool) & True, lambda x: x),
+  (UPat.var("x", dtypes.bool) & False, lambda x: x.const_like(False)),
+  (UPat.var("x", dtypes.bool) | True, lambda x: x.const_like(True)),
+  (UPat.var("x", dtypes.bool) | False, lambda x: x),
+  (UPat.var("x", dtypes.bool).ne(False), lambda x: x),
+  (UPat.var("x", dtypes.bool).ne(True).ne(True), lambda x: x),
+  (UPat.var("x", dtypes.bool).eq(True), lambda x: x),
+  (UPat(Ops.AND, src=[UPat.var("x"), UPat.var("x")]), lambda x: x),
+  (UPat(Ops.OR, src=[UPat.var("x"), UPat.var("x")]), lambda x: x),
+  (UPat(Ops.MAX, src=[UPat.var("x"), UPat.var("x")]), lambda x: x),
+  (UPat.var("x") * 0, lambda x: x.const_like(0) if _is_int(x) or x.dtype == dtypes.bool else None),
+  (UPat.var("x") % 1, lambda x: x.const_like(0) if _is_int(x) else None),
+  (UPat(Ops.CMPLT, src=(UPat.var("x"), UPat.var("x"))), lambda x: UOp.const(dtypes.bool.vec(x.dtype.count), False) if _is_int(x) else None),
+  (UPat(Ops.CMPNE, src=[UPat.var("x"), UPat.var("x")]), lambda x: UOp.const(dtypes.bool.vec(x.dtype.count), False) if _is_int(x) else None),
+  (UPat(Ops.CMPEQ, src=[UPat.var("x"), UPat.var("x")]), lambda x: UOp.const(dtypes.bool.vec(x.dtype.count), True) if _is_int(x) else None),
+  (UPat(Ops.WHERE, src=(UPat.var(), UPat.var("x"), UPat.var("x"))), lambda x: x),
+  (UPat(Ops.WHERE, src=(UPat(Ops.CONST, name="c"), UPat.var("t"), UPat.var("f"))), lambda c, t, f: t if c.arg else f),
+  (UPat(Ops.WHERE, src=(UPat.var("c").ne(True), UPat.var("t"), UPat.var("f"))), lambda c, t, f: c.where(f, t) if c.dtype == dtypes.bool else None),
+])
+
+# ***** sums of terms: the canonical form of integer index math *****
+MAX_TERMS = 64  # longer sums are left to the local rules, so rewriting a long chain stays linear
+
+def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int] | None:
+  """x as sum(coef * term) + const over its nested ADDs (integer dtypes), or None past MAX_TERMS terms."""
+  terms: list[tuple[UOp, int]] = []
+  const = 0
+  stack = [x]
+  while stack:
+    if len(terms) + len(stack) > MAX_TERMS: return None
+    u = stack.pop()
+    if u.op is Ops.ADD: stack.extend(reversed(u.src))
+    elif u.op is Ops.CONST: const += u.arg
+    elif u.op is Ops.MUL and u.src[1].op is Ops.CONST: terms.append((u.src[0], u.src[1].arg))
+    else: terms.append((u, 1))
+  return terms, const
+
+def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
+  out: UOp | None = None
+  for t, c in terms:
+    if c == 0: continue
+    term = t if c == 1 else t * c
+    out = term if out is None else out + term
+  if out is None: return like.const_like(const)
+  return out + const if const != 0 else out
+
+def fold_add(x: UOp) -> UOp | None:
+  """Combine like terms and constants in a sum; fold x//c*c + x%c back into x."""
+  if not _is_int(x) or x.dtype.count > 1: return None
+  if (split := split_terms(x)) is None: return None
+  terms, const = split
+  merged: dict[UOp, int] = {}
+  for t, c in terms: merged[t] = merged.get(t, 0) + c
+  # (x//c)*c*k + (x%c)*k -> x*k
+  for t, c in list(merged.items()):
+    if t.op is Ops.MOD and t.src[1].op is Ops.CONST and (d := t.src[0] // t.src[1]) in merged and merged[d] == c * t.src[1].arg \
+       and t in merged:
+      del merged[t], merged[d]
+      merged[t.src[0]] = merged.get(t.src[0], 0) + c
+  ret = build_sum(x, list(merged.items()), const)
+  return ret if ret is not x else None
+
+def fold_div(x: UOp, d: UOp) -> UOp | None:
+  """x // d for a constant d > 0: pull out terms that are multiples of d, divide out a common factor, nest divisions."""
+  if not _is_int(x) or x.dtype.count > 1 or d.arg <= 0: return None
+  c = d.arg
+  if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0: return x.src[0] // (x.src[1].arg * c)
+  if (split := split_terms(x)) is None: return None
+  terms, const = split
+  g = math.gcd(c, const, *(k for _, k in terms))
+  if g > 1: return build_sum(x, [(t, k // g) for t, k in terms], const // g) // (c // g)
+  if x.vmin < 0: return None
+  outside = [(t, k // c) for t, k in terms if k % c == 0]
+  inside = [(t, k) for t, k in terms if k % c != 0]
+  q, r = divmod(const, c)
+  if not outside and q == 0: return _fold_div_small(x, c, inside, const)
+  rest = build_sum(x, inside, r)
+  if rest.vmin < 0: return None
+  return build_sum(x, outside, q) + rest // c
+
+def _fold_div_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) -> UOp | None:
+  # (a*k + small) // c with every value of `small` inside one period of c: divide only the big part
+  for i, (t, k) in enumerate(terms):
+    others = build_sum(x, terms[:i] + terms[i + 1:], const)
+    if k > 0 and c % k == 0 and others.vmin >= 0 and others.vmax < k and t.vmin >= 0: return t // (c // k)
+  return None
+
+def fold_mod(x: UOp, d: UOp) -> UOp | None:
+  """x % d for a constant d > 0: drop multiples of d, and x itself when it already lies in [0, d)."""
+  if not _is_int(x) or x.dtype.count > 1 or d.arg <= 0: return None
+  c = d.arg
+  if x.vmin >= 0 and x.vmax < c: return x
+  if x.op is Ops.MOD and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and x.src[1].arg % c == 0: return x.src[0] % c
+  if x.vmin < 0 or (split := split_terms(x)) is None: return None
+  terms, const = split
+  kept = [(t, k % c) for t, k in terms if k % c != 0]
+  if len(kept) == len(terms) and 0 <= const < c and all(k < c for _, k in terms):
+    g = math.gcd(c, const, *(k for _, k in terms))
+    if g > 1 and g < c: return (build_sum(x, [(t, k // g) for t, k in terms], const // g) % (c // g)) * g
+    return None
+  rest = build_sum(x, kept, const % c)
+  return rest % c if rest.vmin >= 0 else None
+
+def fold_lt(x: UOp, c: UOp) -> UOp | None:
+  """sum + k < c  ->  sum < c - k, and a common factor g of the terms:  g*s < c  ->  s < ceil(c/g)."""
+  if not _is_int(x) or x.dtype.count > 1 or c.op is not Ops.CONST: return None
+  if (split := split_terms(x)) is None or not split[0]: return None
+  terms, const = split
+  bound = c.arg - const
+  g = math.gcd(*(k for _, k in terms))
+  if const == 0 and g == 1: return None
+  if g > 1 and all(k > 0 for _, k in terms): return build_sum(x, [(t, k // g) for t, k in terms], 0) < -(-bound // g)
+  return build_sum(x, terms, 0) < bound if const != 0 else None
+
+def fold_div_lt(x: UOp, d: UOp, c: UOp) -> UOp | None:
+  # x // d < c  <->  x < c*d  when x >= 0 and d > 0
+  return x < c.arg * d.arg if _is_int(x) and x.vmin >= 0 and d.arg > 0 and c.arg > 0 else None
+
+symbolic = symbolic_simple + PatternMatcher([
+  # constants go right, and fold into each other
+  (UPat(GroupOp.Commutative, src=(UPat(Ops.CONST, name="c"), UPat.var("x")), name="u"),
+   lambda c, x, u: u.replace(src=(x, c)) if x.op is not Ops.CONST else None),
+  ((UPat.var("x") * UPat.cvar("c1", vec=False)) * UPat.cvar("c2", vec=False), lambda x, c1, c2: x * (c1.arg * c2.arg) if _is_int(x) else None),
+  ((UPat.var("x") + UPat.cvar("c1", vec=False)) * UPat.cvar("c2", vec=False), lambda x, c1, c2: x * c2.arg + c1.arg * c2.arg if _is_int(x) else None),
+  (UPat(Ops.MUL, src=(UPat(Ops.ADD, name="a"), UPat.cvar("c", vec=False))),
+   lambda a, c: (a.src[0] * c.arg + a.src[1] * c.arg) if _is_int(a) and a.src[1].op is not Ops.CONST and len(a.src[1].toposort) < 8 else None),
+  (UPat(Ops.ADD, name="x"), fold_add),
+  (UPat.var("x") // UPat.cvar("d", vec=False), fold_div),
+  (UPat.var("x") % UPat.cvar("d", vec=False), fold_mod),
+  (UPat(Ops.CMPLT, src=(UPat.var("x"), UPat.cvar("c", vec=False))), fold_lt),
+  ((UPat.var("x") // UPat.cvar("d", vec=False)) < UPat.cvar("c", vec=False), fold_div_lt),
+  # max of ranges that don't overlap
+  (UPat(Ops.MAX, src=(UPat.var("a"), UPat.var("b"))), lambda a, b: a if a.vmin >= b.vmax else (b if b.vmin >= a.vmax else None)),
+  # an index under its gate
+  (UPat(Ops.WHERE, src=(UPat.var("gate", dtypes.bool), UPat.var("idx"), UPat(Ops.CONST, arg=Invalid, name="inv"))), lambda gate, idx, inv:
+   (lambda new: gate.where(new, inv) if new is not idx else None)(simplify_given_valid(gate, idx))),
+])
+
+# ***** simplifying an index given the condition that guards it *****
+def parse_clause(c: UOp) -> tuple[UOp, int | None, int | None] | None:
+  """A clause of a gate as (expr, lower bound, upper bound): `x < k`, `k < x`, `(x < k) != True` (x >= k)."""
+  if c.op is Ops.CMPLT and c.src[1].op is Ops.CONST and _is_int(c.src[0]): return c.src[0], None, c.src[1].arg - 1
+  if c.op is Ops.CMPLT and c.src[0].op is Ops.CONST and _is_int(c.src[1]): return c.src[1], c.src[0].arg + 1, None
+  if c.op is Ops.CMPNE and c.src[1].op is Ops.CONST and c.src[1].arg is True and (p := parse_clause(c.src[0])) is not None:
+    expr, lo, hi = p
+    if lo is None and hi is not None: return expr, hi + 1, None
+    if hi is None and lo is not None: return expr, None, lo - 1
+  return None
+
+def split_and(c: UOp) -> list[UOp]:
+  out, stack = [], [c]
+  while stack:
+    u = stack.pop()
+    if u.op is Ops.AND and u.dtype == dtypes.bool: stack.extend(u.src)
+    else: out.append(u)
+  return out
+
+def simplify_given_valid(gate: UOp, idx: UOp) -> UOp:
+  """idx simplified knowing `gate` is true: each clause narrows the range of the expression it bounds."""
+  bounds: dict[UOp, list[Any]] = {}
+  for clause in split_and(gate):
+    if (p := parse_clause(clause)) is None: continue
+    expr, lo, hi = p
+    b = bounds.setdefault(expr, [expr.vmin, expr.vmax])
+    if lo is not None: b[0] = max(b[0], lo)
+    if hi is not None: b[1] = min(b[1], hi)
+  if not bounds: return idx
+  sub: dict[UOp, UOp] = {}
+  for i, (expr, (lo, hi)) in enumerate(bounds.items()):
+    if lo > hi or (lo, hi) == (expr.vmin, expr.vmax) or expr not in idx.toposort: continue
+    sub[expr] = UOp.variable(f"__valid{i}", lo, hi, expr.dtype)
+  if not sub: return idx
+  narrowed = graph_rewrite(idx.substitute(sub), symbolic, name="given_valid")
+  return narrowed.substitute({v: k for k, v in sub.items()})

@@ -1,0 +1,415 @@
+"""UOp: an immutable, hash-consed node of the IR graph, with the builders every layer uses."""
+from __future__ import annotations
+import functools, math, weakref
+from typing import Any, Sequence
+from tg.uop.dtype import AddrSpace, DType, PtrDType, dtypes, least_upper_dtype, truncate
+from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu, python_alu
+from tg.uop.helpers import prod
+
+class InvalidType:
+  """The value of a masked-off index: `idx.valid(gate)` is `gate.where(idx, Invalid)`."""
+  _inst: InvalidType | None = None
+  def __new__(cls) -> InvalidType:
+    if cls._inst is None: cls._inst = super().__new__(cls)
+    return cls._inst
+  def __repr__(self) -> str: return "Invalid"
+  def __reduce__(self) -> tuple: return (InvalidType, ())
+Invalid = InvalidType()
+
+def _argkey(arg: Any) -> Any:
+  # 0.0 == -0.0 and 1 == 1.0 == True hash alike; the cache key must tell them apart
+  return (arg, type(arg), math.copysign(1.0, arg)) if type(arg) is float else (arg, type(arg))
+
+class UOpMetaClass(type):
+  """Hash-consing: building a UOp equal to a live one returns that same object, so equality is identity."""
+  ucache: dict[tuple, weakref.ReferenceType[UOp]] = {}
+  def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
+    key = (op, dtype, src, _argkey(arg))
+    if (ref := UOpMetaClass.ucache.get(key)) is not None and (live := ref()) is not None: return live
+    uop = super().__call__(op, dtype, src, arg)
+    UOpMetaClass.ucache[key] = weakref.ref(uop, lambda r, key=key: UOpMetaClass.ucache.pop(key, None) if UOpMetaClass.ucache.get(key) is r else None)
+    return uop
+
+ConstLike = int | float | bool | InvalidType
+
+class UOp(metaclass=UOpMetaClass):
+  __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "__dict__")
+  def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
+    self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
+  def __reduce__(self) -> tuple: return (UOp, (self.op, self.dtype, self.src, self.arg))
+  def replace(self, **kwargs: Any) -> UOp:
+    """This UOp with some of op, dtype, src, arg changed."""
+    new = (kwargs.pop("op", self.op), kwargs.pop("dtype", self.dtype), tuple(kwargs.pop("src", self.src)), kwargs.pop("arg", self.arg))
+    if kwargs: raise TypeError(f"replace got unknown fields {list(kwargs)}")
+    return self if new == (self.op, self.dtype, self.src, self.arg) else UOp(*new)
+
+  # ***** graph walks *****
+  @functools.cached_property
+  def toposort(self) -> dict[UOp, None]:
+    """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine)."""
+    out: dict[UOp, None] = {}
+    stack: list[tuple[UOp, bool]] = [(self, False)]
+    while stack:
+      u, expanded = stack.pop()
+      if u in out: continue
+      if expanded: out[u] = None
+      else:
+        stack.append((u, True))
+        stack.extend((s, False) for s in reversed(u.src) if s not in out)
+    return out
+  @property
+  def backward_slice(self) -> dict[UOp, None]:
+    """The UOps this one depends on, not including itself."""
+    return {u: None for u in self.toposort if u is not self}
+  def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
+    from tg.uop.rewrite import graph_rewrite, PatternMatcher, UPat
+    return graph_rewrite(self, PatternMatcher([(UPat(set(u.op for u in mapping), name="x"), lambda ctx, x: ctx.get(x))]), ctx=mapping,
+                         bottom_up=True, name="substitute")
+  def simplify(self) -> UOp:
+    from tg.uop.rewrite import graph_rewrite
+    from tg.uop.symbolic import symbolic
+    return graph_rewrite(self, symbolic, name="simplify")
+  @property
+  def size(self) -> int: return len(self.toposort)
+
+  def __repr__(self) -> str: return pretty(self)
+
+  # ***** constants *****
+  @staticmethod
+  def const(dtype: DType, b: ConstLike | tuple) -> UOp:
+    """A constant of `dtype`; a tuple gives a VCONST of a vector dtype, a scalar with a vector dtype is broadcast."""
+    if isinstance(b, UOp): raise TypeError(f"UOp.const takes a Python value, got a UOp {b.op}")
+    if isinstance(b, tuple):
+      if len(b) != dtype.count: raise ValueError(f"VCONST of {len(b)} values for {dtype}")
+      return UOp(Ops.VCONST, dtype, arg=tuple(truncate[dtype.scalar()](x) for x in b))
+    val = b if b is Invalid else truncate[dtype.scalar()](b)
+    ret = UOp(Ops.CONST, dtype.scalar(), arg=val)
+    return ret.broadcast(dtype.count) if dtype.count > 1 else ret
+  def const_like(self, b: ConstLike | tuple) -> UOp: return UOp.const(self.dtype.base if isinstance(self.dtype, PtrDType) else self.dtype, b)
+  @staticmethod
+  def invalid() -> UOp: return UOp(Ops.CONST, dtypes.index, arg=Invalid)
+  @property
+  def is_const(self) -> bool: return self.op is Ops.CONST
+  def const_arg(self) -> Any:
+    if self.op is Ops.CONST: return self.arg
+    if self.op is Ops.VCONST: return self.arg
+    raise ValueError(f"{self.op} is not a constant")
+
+  # ***** ALU and operators *****
+  def alu(self, op: Ops, *src: UOp | ConstLike) -> UOp:
+    srcs = (self, *(s if isinstance(s, UOp) else self.const_like(s) for s in src))
+    if op in GroupOp.Comparison: dtype = dtypes.bool.vec(self.dtype.count)
+    elif op is Ops.WHERE: dtype = srcs[1].dtype
+    else: dtype = self.dtype
+    if op is Ops.WHERE:
+      if srcs[1].dtype != srcs[2].dtype: raise TypeError(f"WHERE branches differ: {srcs[1].dtype} and {srcs[2].dtype}")
+    elif op not in (Ops.SHL, Ops.SHR) and any(s.dtype != srcs[0].dtype for s in srcs[1:]):
+      raise TypeError(f"{op} on mismatched dtypes {[s.dtype for s in srcs]}: cast first")
+    return UOp(op, dtype, srcs)
+  def _binop(self, op: Ops, x: UOp | ConstLike, reverse: bool = False) -> UOp:
+    if not isinstance(x, UOp): x = self.const_like(x)
+    elif x.dtype != self.dtype:
+      # mixed dtypes in index math (a RANGE and an int32 variable): promote both to the upper dtype
+      dt = least_upper_dtype(self.dtype, x.dtype)
+      return (self.cast(dt)._binop(op, x.cast(dt), reverse))
+    return x.alu(op, self) if reverse else self.alu(op, x)
+  def __add__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x)
+  def __radd__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x, True)
+  def __mul__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.MUL, x)
+  def __rmul__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.MUL, x, True)
+  def __sub__(self, x: UOp | ConstLike) -> UOp: return self + (-x if isinstance(x, UOp) else self.const_like(-x))
+  def __rsub__(self, x: UOp | ConstLike) -> UOp: return self.const_like(x) + (-self)
+  def __neg__(self) -> UOp: return self.logical_not() if self.dtype.scalar() == dtypes.bool else self * -1
+  def __floordiv__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.IDIV, x)
+  def __rfloordiv__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.IDIV, x, True)
+  def __mod__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.MOD, x)
+  def __rmod__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.MOD, x, True)
+  def __truediv__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.FDIV, x)
+  def __rtruediv__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.FDIV, x, True)
+  def __and__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.AND, x)
+  def __rand__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.AND, x, True)
+  def __or__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.OR, x)
+  def __ror__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.OR, x, True)
+  def __xor__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.XOR, x)
+  def __rxor__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.XOR, x, True)
+  def __lshift__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.SHL, x)
+  def __rshift__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.SHR, x)
+  def __lt__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.CMPLT, x)
+  def __gt__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.CMPLT, x, True)
+  def __ge__(self, x: UOp | ConstLike) -> UOp: return (self < x).logical_not()
+  def __le__(self, x: UOp | ConstLike) -> UOp: return (self > x).logical_not()
+  def __invert__(self) -> UOp: return self.logical_not() if self.dtype.scalar() == dtypes.bool else self ^ -1
+  def ne(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.CMPNE, x)
+  def eq(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.CMPEQ, x)
+  def logical_not(self) -> UOp: return self.ne(True)
+  def maximum(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.MAX, x)
+  def minimum(self, x: UOp | ConstLike) -> UOp: return -((-self).maximum(-x if isinstance(x, UOp) else self.const_like(-x)))
+  def where(self, t: UOp | ConstLike, f: UOp | ConstLike) -> UOp:
+    if not isinstance(t, UOp) and not isinstance(f, UOp): raise TypeError("where needs at least one UOp branch to know the dtype")
+    if not isinstance(t, UOp): t = f.const_like(t)  # type: ignore[union-attr]
+    if not isinstance(f, UOp): f = t.const_like(f)
+    return UOp(Ops.WHERE, t.dtype, (self, t, f))
+  def mulacc(self, b: UOp, c: UOp) -> UOp: return self.alu(Ops.MULACC, b, c)
+  def neg(self) -> UOp: return -self
+  def reciprocal(self) -> UOp: return self.alu(Ops.RECIPROCAL)
+  def sqrt(self) -> UOp: return self.alu(Ops.SQRT)
+  def exp2(self) -> UOp: return self.alu(Ops.EXP2)
+  def log2(self) -> UOp: return self.alu(Ops.LOG2)
+  def sin(self) -> UOp: return self.alu(Ops.SIN)
+  def trunc(self) -> UOp: return self.alu(Ops.TRUNC)
+  def pow(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.POW, x)
+  def cast(self, dtype: DType) -> UOp:
+    if self.dtype == dtype: return self
+    if self.dtype.count > 1 and dtype.count == 1: dtype = dtype.vec(self.dtype.count)
+    return UOp(Ops.CAST, dtype, (self,))
+  def bitcast(self, dtype: DType) -> UOp:
+    if self.dtype.itemsize * self.dtype.count != dtype.itemsize * dtype.count and not isinstance(self.dtype, PtrDType):
+      raise TypeError(f"bitcast from {self.dtype} to {dtype} changes the size")
+    return self if self.dtype == dtype else UOp(Ops.BITCAST, dtype, (self,))
+
+  # ***** vectors *****
+  def broadcast(self, n: int) -> UOp: return self if n == 1 else UOp(Ops.VECTORIZE, self.dtype.vec(n), (self,) * n)
+  @staticmethod
+  def vectorize(*srcs: UOp) -> UOp: return srcs[0] if len(srcs) == 1 else UOp(Ops.VECTORIZE, srcs[0].dtype.vec(len(srcs)), srcs)
+  def gep(self, i: int | tuple[int, ...]) -> UOp:
+    """Lanes of a vector: one int gives a scalar, a tuple a (smaller) vector."""
+    idx = (i,) if isinstance(i, int) else tuple(i)
+    if self.dtype.vcount == 1 and idx == (0,): return self
+    if any(not 0 <= j < self.dtype.vcount for j in idx): raise IndexError(f"gep {idx} out of range for {self.dtype}")
+    return UOp(Ops.GEP, self.dtype.scalar().vec(len(idx)) if not isinstance(self.dtype, PtrDType) else self.dtype.scalar().vec(len(idx)),
+               (self,), idx)
+  def contract(self, *rngs: UOp) -> UOp:
+    """Fold UPCAST/UNROLL ranges into the lanes of a vector (the expander turns this into vector ops)."""
+    axes = tuple((r.arg[0], r.src[0].arg) for r in rngs)
+    return UOp(Ops.CONTRACT, self.dtype.vec(prod(s for _, s in axes)), (self,), axes)
+
+  # ***** kernel building (tinygrad's custom-kernel style) *****
+  @staticmethod
+  def variable(name: str, min_val: int, max_val: int, dtype: DType = dtypes.index) -> UOp:
+    if min_val > max_val: raise ValueError(f"variable {name}: min {min_val} > max {max_val}")
+    return UOp(Ops.DEFINE_VAR, dtype, arg=(name, min_val, max_val))
+  def bind(self, val: int) -> UOp:
+    if self.op is not Ops.DEFINE_VAR: raise TypeError(f"only a variable can be bound, not {self.op}")
+    if not self.arg[1] <= val <= self.arg[2]: raise ValueError(f"{self.arg[0]}={val} is outside [{self.arg[1]}, {self.arg[2]}]")
+    return UOp(Ops.BIND, self.dtype, (self, self.const_like(val)))
+  @staticmethod
+  def range(end: int | UOp, axis_id: int, axis_type: AxisType = AxisType.LOOP) -> UOp:
+    return UOp(Ops.RANGE, dtypes.index, (end if isinstance(end, UOp) else UOp.const(dtypes.index, end),), (axis_id, axis_type))
+  @staticmethod
+  def special(end: int | UOp, name: str) -> UOp:
+    return UOp(Ops.SPECIAL, dtypes.index, (end if isinstance(end, UOp) else UOp.const(dtypes.index, end),), name)
+  @staticmethod
+  def param(slot: int, dtype: DType, shape: Sequence[int] | int) -> UOp:
+    """A kernel's buffer argument number `slot`; with a multi-dimensional shape, `P[i, j]` indexes it row-major."""
+    return UOp.placeholder((shape,) if isinstance(shape, int) else tuple(shape), dtype, slot, AddrSpace.GLOBAL)
+  @staticmethod
+  def placeholder(shape: Sequence[int], dtype: DType, slot: int, addrspace: AddrSpace = AddrSpace.GLOBAL) -> UOp:
+    op = {AddrSpace.GLOBAL: Ops.PARAM, AddrSpace.LOCAL: Ops.DEFINE_LOCAL, AddrSpace.REG: Ops.DEFINE_REG}[addrspace]
+    return UOp(op, dtype.ptr(prod(shape), addrspace), (), slot).reshape(tuple(shape))
+  @property
+  def buffer_base(self) -> UOp:
+    """The PARAM/DEFINE_* under shape views and AFTERs."""
+    u = self
+    while u.op in (Ops.RESHAPE, Ops.AFTER): u = u.src[0]
+    return u
+  def index(self, *idx: UOp | int) -> UOp:
+    """The element of a buffer at `idx` (one flat index, or one per dimension of a shaped buffer)."""
+    if not isinstance(self.dtype, PtrDType): raise TypeError(f"index needs a buffer (pointer dtype), got {self.dtype}")
+    if len(idx) not in (1, len(self.shape)): raise IndexError(f"{len(idx)} indices for a buffer of shape {self.shape}")
+    return UOp(Ops.INDEX, self.dtype.base, (self, *(i if isinstance(i, UOp) else UOp.const(dtypes.index, i) for i in idx)))
+  def __getitem__(self, idx: UOp | int | tuple) -> UOp: return self.index(*(idx if isinstance(idx, tuple) else (idx,)))
+  def valid(self, gate: UOp) -> UOp: return gate.where(self, UOp.invalid())
+  def load(self, *deps: UOp) -> UOp:
+    if self.op is not Ops.INDEX: raise TypeError(f"load needs an INDEX, got {self.op}")
+    return UOp(Ops.LOAD, self.dtype, (self, *deps))
+  def store(self, val: UOp | ConstLike) -> UOp:
+    if self.op is not Ops.INDEX: raise TypeError(f"store needs an INDEX, got {self.op}")
+    return UOp(Ops.STORE, dtypes.void, (self, val if isinstance(val, UOp) else self.const_like(val)))
+  def set(self, val: UOp | ConstLike, end: UOp | Sequence[UOp] = ()) -> UOp:
+    """Store `val` at this INDEX (closing the ranges in `end`) and return the buffer as it is after the store."""
+    st = self.store(val)
+    if end: st = st.end(*((end,) if isinstance(end, UOp) else end))
+    return self.src[0].after(st)
+  def end(self, *ranges: UOp) -> UOp: return UOp(Ops.END, dtypes.void, (self, *ranges)) if ranges else self
+  def after(self, *deps: UOp) -> UOp: return UOp(Ops.AFTER, self.dtype, (self, *deps)) if deps else self
+  def sink(self, *srcs: UOp, arg: Any = None) -> UOp: return UOp(Ops.SINK, dtypes.void, (self, *srcs), arg)
+  @staticmethod
+  def group(*srcs: UOp) -> UOp: return srcs[0] if len(srcs) == 1 else UOp(Ops.GROUP, dtypes.void, srcs)
+  def reduce(self, *ranges: UOp, arg: Ops = Ops.ADD) -> UOp: return UOp(Ops.REDUCE, self.dtype, (self, *ranges), arg) if ranges else self
+  def barrier(self) -> UOp: return UOp(Ops.BARRIER, dtypes.void, (self,))
+
+  # ***** shapes (buffers and the tensor-level movement ops) *****
+  def reshape(self, shape: tuple[int, ...]) -> UOp:
+    if any(not isinstance(s, UOp) and s < 0 for s in shape): raise ValueError(f"negative dimension in reshape {shape}")
+    if prod(shape) != prod(self.shape) and isinstance(prod(shape), int) and isinstance(prod(self.shape), int):
+      raise ValueError(f"can't reshape {self.shape} to {shape}: {prod(self.shape)} != {prod(shape)} elements")
+    return self if tuple(shape) == self.shape else UOp(Ops.RESHAPE, self.dtype, (self,), tuple(shape))
+  @functools.cached_property
+  def shape(self) -> tuple:
+    _fill_cache(self, "shape")
+    return _shape(self)
+  @property
+  def axis_type(self) -> AxisType: return self.arg[1]
+
+  # ***** symbolic range analysis *****
+  @functools.cached_property
+  def _min_max(self) -> tuple[Any, Any]:
+    _fill_cache(self, "_min_max")
+    return _min_max(self)
+  @property
+  def vmin(self) -> Any: return self._min_max[0]
+  @property
+  def vmax(self) -> Any: return self._min_max[1]
+
+  def render(self, simplify: bool = True) -> str:
+    """The expression as readable text, e.g. `((x*2)+1)`."""
+    return render(self.simplify() if simplify else self)
+
+def _fill_cache(u: UOp, attr: str) -> None:
+  """Compute a cached property for the sources first, without recursion, so that deep graphs don't overflow the stack."""
+  pending = [s for s in u.src if attr not in s.__dict__]
+  if not pending: return
+  order: list[UOp] = []
+  seen: set[UOp] = set()
+  stack = [(s, False) for s in pending]
+  while stack:
+    n, expanded = stack.pop()
+    if expanded: order.append(n); continue
+    if n in seen or attr in n.__dict__: continue
+    seen.add(n)
+    stack.append((n, True))
+    stack.extend((s, False) for s in n.src if attr not in s.__dict__ and s not in seen)
+  for n in order: getattr(n, attr)
+
+# ***** shapes *****
+def _shape(u: UOp) -> tuple:
+  if u.op in (Ops.RESHAPE, Ops.EXPAND): return u.arg
+  if isinstance(u.dtype, PtrDType) and u.op in GroupOp.Defines: return (u.dtype.size,)
+  if u.op is Ops.BUFFER: return (u.arg,) if isinstance(u.arg, int) else (u.arg[0],)
+  if u.op is Ops.PERMUTE: return tuple(u.src[0].shape[i] for i in u.arg)
+  if u.op is Ops.PAD: return tuple(s + b + a for s, (b, a) in zip(u.src[0].shape, u.arg))
+  if u.op is Ops.SHRINK: return tuple(e - b for b, e in u.arg)
+  if u.op is Ops.REDUCE_AXIS: return tuple(1 if i in u.arg[1] else s for i, s in enumerate(u.src[0].shape))
+  if u.op in (Ops.CONST, Ops.VCONST, Ops.DEFINE_VAR, Ops.BIND, Ops.RANGE, Ops.SPECIAL, Ops.SINK, Ops.INDEX, Ops.LOAD, Ops.STORE): return ()
+  if u.op is Ops.WHERE: return u.src[1].shape
+  if u.src: return u.src[0].shape
+  return ()
+
+# ***** vmin/vmax *****
+def _min_max(u: UOp) -> tuple[Any, Any]:
+  op, dt = u.op, u.dtype
+  if op is Ops.CONST: return (u.arg, u.arg) if u.arg is not Invalid else (0, 0)
+  if op is Ops.VCONST: return (min(u.arg), max(u.arg))
+  if op is Ops.DEFINE_VAR: return u.arg[1], u.arg[2]
+  if op is Ops.BIND: return u.src[1].vmin, u.src[1].vmax
+  if op in (Ops.RANGE, Ops.SPECIAL): return 0, max(0, u.src[0].vmax - 1)
+  if op in (Ops.VECTORIZE, Ops.GEP) or (op is Ops.AFTER and not isinstance(dt, PtrDType)):
+    srcs = u.src if op is Ops.VECTORIZE else u.src[:1]
+    return min(s.vmin for s in srcs), max(s.vmax for s in srcs)
+  if dt.scalar() != dtypes.bool and not dtypes.is_int(dt) or isinstance(dt, PtrDType): return dtypes.min(dt), dtypes.max(dt)
+  lo, hi = dtypes.min(dt), dtypes.max(dt)
+  def clamp(a: Any, b: Any) -> tuple[Any, Any]: return (a, b) if lo <= a and b <= hi else (lo, hi)
+  s = u.src
+  if op is Ops.ADD: return clamp(s[0].vmin + s[1].vmin, s[0].vmax + s[1].vmax)
+  if op is Ops.SUB: return clamp(s[0].vmin - s[1].vmax, s[0].vmax - s[1].vmin)
+  if op is Ops.MUL:
+    if dt.scalar() == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
+    vals = [a * b for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
+    return clamp(min(vals), max(vals))
+  if op is Ops.NEG: return clamp(-s[0].vmax, -s[0].vmin) if dt != dtypes.bool else (not s[0].vmax, not s[0].vmin)
+  if op is Ops.MAX: return max(s[0].vmin, s[1].vmin), max(s[0].vmax, s[1].vmax)
+  if op is Ops.IDIV and (s[1].vmin > 0 or s[1].vmax < 0):
+    vals = [python_alu[Ops.IDIV](a, b) for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
+    return min(vals), max(vals)
+  if op is Ops.MOD and s[1].vmin > 0:
+    m = s[1].vmax - 1
+    if s[0].vmin >= 0: return (s[0].vmin, s[0].vmax) if s[0].vmax <= s[1].vmin - 1 else (0, min(s[0].vmax, m))
+    if s[0].vmax <= 0: return max(s[0].vmin, -m), 0
+    return max(s[0].vmin, -m), min(s[0].vmax, m)
+  if op in GroupOp.Comparison and s[0].dtype.count == 1:
+    a, b = s[0], s[1]
+    if op is Ops.CMPLT:
+      if a.vmax < b.vmin: return True, True
+      if a.vmin >= b.vmax: return False, False
+    else:
+      same = a.vmin == a.vmax == b.vmin == b.vmax
+      disjoint = a.vmax < b.vmin or b.vmax < a.vmin
+      if same or disjoint: return ((op is Ops.CMPEQ) == same,) * 2  # type: ignore[return-value]
+    return False, True
+  if op is Ops.WHERE and s[2].op is Ops.CONST and s[2].arg is Invalid: return s[1]._min_max
+  if op is Ops.WHERE and s[0].vmin == s[0].vmax: return (s[1] if s[0].vmin else s[2])._min_max
+  if op is Ops.WHERE: return min(s[1].vmin, s[2].vmin), max(s[1].vmax, s[2].vmax)
+  if op is Ops.AND:
+    if dt.scalar() == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
+    if s[0].vmin >= 0 and s[1].vmin >= 0: return 0, min(s[0].vmax, s[1].vmax)
+  if op is Ops.OR and dt.scalar() == dtypes.bool: return s[0].vmin or s[1].vmin, s[0].vmax or s[1].vmax
+  if op is Ops.SHL and s[1].vmin == s[1].vmax and s[0].vmin >= 0: return clamp(s[0].vmin << s[1].vmin, s[0].vmax << s[1].vmin)
+  if op is Ops.SHR and s[1].vmin >= 0 and s[0].vmin >= 0: return s[0].vmin >> s[1].vmax, s[0].vmax >> s[1].vmin
+  if op is Ops.CAST and (dtypes.is_int(s[0].dtype) or s[0].dtype.scalar() == dtypes.bool):
+    a, b = s[0].vmin, s[0].vmax
+    if dt.scalar() == dtypes.bool: return (bool(a) if a == b else False), (bool(a) or bool(b) or a != b)
+    if lo <= a and b <= hi: return int(a), int(b)
+  return lo, hi
+
+# ***** readable rendering *****
+_INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.FDIV: "/", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "==",
+          Ops.AND: "&", Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>", Ops.SUB: "-"}
+
+def render(root: UOp) -> str:
+  r: dict[UOp, str] = {}
+  for u in root.toposort:
+    s = [r[x] for x in u.src]
+    if u.op is Ops.CONST: r[u] = repr(u.arg) if u.dtype != dtypes.bool else str(u.arg)
+    elif u.op is Ops.VCONST: r[u] = repr(u.arg)
+    elif u.op is Ops.DEFINE_VAR: r[u] = u.arg[0]
+    elif u.op is Ops.BIND: r[u] = f"{s[0]}={s[1]}"
+    elif u.op is Ops.RANGE: r[u] = f"r{u.arg[0]}"
+    elif u.op is Ops.SPECIAL: r[u] = u.arg
+    elif u.op is Ops.ADD and u.src[1].op is Ops.MUL and u.src[1].src[1].op is Ops.CONST and u.src[1].src[1].arg == -1:
+      r[u] = f"({s[0]}-{r[u.src[1].src[0]]})"
+    elif u.op is Ops.MUL and u.src[1].op is Ops.CONST and u.src[1].arg == -1: r[u] = f"(-{s[0]})"
+    elif u.op in _INFIX: r[u] = f"({s[0]}{_INFIX[u.op]}{s[1]})"
+    elif u.op is Ops.WHERE: r[u] = f"({s[1]} if {s[0]} else {s[2]})"
+    elif u.op is Ops.MAX: r[u] = f"max({s[0]}, {s[1]})"
+    elif u.op is Ops.CAST: r[u] = f"{u.dtype.name}({s[0]})"
+    elif u.op in GroupOp.ALU: r[u] = f"{u.op.name.lower()}({', '.join(s)})"
+    else: r[u] = f"{u.op.name}({', '.join(s)})"
+  return r[root]
+
+def pretty(root: UOp, max_nodes: int = 200) -> str:
+  """A listing of the graph: nodes used more than once get a name (x0, x1, ...) and are printed once."""
+  topo = list(root.toposort)
+  if len(topo) > max_nodes: return f"<UOp {root.op!r} {root.dtype!r} arg={root.arg!r}, {len(topo)} nodes>"
+  uses: dict[UOp, int] = {}
+  for u in topo:
+    for s in u.src: uses[s] = uses.get(s, 0) + 1
+  names: dict[UOp, str] = {}
+  lines: list[str] = []
+  for u in topo:
+    srcs = ", ".join(names[s] for s in u.src)
+    text = f"UOp({u.op!r}, {u.dtype!r}, src=({srcs}{',' if len(u.src) == 1 else ''}), arg={u.arg!r})"
+    if uses.get(u, 0) > 1:
+      names[u] = f"x{len(lines)}"
+      lines.append(f"{names[u]} = {text}")
+    else: names[u] = text
+  return "\n".join(lines + [names[root]])
+
+def exec_uop(root: UOp, values: dict[UOp, Any]) -> Any:
+  """Evaluate an ALU expression over constants and the given leaf values (tests and constant folding use it)."""
+  r: dict[UOp, Any] = dict(values)
+  for u in root.toposort:
+    if u in r: continue
+    if u.op is Ops.CONST: r[u] = u.arg
+    elif u.op is Ops.VCONST: r[u] = u.arg
+    elif u.op is Ops.CAST: r[u] = truncate[u.dtype.scalar()](r[u.src[0]])
+    elif u.op in GroupOp.ALU: r[u] = exec_alu(u.op, u.dtype, [r[s] for s in u.src])
+    else: raise ValueError(f"can't evaluate {u.op}: give its value")
+  return r[root]
+
+def ssimplify(x: UOp | int) -> UOp | int:
+  """Simplify, and return a plain int when the result is constant."""
+  if not isinstance(x, UOp): return x
+  y = x.simplify()
+  return y.arg if y.op is Ops.CONST else y
+
+def sint_to_uop(x: int | UOp, dtype: DType = dtypes.index) -> UOp: return x if isinstance(x, UOp) else UOp.const(dtype, x)
