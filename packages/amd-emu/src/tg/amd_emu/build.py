@@ -1,0 +1,89 @@
+"""Build an Inst from DSL operands: registers, constants and modifiers become raw field values."""
+from __future__ import annotations
+from typing import Any
+from .isa import Field, Op, get_arch
+from .inst import FALLBACK, Inst, pick_format, set_operand
+from .operands import NULL_CODE, Reg
+from .syntax import ALIASES, IMM_OTYPES, SRC_INDEX, dsl_slots, family
+
+MOD_FIELDS = {"VOP3": ("neg", "abs"), "VOP3SD": ("neg", "abs"), "VOP3P": ("neg", "neg_hi")}
+
+def _bits(ins: str, f: Field, x: Any) -> int:
+  if isinstance(x, bool): x = int(x)
+  if not isinstance(x, int): raise TypeError(f"{f.name} of {ins} takes an integer, got {x!r}")
+  lo = -(1 << (f.width - 1)) if f.signed or f.kind == "bits" and f.width >= 8 else 0
+  if not lo <= x <= f.mask: raise ValueError(f"{f.name}={x} of {ins} is out of range {lo}..{f.mask}")
+  return x & f.mask
+
+def _modifiers(fam: str, name: str, x: Reg, mods: dict[str, int], e32_vgpr: bool) -> None:
+  """Fold -x, abs(x) and x.h into the format's modifier bits."""
+  i = SRC_INDEX.get(name, 3 if name == "vdst" else None)
+  if fam in MOD_FIELDS and i is not None:
+    neg, abs_ = MOD_FIELDS[fam]
+    if x.neg: mods[neg] = mods.get(neg, 0) | 1 << i
+    if x.abs and fam != "VOP3P": mods[abs_] = mods.get(abs_, 0) | 1 << i
+    if x.hi: mods["opsel"] = mods.get("opsel", 0) | 1 << i
+  elif x.neg or x.abs or (x.hi and not e32_vgpr):
+    raise ValueError(f"{name} cannot take source modifiers in {fam} encoding, got {x!r}")
+
+def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -> Inst:
+  """Encode one instruction from positional operands (in LLVM order) and keyword fields."""
+  arch, ins, fam = get_arch(op.arch), op.mnemonic, family(op.fmt)
+  params = dsl_slots(op)
+  if len(args) > len(params): raise TypeError(f"{ins} takes {len(params)} operands ({', '.join(params)}), got {len(args)}")
+  given = dict(zip(params, args))
+  for k, x in kwargs.items():
+    k = ALIASES.get(fam, {}).get(k, k)
+    if k in given: raise TypeError(f"{ins} got {k} twice")
+    given[k] = x
+  if "K" in given: given["literal"] = given.pop("K")
+  if fam == "DS" and "offset" in given: off = given.pop("offset"); given["offset0"], given["offset1"] = off & 0xFF, off >> 8 & 0xFF
+  base = arch.formats[op.fmt]
+  if fam == "SMEM" and isinstance(given.get("soffset"), int):  # `s_load_b64(s[0:1], s[2:3], 16)`: an immediate offset
+    given["ioffset" if "ioffset" in base.by_name else "offset"] = given.pop("soffset")
+  literals, vals, mods = [], {}, {}
+  lookup = {k: f for fn in (f"{op.fmt}_{dpp}", f"{op.fmt}_LIT", op.fmt) if fn in arch.formats for k, f in arch.formats[fn].by_name.items()}
+  for name, x in given.items():
+    if name == "literal": literals.append(x); continue
+    f = lookup.get(name)
+    if f is None or f.kind in ("fixed", "opcode"):
+      raise TypeError(f"{ins} has no operand or field {name!r} (operands: {', '.join(params)})")
+    if f.kind == "bits" or op.operands.get(name, FALLBACK).otype in IMM_OTYPES:
+      vals[name] = vals.get(name, 0) | _bits(ins, f, x); continue
+    if x is None: continue
+    opnd = _operand(op, name, given)
+    if isinstance(x, Reg):
+      e32 = fam in ("VOP1", "VOP2", "VOPC") and x.is_vgpr and opnd.bits == 16
+      _modifiers(fam, name, x, mods, e32)
+      if x.hi and e32: x = Reg(x.plain.code + 128)
+      x = x.plain
+    lit = set_operand(ins, f, opnd, x, vals)
+    if lit is not None: literals.append(lit)
+  for k, m in mods.items(): vals[k] = vals.get(k, 0) | m
+  if len(set(literals)) > 1: raise ValueError(f"{ins} needs two different literals {[hex(x) for x in literals]}: only one fits")
+  _implicit(op, fam, given, vals)
+  fmt = pick_format(arch, op, bool(literals) and not op.fmt.endswith("_LIT"), dpp) if literals or dpp else base
+  if literals: vals["literal"] = literals[0]
+  missing = [f.name for f in fmt.values if f.kind == "vdsty" and f.name not in vals]
+  if missing: raise TypeError(f"{ins} needs {', '.join(missing)}")
+  unknown = set(vals) - set(fmt.by_name)
+  if unknown: raise TypeError(f"{ins} has no field {', '.join(sorted(unknown))} in {fmt.name} encoding")
+  return Inst(op, fmt, {f.name: vals.get(f.name, default(op, f)) for f in fmt.values})
+
+def default(op: Op, f: Field) -> int:
+  """A field's value when left out; scalar memory opcodes without operands leave every field 0, as LLVM does."""
+  if not op.operands and op.fmt == "SMEM": return 0
+  if f.name == "opsel_hi" and "_MIX" in op.name: return 0  # v_fma_mix*: op_sel_hi selects f16 sources, off by default
+  return f.default
+
+def _operand(op: Op, name: str, given: dict[str, Any]):
+  """The operand's width, adjusted where it depends on other operands (a global address with saddr is 32 bits)."""
+  opnd = op.operands.get(name, FALLBACK)
+  if name in ("addr", "vaddr") and isinstance(given.get("saddr"), Reg) and given["saddr"].code != NULL_CODE:
+    return type(opnd)(32, opnd.dfmt, opnd.otype)
+  return opnd
+
+def _implicit(op: Op, fam: str, given: dict[str, Any], vals: dict[str, int]) -> None:
+  """Fields LLVM fills in by itself: EXEC as V_CMPX's destination, scratch's address-enable bit."""
+  if "vdst" in op.operands and op.operands["vdst"].otype == "OPR_EXEC": vals["vdst"] = 126
+  if op.fmt in ("SCRATCH", "VSCRATCH"): vals["sve"] = int(given.get("addr", given.get("vaddr")) is not None)

@@ -1,0 +1,87 @@
+"""Print an Inst in LLVM's AMDGPU assembly syntax (what llvm-objdump and llvm-mc print for the same bytes)."""
+from __future__ import annotations
+from .inst import Inst, field_value
+from .isa import Field
+from .operands import NULL_CODE, Reg
+from .syntax import IMM_OTYPES, SRC_INDEX, family, has_return, mnemonic, slots
+from . import simm16
+
+FLOAT_TEXT = {0.5: "0.5", -0.5: "-0.5", 1.0: "1.0", -1.0: "-1.0", 2.0: "2.0", -2.0: "-2.0", 4.0: "4.0", -4.0: "-4.0"}
+OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
+
+def const_text(x: int | float, ftype: str) -> str:
+  if isinstance(x, float):
+    return FLOAT_TEXT.get(x) or ("0.15915494309189532" if ftype == "f64" else "0.15915494")
+  return str(x)
+
+def _signed(f: Field, raw: int) -> int: return raw - (1 << f.width) if f.signed and raw >> (f.width - 1) else raw
+
+def operand_text(inst: Inst, name: str) -> str:
+  """One source/destination operand, with its -x / |x| modifiers."""
+  if name == "vcc": return "vcc_lo"
+  if name == "K": return f"0x{inst.vals['literal']:x}"
+  f, raw, opnd = inst.fmt.by_name[name], inst.vals[name], inst.operand(name)
+  if f.kind == "bits" or opnd.otype in IMM_OTYPES: return simm16.text(inst, name, _signed(f, raw))
+  if name == "saddr" and raw == NULL_CODE: return "off"
+  if name == "soffset" and raw == NULL_CODE:
+    if "ioffset" in inst.op.operands: return "null"
+    off = inst.vals["ioffset" if "ioffset" in inst.vals else "offset"]
+    return f"0x{off:x}" if off or inst.op.arch != "rdna3" else "null"
+  if name in ("addr", "vaddr") and inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]: return "off"
+  x = field_value(inst, name)
+  if isinstance(x, Reg):
+    if name in ("addr", "vaddr") and "saddr" in inst.vals and inst.vals["saddr"] != NULL_CODE: x = Reg(x.code, 1)
+    text = str(x)
+  elif f.kind in ("src", "ssrc") and raw == 255: text = f"0x{x:x}"
+  else: text = const_text(x, opnd.ftype)
+  i = SRC_INDEX.get(name)
+  if i is not None and family(inst.fmt.name) in ("VOP3", "VOP3SD"):
+    if inst.vals.get("abs", 0) >> i & 1: text = f"|{text}|"
+    if inst.vals.get("neg", 0) >> i & 1: text = f"-{text}"
+  return text
+
+def _bitlist(v: int, n: int) -> str: return "[" + ",".join(str(v >> i & 1) for i in range(n)) + "]"
+
+def modifiers(inst: Inst) -> list[str]:
+  """The trailing `name:value` / flag modifiers, in LLVM's order."""
+  fam, v, op = family(inst.fmt.name), inst.vals, inst.op
+  nsrc = sum(s in op.operands for s in ("src0", "src1", "src2"))
+  out: list[str] = []
+  if fam == "SMEM":
+    off = "ioffset" if "ioffset" in v else "offset"
+    if v["soffset"] != NULL_CODE and v[off]: out.append(f"offset:0x{v[off]:x}")
+  if fam in ("DS",):
+    if "2ADDR" in op.name:
+      out += [f"{k}:{v[k]}" for k in ("offset0", "offset1") if v[k]]
+    elif v["offset0"] | v["offset1"]: out.append(f"offset:{v['offset0'] | v['offset1'] << 8}")
+  if fam in ("FLAT", "VFLAT"):
+    f = inst.fmt.by_name["offset" if fam == "FLAT" else "ioffset"]
+    if v[f.name]: out.append(f"offset:{_signed(f, v[f.name]) if fam == 'VFLAT' or inst.fmt.base != 'FLAT' else v[f.name]}")
+  for flag in ("glc", "slc", "dlc", "gds", "nv"):
+    if v.get(flag): out.append(flag)
+  if "th" in v and v["th"]: out.append(simm16.th_text(inst))
+  if "scope" in v and v["scope"]: out.append(f"scope:{simm16.SCOPES[v['scope']]}")
+  if fam == "VOP3" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'] & 7 | (v['opsel'] >> 3) << nsrc, nsrc + 1)}")
+  if fam == "VOP3P":
+    if v["opsel"]: out.append(f"op_sel:{_bitlist(v['opsel'], nsrc)}")
+    hi = v["opsel_hi"] | v["opsel_hi2"] << 2
+    if hi != (1 << nsrc) - 1 and hi & ((1 << nsrc) - 1) != (1 << nsrc) - 1: out.append(f"op_sel_hi:{_bitlist(hi, nsrc)}")
+    if v["neg"]: out.append(f"neg_lo:{_bitlist(v['neg'], nsrc)}")
+    if v["neg_hi"]: out.append(f"neg_hi:{_bitlist(v['neg_hi'], nsrc)}")
+  if v.get("clmp"): out.append("clamp")
+  if v.get("omod"): out.append(OMOD[v["omod"]])
+  return out
+
+def disasm(inst: Inst) -> str:
+  if inst.fmt.base == "VOPD": return vopd_text(inst)
+  ops = [operand_text(inst, s) for s in slots(inst.op) if not (s == "vdst" and has_return(inst.op) and not returns(inst))]
+  text = mnemonic(inst.op) + (" " + ", ".join(ops) if ops else "")
+  mods = modifiers(inst)
+  return text + (" " + " ".join(mods) if mods else "")
+
+def returns(inst: Inst) -> bool:
+  return bool(inst.vals.get("glc")) if "glc" in inst.vals else bool(inst.vals.get("th", 0) & 1)
+
+def vopd_text(inst: Inst) -> str:
+  from .vopd import halves
+  return " :: ".join(f"{mnemonic(op)} {', '.join(texts)}" for op, texts in halves(inst))

@@ -1,0 +1,63 @@
+"""Every opcode of both archs against LLVM 19: our bytes = llvm-mc's encoding of our text, and LLVM's
+disassembly of our bytes = our text. Needs llvm-mc-19 (fails, not skips, without it)."""
+from __future__ import annotations
+import collections
+import pytest
+from llvm import assemble, disassemble
+from tg.amd_emu.samples import all_canonical
+
+# Opcodes in AMD's data that LLVM 19 does not accept for gfx1100/gfx1200, with the reason.
+LLVM_REJECTS = {
+  "rdna3": {
+    "flat_atomic_csub_u32": "gfx11 LLVM only has the global_ form", "s_endpgm_ordered_ps_done": "graphics-only, not in LLVM's gfx11",
+    "v_mov_b16_e32": "true16 register syntax only (v0.l), not gfx1100's default mode", "v_mov_b16_e64": "same",
+    "v_swap_b16_e32": "true16 only", "v_readfirstlane_b32_e64": "LLVM has no VOP3 form", "v_dual_dot2acc_f32_bf16": "not in LLVM's VOPD table",
+    "v_nop_e64": "LLVM prints it as `v_nop`, which assembles to the e32 form", "v_pipeflush_e64": "same as v_nop_e64",
+    "s_version": "LLVM prints the version symbolically (UC_VERSION_*)",
+    **{f"global_load_lds_{t}": "LDS DMA loads are not in LLVM 19's gfx11" for t in ("b32", "i16", "i8", "u16", "u8", "addtid_b32")},
+    **{f"scratch_load_lds_{t}": "LDS DMA loads are not in LLVM 19's gfx11" for t in ("b32", "i16", "i8", "u16", "u8")},
+  },
+  "rdna4": {
+    "v_mov_b16_e32": "true16 only", "v_mov_b16_e64": "true16 only", "v_swap_b16_e32": "true16 only", "v_readfirstlane_b32_e64": "no VOP3 form",
+    "v_dual_dot2acc_f32_f16": "not in LLVM's gfx12 VOPD table", "v_dual_dot2acc_f32_bf16": "not in LLVM's VOPD table",
+    "v_nop_e64": "prints as `v_nop` (e32)", "v_pipeflush_e64": "prints as `v_pipeflush` (e32)", "s_version": "printed symbolically",
+    "s_alloc_vgpr": "newer than LLVM 19", "ds_bpermute_fi_b32": "newer than LLVM 19",
+    **{f"ds_bvh_stack_{t}": "newer than LLVM 19" for t in ("push4_pop1_rtn_b32", "push8_pop1_rtn_b32", "push8_pop2_rtn_b64")},
+  },
+}
+# RDNA3.5 (gfx1150) added SALU float opcodes: the rdna3 data has them, gfx1100 does not, so they are checked on gfx1150.
+def mcpu_for(arch: str, name: str, fmt: str) -> str | None:
+  if arch == "rdna3" and fmt in ("SOP1", "SOP2", "SOP2_LIT", "SOPC") and ("_f16" in name or "_f32" in name): return "gfx1150"
+  return None
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_llvm_every_opcode(arch: str, capsys) -> None:
+  insts = all_canonical(arch)
+  groups: dict[str | None, list] = collections.defaultdict(list)
+  for inst in insts: groups[mcpu_for(arch, inst.op.mnemonic, inst.fmt.name)].append(inst)
+  total, ok, rejected, bad = collections.Counter(), collections.Counter(), [], []
+  for mcpu, group in groups.items():
+    texts = [i.disasm() for i in group]
+    encs = assemble(texts, arch, mcpu)
+    dis = disassemble([i.to_bytes() for i in group], arch, mcpu)
+    for inst, text, enc, back in zip(group, texts, encs, dis):
+      fam = inst.fmt.base
+      total[fam] += 1
+      if inst.op.mnemonic in LLVM_REJECTS[arch]: rejected.append(inst.op.mnemonic); continue
+      if enc == inst.to_bytes() and back == text: ok[fam] += 1
+      else: bad.append(f"{text!r}: ours {inst.to_bytes().hex()}, llvm-mc {enc.hex() if isinstance(enc, bytes) else enc}, llvm disasm {back!r}")
+  with capsys.disabled():
+    print(f"\n{arch} coverage (checked against LLVM / opcodes): " + ", ".join(f"{k} {ok[k]}/{total[k]}" for k in sorted(total)))
+    print(f"{arch}: {sum(ok.values())}/{sum(total.values())} opcodes agree with LLVM 19; {len(rejected)} in LLVM_REJECTS;"
+          f" {len(groups.get('gfx1150', []))} RDNA3.5 SALU float ops checked on gfx1150")
+  assert not bad, "\n".join(bad[:40])
+  assert sorted(rejected) == sorted(LLVM_REJECTS[arch]), "LLVM_REJECTS lists opcodes the data does not have"
+
+def test_llvm_rejects_are_rejected() -> None:
+  """Keep the table honest: LLVM really refuses the text of each listed opcode (or prints it differently)."""
+  for arch, table in LLVM_REJECTS.items():
+    insts = [i for i in all_canonical(arch) if i.op.mnemonic in table]
+    encs = assemble([i.disasm() for i in insts], arch)
+    dis = disassemble([i.to_bytes() for i in insts], arch)
+    for inst, enc, back in zip(insts, encs, dis):
+      assert enc != inst.to_bytes() or back != inst.disasm(), f"{arch} {inst.op.mnemonic} now agrees with LLVM: remove it from LLVM_REJECTS"
