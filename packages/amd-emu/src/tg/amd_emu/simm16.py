@@ -53,12 +53,20 @@ def text(inst, name: str, v: int) -> str:
 DECIMAL = {"S_NOP", "S_SLEEP", "S_SETPRIO", "S_TRAP", "S_SETHALT", "S_SETKILL", "S_DECPERFLEVEL", "S_INCPERFLEVEL", "S_DENORM_MODE",
            "S_BARRIER_WAIT"}
 
+def _th_names(op) -> tuple[str, tuple[str, ...]]:
+  kind = "ATOMIC" if "ATOMIC" in op.name else "STORE" if "STORE" in op.name else "LOAD"
+  return kind, TH_NAMES[kind]
+
 def th_text(inst) -> str:
-  th = inst.vals["th"]
-  kind = "ATOMIC" if "ATOMIC" in inst.op.name else "STORE" if "STORE" in inst.op.name else "LOAD"
-  names = {"LOAD": ("RT", "NT", "HT", "LU", "RT_NT", "NT_HT", "RT_WB", "NT_RT"), "STORE": ("RT", "NT", "HT", "WB", "RT_NT", "NT_HT", "RT_WB", "NT_WB"),
-           "ATOMIC": ("RT", "RETURN", "NT", "NT_RETURN", "CASCADE_RT", "CASCADE_RETURN", "CASCADE_NT", "CASCADE_NT_RETURN")}[kind]
-  return f"th:TH_{kind}_{names[th]}"
+  kind, names = _th_names(inst.op)
+  return f"th:TH_{kind}_{names[inst.vals['th']]}"
+
+def th_value(op, text: str) -> int:
+  kind, names = _th_names(op)
+  return names.index(text.removeprefix(f"TH_{kind}_"))
+
+TH_NAMES = {"LOAD": ("RT", "NT", "HT", "LU", "RT_NT", "NT_HT", "RT_WB", "NT_RT"), "STORE": ("RT", "NT", "HT", "WB", "RT_NT", "NT_HT", "RT_WB", "NT_WB"),
+           "ATOMIC": ("RT", "RETURN", "NT", "NT_RETURN", "CASCADE_RT", "CASCADE_RETURN", "CASCADE_NT", "CASCADE_NT_RETURN")}
 
 def parse(arch: str, otype: str, s: str) -> int:
   """The raw value of LLVM's spelling of a structured immediate (or a plain number)."""
@@ -80,6 +88,6 @@ def parse(arch: str, otype: str, s: str) -> int:
   if re.match(r"(instid0|instskip|instid1)\(", s):
     v = 0
     for key, val in re.findall(r"(\w+)\((\w+)\)", s):
-      v |= {"instid0": DELAY_ID.index(val), "instskip": DELAY_SKIP.index(val) << 4, "instid1": DELAY_ID.index(val) << 7}[key]
+      v |= DELAY_SKIP.index(val) << 4 if key == "instskip" else DELAY_ID.index(val) << (7 if key == "instid1" else 0)
     return v
   return int(s, 0)

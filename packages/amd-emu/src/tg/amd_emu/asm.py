@@ -1,0 +1,174 @@
+"""Text assembler for LLVM-syntax AMDGPU assembly: comments, labels (branch offsets resolved), one
+instruction per line, `::`-joined VOPD pairs. `assemble(text, arch) -> bytes`."""
+from __future__ import annotations
+import functools
+import re
+from typing import Any
+from .build import build
+from .inst import Inst
+from .isa import Op, get_arch
+from .operands import NAMED, NULL, TTMP, VGPR, Reg
+from .syntax import family, has_return, mnemonic, slots
+from .vopd import DualHalf, vopd
+from . import simm16
+
+REG_RE = re.compile(r"(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
+FLAGS = ("glc", "slc", "dlc", "gds", "nv", "clamp")
+OMOD = {"mul:2": 1, "mul:4": 2, "div:2": 3}
+
+@functools.cache
+def mnemonics(arch: str) -> dict[str, list[Op]]:
+  """Opcodes by LLVM's mnemonic and by DSL name; a suffix-less VALU name tries _e32 first, then _e64, like LLVM."""
+  out: dict[str, list[Op]] = {}
+  for op in sorted(get_arch(arch).ops.values(), key=lambda o: o.name.endswith("_E64")):
+    for name in dict.fromkeys((op.mnemonic, mnemonic(op), re.sub(r"_e(32|64)$", "", op.mnemonic))):
+      out.setdefault(name, []).append(op)
+  return out
+
+def split_top(s: str, sep: str = ",") -> list[str]:
+  """Split at `sep` outside brackets and parentheses."""
+  parts, depth, cur = [], 0, ""
+  for ch in s:
+    depth += ch in "[(" and 1 or 0
+    depth -= ch in "])" and 1 or 0
+    if ch == sep and depth == 0: parts.append(cur.strip()); cur = ""
+    else: cur += ch
+  return parts + [cur.strip()] if cur.strip() else parts
+
+def parse_reg(tok: str) -> Reg | None:
+  if m := REG_RE.match(tok):
+    lo = int(m[2] if m[2] is not None else m[3])
+    hi = lo if m[2] is not None else int(m[4])
+    base = {"v": VGPR, "s": 0, "ttmp": TTMP}[m[1]]
+    return Reg(base + lo, hi - lo + 1)
+  if tok in NAMED: return Reg(*NAMED[tok])
+  return None
+
+def parse_number(tok: str) -> int | float:
+  try: return int(tok, 0)
+  except ValueError: return float(tok)
+
+def parse_operand(tok: str, labels: dict[str, int] | None = None) -> Any:
+  """A register (with -x / |x| / abs(x) / neg(x) / .h / .l), `off`, a number, or a label's address."""
+  tok = tok.strip()
+  neg = tok.startswith("-") and not re.match(r"-\d", tok)
+  if neg or tok.startswith("neg("): tok = tok[1:] if neg else tok[4:-1]
+  ab = tok.startswith("|") or tok.startswith("abs(")
+  if ab: tok = tok[1:-1] if tok.startswith("|") else tok[4:-1]
+  hi = tok.endswith(".h")
+  if tok.endswith((".h", ".l")): tok = tok[:-2]
+  if tok == "off": return NULL
+  r = parse_reg(tok.lower())
+  if r is None:
+    if labels is not None and tok in labels: return labels[tok]
+    try: return parse_number(tok)
+    except ValueError: raise ValueError(f"cannot parse operand {tok!r}") from None
+  r = -r if neg else r
+  r = abs(r) if ab else r
+  return r.h if hi else r
+
+def _bitlist(s: str) -> int:
+  return sum(int(b) << i for i, b in enumerate(s.strip("[]").split(",")))
+
+def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
+  fam = family(op.fmt)
+  nsrc = sum(s in op.operands for s in ("src0", "src1", "src2"))
+  for tok in toks:
+    key, _, val = tok.partition(":")
+    if tok in FLAGS: kwargs["clmp" if tok == "clamp" else tok] = 1
+    elif tok in OMOD: kwargs["omod"] = OMOD[tok]
+    elif key in ("offset", "offset0", "offset1"): kwargs[key] = int(val, 0)
+    elif key == "th": kwargs["th"] = simm16.th_value(op, val)
+    elif key == "scope": kwargs["scope"] = simm16.SCOPES.index(val)
+    elif key == "op_sel" and fam == "VOP3":
+      bits = _bitlist(val)
+      kwargs["opsel"] = bits & ((1 << nsrc) - 1) | (bits >> nsrc & 1) << 3
+    elif key == "op_sel": kwargs["opsel"] = _bitlist(val)
+    elif key == "op_sel_hi": bits = _bitlist(val); kwargs["opsel_hi"], kwargs["opsel_hi2"] = bits & 3, bits >> 2 & 1
+    elif key in ("neg_lo", "neg_hi"): kwargs["neg" if key == "neg_lo" else "neg_hi"] = _bitlist(val)
+    else: raise ValueError(f"unknown modifier {tok!r} for {mnemonic(op)}")
+
+def _operands(op: Op, text: str, labels: dict[str, int] | None, pc: int) -> tuple[list[Any], dict[str, Any]]:
+  """Positional operands (matched to slots) and keyword fields of one instruction's operand text."""
+  names = [s for s in slots(op) if s != "vcc"]
+  otypes = {s: op.operands[s].otype for s in names if s in op.operands}
+  if len(names) == 1 and otypes.get(names[0], "").startswith(("OPR_WAITCNT", "OPR_DELAY", "OPR_SENDMSG", "OPR_HWREG")):
+    return [simm16.parse(op.arch, otypes[names[0]], text)], {}
+  parts = split_top(text) if names else []
+  mods: list[str] = [] if names else split_top(text, " ")
+  if parts:
+    last = split_top(parts[-1], " ")
+    parts[-1:], mods = last[:1], last[1:]
+  kwargs: dict[str, Any] = {}
+  parse_modifiers(op, mods, kwargs)
+  keep = [s for s in slots(op) if not (s == "vdst" and has_return(op) and not (kwargs.get("glc") or kwargs.get("th", 0) & 1))]
+  if len(parts) != len(keep): raise ValueError(f"{mnemonic(op)} takes {len(keep)} operands ({', '.join(keep)}), got {len(parts)}")
+  args = []
+  for slot, part in zip(keep, parts):
+    if slot == "vcc": continue
+    otype = otypes.get(slot, "")
+    if otype.startswith(("OPR_HWREG", "OPR_SENDMSG")): args.append(simm16.parse(op.arch, otype, part)); continue
+    x = parse_operand(part, labels)
+    if otype == "OPR_LABEL" and labels is not None and part in labels: x = (labels[part] - pc - 4) // 4
+    elif otype == "OPR_LABEL" and not isinstance(x, int): raise ValueError(f"unknown label {part!r}")
+    args.append(x)
+  if "vdst" in slots(op) and "vdst" not in keep: args.insert(0, None)
+  if op.fmt in ("SCRATCH", "VSCRATCH") and args and args[1] is NULL: args[1] = None
+  return args, kwargs
+
+def parse_line(line: str, arch: str, labels: dict[str, int] | None = None, pc: int = 0) -> Inst:
+  """One instruction in LLVM syntax."""
+  if "::" in line:
+    x, y = (parse_half(h, arch) for h in line.split("::"))
+    return vopd(x, y)
+  mn, _, rest = line.strip().partition(" ")
+  ops = mnemonics(arch).get(mn.lower())
+  if not ops: raise ValueError(f"unknown instruction {mn!r} for {arch}")
+  errors = []
+  for op in ops:
+    try:
+      args, kwargs = _operands(op, rest.strip(), labels, pc)
+      return build(op, tuple(args), kwargs)
+    except (TypeError, ValueError) as e: errors.append(e)
+  raise errors[0]
+
+def parse_half(text: str, arch: str) -> DualHalf:
+  mn, _, rest = text.strip().partition(" ")
+  op = mnemonics(arch).get(mn.lower(), [None])[0]
+  if op is None or op.enum != "VOPDOp": raise ValueError(f"{mn!r} is not a VOPD half on {arch}")
+  return DualHalf(op, tuple(parse_operand(p) for p in split_top(rest)), {})
+
+def clean(line: str) -> str:
+  return re.split(r";|//", line, maxsplit=1)[0].strip()
+
+def assemble_insts(text: str, arch: str) -> list[Inst]:
+  """Two passes: sizes first (labels as 0), then the same lines with every label's offset known."""
+  lines = [(n, clean(raw)) for n, raw in enumerate(text.splitlines(), 1)]
+  labels: dict[str, int] = {}
+  placeholder = AnyLabel()
+  pc = 0
+  for _, line in lines:
+    for label in re.findall(r"^([A-Za-z_.$][\w.$]*):", line): labels[label] = pc
+    body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)
+    if body and not body.startswith("."): pc += _parse(body, arch, placeholder, pc, lines).size
+  out, pc = [], 0
+  for n, line in lines:
+    body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)
+    if not body or body.startswith("."): continue
+    inst = _parse(body, arch, labels, pc, [(n, line)])
+    out.append(inst); pc += inst.size
+  return out
+
+class AnyLabel(dict):
+  """Label table for the sizing pass: every label is at 0 (branch sizes do not depend on the target)."""
+  def __contains__(self, key: object) -> bool: return isinstance(key, str) and re.match(r"[A-Za-z_.$]", key) is not None
+  def __getitem__(self, key: str) -> int: return 0
+
+def _parse(body: str, arch: str, labels: dict[str, int], pc: int, where: list[tuple[int, str]]) -> Inst:
+  try: return parse_line(body, arch, labels, pc)
+  except (TypeError, ValueError) as e:
+    n = next((n for n, line in where if body in line), 0)
+    raise ValueError(f"line {n}: {body!r}: {e}") from None
+
+def assemble(text: str, arch: str) -> bytes:
+  return b"".join(i.to_bytes() for i in assemble_insts(text, arch))
