@@ -47,7 +47,8 @@ def text(inst, name: str, v: int) -> str:
   if otype == "OPR_WAITCNT": return waitcnt_text(v)
   if otype == "OPR_DELAY": return delay_text(v)
   if otype in ("OPR_SENDMSG", "OPR_SENDMSG_RTN"): return sendmsg_text(arch, otype, v)
-  if otype in ("OPR_LABEL", "OPR_SIMM8", "OPR_SIMM5") or inst.op.name in DECIMAL: return str(v)
+  if otype == "OPR_LABEL": return str(v & 0xFFFF)  # LLVM prints branch offsets as unsigned 16-bit
+  if otype in ("OPR_SIMM8", "OPR_SIMM5") or inst.op.name in DECIMAL: return str(v)
   return f"0x{v & 0xFFFF:x}" if v < 0 else f"0x{v:x}"
 
 DECIMAL = {"S_NOP", "S_SLEEP", "S_SETPRIO", "S_TRAP", "S_SETHALT", "S_SETKILL", "S_DECPERFLEVEL", "S_INCPERFLEVEL", "S_DENORM_MODE",
