@@ -2,6 +2,7 @@
 from __future__ import annotations
 import functools
 from .inst import Inst
+from .syntax import is_literal_op
 from .isa import Arch, Format, Op, get_arch
 
 SRC_FIELDS = ("src0", "src1", "src2", "ssrc0", "ssrc1", "srcx0", "srcy0")
@@ -17,6 +18,11 @@ def _table(arch: str) -> list[tuple[int, int, dict[int, tuple[Op, Format]]]]:
     groups.setdefault(fmt.fixed, {}).setdefault(op.code, (op, fmt))
   return sorted(((m, v, ops) for (m, v), ops in groups.items()), key=lambda t: -bin(t[0]).count("1"))
 
+@functools.cache
+def _vopd_k(arch: str) -> frozenset[int]:
+  """VOPD opcodes whose literal K follows the instruction (v_dual_fmaak/fmamk)."""
+  return frozenset(op.code for op in get_arch(arch).ops.values() if op.enum == "VOPDOp" and is_literal_op(op))
+
 def _variant(a: Arch, fmt: Format, word: int) -> Format:
   """The _DPP16/_DPP8/_LIT variant the first words ask for (src0 = 250 / 233, any source = 255)."""
   fields = fmt.by_name
@@ -26,6 +32,7 @@ def _variant(a: Arch, fmt: Format, word: int) -> Format:
     for marker, suffix in ((250, "_DPP16"), (233, "_DPP8")):
       if code == marker and fmt.name + suffix in a.formats: return a.formats[fmt.name + suffix]
   if fmt.name.endswith("_LIT"): return fmt
+  if fmt.name == "VOPD" and {word >> f.lo & f.mask for f in (fields["opx"], fields["opy"])} & _vopd_k(a.name): return a.formats["VOPD_LIT"]
   for name in SRC_FIELDS:
     f = fields.get(name)
     if f is not None and f.lo + f.width <= fmt.nbytes * 8 and (word >> f.lo & f.mask) == 255:

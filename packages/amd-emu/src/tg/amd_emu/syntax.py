@@ -74,8 +74,13 @@ def dsl_slots(op: Op) -> tuple[str, ...]:
 def repr_args(inst) -> list[str]:
   """Keyword arguments that rebuild `inst` through the DSL (raw values for every non-default modifier)."""
   from .inst import field_value
-  ops = [s for s in dsl_slots(inst.op) if s != "K"]
-  args = [f"{s}={field_value(inst, s)!r}" for s in ops]
-  shown = set(ops) | (set() if is_literal_op(inst.op) else {"literal"})
+  def value(name: str) -> object:
+    if inst.fmt.by_name[name].kind == "bits" or inst.operand(name).otype in IMM_OTYPES: return inst.vals[name]
+    return field_value(inst, name)
+  scratch_off = inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]
+  ops = [s for s in dsl_slots(inst.op) if s != "K" and not (scratch_off and s in ("addr", "vaddr"))]
+  args = [f"{s}={value(s)!r}" for s in ops]
+  implicit = {"sve"} | ({"vdst"} if "vdst" in inst.op.operands and inst.op.operands["vdst"].otype == "OPR_EXEC" else set())  # build sets them
+  shown = set(ops) | implicit | (set() if is_literal_op(inst.op) else {"literal"})
   args += [f"{f.name}={inst.vals[f.name]}" for f in inst.fmt.values if f.name not in shown and inst.vals[f.name] != f.default]
   return args
