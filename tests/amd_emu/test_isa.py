@@ -43,7 +43,8 @@ def test_decode_and_assemble_roundtrip(arch: str) -> None:
 
 def test_bad_operands_name_field_and_instruction() -> None:
   with pytest.raises(TypeError, match=r"vdst of v_fma_f64 takes 2 register"): r3.v_fma_f64(v[0], v[2:3], v[4:5], v[6:7])
-  with pytest.raises(TypeError, match=r"vsrc1 of v_add_f32_e32 must be a VGPR"): r3.v_add_f32_e32(v[0], v[1], s[2])
+  with pytest.raises(TypeError, match=r"vsrc1 of v_sub_f32_e32 must be a VGPR"): r3.v_sub_f32_e32(v[0], v[1], s[2])
+  assert r3.v_add_f32_e32(v[0], v[1], 2.0) == r3.v_add_f32_e32(v[0], 2.0, v[1])  # commutative: the constant moves to src0
   with pytest.raises(TypeError, match=r"sdata of s_load_b64 takes 2"): r3.s_load_b64(s[0], s[2:3], 0)
   with pytest.raises(ValueError, match=r"offset0=300 of ds_store_2addr_b32 is out of range"): r3.ds_store_2addr_b32(v[0], v[1], v[2], offset0=300)
   with pytest.raises(ValueError, match=r"simm16=70000 of s_nop"): r3.s_nop(70000)

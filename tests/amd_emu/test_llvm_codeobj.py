@@ -32,7 +32,8 @@ __attribute__((amdgpu_kernel)) void mixed(double *d, _Float16 *h, long *l, int k
 def compile_kernels(tmp: pathlib.Path, arch: str) -> pathlib.Path:
   src, obj, out = tmp / "k.c", tmp / f"k_{arch}.o", tmp / f"k_{arch}.hsaco"
   src.write_text(KERNELS)
-  subprocess.run([tool("clang-19"), "-x", "c", "-target", "amdgcn-amd-amdhsa", f"-mcpu={MCPU[arch]}", "-nogpulib", "-O2", "-c", str(src), "-o", str(obj)], check=True)
+  cc = [tool("clang-19"), "-x", "c", "-target", "amdgcn-amd-amdhsa", f"-mcpu={MCPU[arch]}", "-nogpulib", "-O2"]
+  subprocess.run([*cc, "-c", str(src), "-o", str(obj)], check=True)
   subprocess.run([tool("ld.lld-19"), "-shared", str(obj), "-o", str(out)], check=True)
   return out
 

@@ -19,9 +19,10 @@ def field_row(f: dict) -> list:
 
 # opcodes the data lists without operands that LLVM (and the hardware) give operands: [bits, data format, operand type]
 SDST, SSRC0 = {"sdst": [32, "FMT_NUM_B32", "OPR_SDST"]}, {"ssrc0": [32, "FMT_NUM_B32", "OPR_SSRC"]}
+LABEL = {"simm16": [16, "FMT_NUM_I16", "OPR_LABEL"]}
 MISSING_OPERANDS = {"S_BARRIER_INIT": SSRC0, "S_BARRIER_JOIN": SSRC0, "S_GET_BARRIER_STATE": SDST | SSRC0,
-                    "S_WAITCNT": {"simm16": [16, "FMT_NUM_B16", "OPR_WAITCNT"]},"S_SUBVECTOR_LOOP_BEGIN": {"sdst": [32, "FMT_NUM_B32", "OPR_SDST"], "simm16": [16, "FMT_NUM_I16", "OPR_LABEL"]},
-                    "S_SUBVECTOR_LOOP_END": {"sdst": [32, "FMT_NUM_B32", "OPR_SDST"], "simm16": [16, "FMT_NUM_I16", "OPR_LABEL"]}}
+                    "S_WAITCNT": {"simm16": [16, "FMT_NUM_B16", "OPR_WAITCNT"]}, "S_SUBVECTOR_LOOP_BEGIN": SDST | LABEL,
+                    "S_SUBVECTOR_LOOP_END": SDST | LABEL}
 
 def convert(src: dict) -> dict:
   formats, owners = {}, {}
@@ -40,7 +41,7 @@ def convert(src: dict) -> dict:
       base = [f for f in fmts if "_LIT" not in f and "_DPP" not in f] or fmts
       base = "VOP3_SDST" if "VOP3_SDST" in base else base[0]  # V_CMPX_*_E64 writes EXEC through the scalar vdst
       names = {r[0] for r in formats[base][1]}
-      operands = dict(MISSING_OPERANDS.get(op, {}))
+      operands = {k: list(v) for k, v in MISSING_OPERANDS.get(op, {}).items()}
       for fld, (dfmt, bits, otype) in src["operands"].get(key, {}).items():
         # the XML calls some VOP3 sources vsrc0; the encoding field is src0
         operands["src0" if fld == "vsrc0" and fld not in names else fld] = [bits, dfmt, otype]

@@ -1,5 +1,7 @@
-"""tg.amd_emu: the RDNA3/RDNA4 instruction set and an emulator that runs AMD GPU code with no GPU.
+"""tg.amd_emu: the RDNA3/RDNA4 instruction sets, for an emulator that runs AMD GPU code with no GPU.
 
-Still to come: ISA tables generated from the shared ISA data, an instruction DSL that encodes, decodes and
-prints LLVM syntax, a text assembler, a code-object reader and writer, and the wave/workgroup emulator.
+What exists: ISA tables generated from the shared ISA data (`isa`), an instruction DSL (`rdna3`, `rdna4`: one
+callable per opcode) whose instructions encode (`.to_bytes()`), decode (`decode`), print LLVM syntax
+(`.disasm()`) and rebuild from their repr, a text assembler (`asm.assemble`), a code-object reader/writer
+(`codeobj`), and the `tg-amd-emu` command. The wave/workgroup emulator comes in a later issue.
 """

@@ -1,5 +1,6 @@
 """Build an Inst from DSL operands: registers, constants and modifiers become raw field values."""
 from __future__ import annotations
+import re
 from typing import Any
 from .isa import Field, Op, get_arch
 from .inst import FALLBACK, Inst, pick_format, set_operand
@@ -37,6 +38,8 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
     if k in given: raise TypeError(f"{ins} got {k} twice")
     given[k] = x
   if "K" in given: given["literal"] = given.pop("K")
+  if fam == "VOP2" and commutative(op) and not _is_vgpr(given.get("vsrc1")) and _is_vgpr(given.get("src0")):
+    given["src0"], given["vsrc1"] = given["vsrc1"], given["src0"]  # only src0 takes constants/SGPRs: `v_add_f32_e32(v[0], v[1], 2.0)`
   if fam == "DS" and "offset" in given: off = given.pop("offset"); given["offset0"], given["offset1"] = off & 0xFF, off >> 8 & 0xFF
   base = arch.formats[op.fmt]
   if fam == "SMEM" and isinstance(given.get("soffset"), int):  # `s_load_b64(s[0:1], s[2:3], 16)`: an immediate offset
@@ -75,6 +78,12 @@ def default(op: Op, f: Field) -> int:
   if not op.operands and op.fmt == "SMEM": return 0
   if f.name == "opsel_hi" and "_MIX" in op.name: return 0  # v_fma_mix*: op_sel_hi selects f16 sources, off by default
   return f.default
+
+def _is_vgpr(x: Any) -> bool: return isinstance(x, Reg) and x.is_vgpr
+
+def commutative(op: Op) -> bool:
+  """`D0 = S0 op S1` with a commutative op, read from the pseudocode."""
+  return bool(op.pcode) and re.fullmatch(r"D0\.(\w+) = S0\.\1 [+*&|^] S1\.\1;?", op.pcode.strip()) is not None  # type: ignore[union-attr]
 
 def _operand(op: Op, name: str, given: dict[str, Any]):
   """The operand's width, adjusted where it depends on other operands (a global address with saddr is 32 bits)."""

@@ -7,7 +7,8 @@ from . import msgpack
 EM_AMDGPU, ELFOSABI_AMDGPU_HSA, NT_AMDGPU_METADATA = 224, 64, 32
 MACH = {"rdna3": 0x41, "rdna4": 0x48}  # EF_AMDGPU_MACH_AMDGCN_GFX1100 / GFX1200
 ARCH_OF_MACH = {v: k for k, v in MACH.items()} | {0x42: "rdna3", 0x43: "rdna3", 0x44: "rdna3", 0x49: "rdna4"}
-USER_SGPRS = ("private_segment_buffer", "dispatch_ptr", "queue_ptr", "kernarg_segment_ptr", "dispatch_id", "flat_scratch_init", "private_segment_size")
+USER_SGPRS = ("private_segment_buffer", "dispatch_ptr", "queue_ptr", "kernarg_segment_ptr", "dispatch_id", "flat_scratch_init",
+              "private_segment_size")
 KD = struct.Struct("<IIIIq20sIIIHH4s")
 
 @dataclass
@@ -160,6 +161,7 @@ def write(name: str, code: bytes, arch: str, kd: KernelDescriptor, args: list[di
   flags = MACH[arch]  # as clang-19 writes it for gfx1100/gfx1200: no xnack/sramecc feature bits
   hdr = ident + struct.pack("<HHIQQQIHHHHHH", 3, EM_AMDGPU, 1, text_addr, 0x40, shoff, flags, 64, 56, 2, 64, len(shdrs), 6)
   end = text_addr + len(code)
-  phdrs = struct.pack("<IIQQQQQQ", 1, 5, 0, 0, 0, end, end, 0x1000) + struct.pack("<IIQQQQQQ", 4, 4, note_off, note_off, note_off, len(note), len(note), 4)
+  ph = struct.Struct("<IIQQQQQQ")
+  phdrs = ph.pack(1, 5, 0, 0, 0, end, end, 0x1000) + ph.pack(4, 4, note_off, note_off, note_off, len(note), len(note), 4)
   body[:len(hdr) + len(phdrs)] = hdr + phdrs
   return bytes(body)

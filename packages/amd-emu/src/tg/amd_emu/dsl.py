@@ -22,5 +22,6 @@ def make_callable(op: Op) -> Callable[..., Any]:
 def namespace(arch: str) -> dict[str, Any]:
   """Everything `from tg.amd_emu.<arch> import *` gives: registers, one callable per opcode, vopd."""
   from .vopd import vopd
-  names = {k: getattr(operands, k) for k in ("s", "v", "ttmp", "VCC_LO", "VCC_HI", "VCC", "EXEC_LO", "EXEC_HI", "EXEC", "M0", "NULL", "SCC", "VCCZ", "EXECZ")}
+  regs = ("s", "v", "ttmp", "VCC_LO", "VCC_HI", "VCC", "EXEC_LO", "EXEC_HI", "EXEC", "M0", "NULL", "SCC", "VCCZ", "EXECZ")
+  names = {k: getattr(operands, k) for k in regs}
   return names | {"vopd": vopd} | {op.mnemonic: make_callable(op) for op in get_arch(arch).ops.values()}

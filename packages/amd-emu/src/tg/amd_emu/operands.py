@@ -32,7 +32,9 @@ class Reg:
   def h(self) -> Reg: return replace(self, hi=True)
 
   @property
-  def l(self) -> Reg: return replace(self, hi=False)
+  def lo(self) -> Reg:
+    """The low 16-bit half (LLVM's `.l`)."""
+    return replace(self, hi=False)
 
   @property
   def plain(self) -> Reg: return Reg(self.code, self.n)

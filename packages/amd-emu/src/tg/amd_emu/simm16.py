@@ -66,7 +66,8 @@ def th_value(op, text: str) -> int:
   kind, names = _th_names(op)
   return names.index(text.removeprefix(f"TH_{kind}_"))
 
-TH_NAMES = {"LOAD": ("RT", "NT", "HT", "LU", "RT_NT", "NT_HT", "RT_WB", "NT_RT"), "STORE": ("RT", "NT", "HT", "WB", "RT_NT", "NT_HT", "RT_WB", "NT_WB"),
+TH_NAMES = {"LOAD": ("RT", "NT", "HT", "LU", "RT_NT", "NT_HT", "RT_WB", "NT_RT"),
+            "STORE": ("RT", "NT", "HT", "WB", "RT_NT", "NT_HT", "RT_WB", "NT_WB"),
            "ATOMIC": ("RT", "RETURN", "NT", "NT_RETURN", "CASCADE_RT", "CASCADE_RETURN", "CASCADE_NT", "CASCADE_NT_RETURN")}
 
 def parse(arch: str, otype: str, s: str) -> int:

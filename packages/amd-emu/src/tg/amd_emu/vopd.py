@@ -32,7 +32,8 @@ def vopd(x: DualHalf, y: DualHalf) -> Inst:
   vdsty = iy.vals["vdsty"]
   if (vdsty ^ vx["vdstx"]) & 1 == 0: raise ValueError(f"vopd: vdstx v{vx['vdstx']} and vdsty v{vdsty} must be one even, one odd")
   fmt = get_arch(x.op.arch).formats["VOPD_LIT" if lits else "VOPD"]
-  vals = {"opy": y.op.code, **vx, "vdsty": vdsty >> 1, "srcy0": iy.vals["srcy0"], "vsrcy1": iy.vals["vsrcy1"]} | ({"literal": lits.pop()} if lits else {})
+  vals = {"opy": y.op.code, **vx, "vdsty": vdsty >> 1, "srcy0": iy.vals["srcy0"], "vsrcy1": iy.vals["vsrcy1"]}
+  if lits: vals["literal"] = lits.pop()
   return Inst(x.op, fmt, {f.name: vals.get(f.name, 0) for f in fmt.values})
 
 def halves(inst: Inst) -> list[tuple[Op, list[str]]]:
