@@ -1,0 +1,178 @@
+"""The device interface: buffers and their allocators, compilers with an on-disk cache, the Compiled device base
+class, and the Device registry that finds devices through the `tg.devices` entry points."""
+from __future__ import annotations
+import ctypes, functools, hashlib, importlib.metadata, os, pathlib, pickle, sqlite3
+from typing import Any, Callable, Protocol
+from tg.uop import DType
+from tg.codegen.renderer import Renderer
+
+# ***** memory *****
+
+class Allocator:
+  """A device's memory. Subclasses implement _alloc/_free, copyin/copyout and offset; freed buffers are kept by size
+  and handed out again (most recently freed first), because allocating device memory is slow and sizes repeat."""
+  def __init__(self) -> None: self.cache: dict[int, list[Any]] = {}
+  def alloc(self, nbytes: int) -> Any:
+    if reuse := self.cache.get(nbytes): return reuse.pop()
+    try: return self._alloc(nbytes)
+    except MemoryError:
+      self.free_cache()
+      return self._alloc(nbytes)
+  def free(self, opaque: Any, nbytes: int) -> None: self.cache.setdefault(nbytes, []).append(opaque)
+  def free_cache(self) -> None:
+    """Really free every cached buffer."""
+    for nbytes, opaques in self.cache.items():
+      for o in opaques: self._free(o, nbytes)
+    self.cache.clear()
+  def _alloc(self, nbytes: int) -> Any: raise NotImplementedError(f"{type(self).__name__} can't allocate")
+  def _free(self, opaque: Any, nbytes: int) -> None: pass
+  def copyin(self, dest: Any, src: memoryview) -> None: raise NotImplementedError(f"{type(self).__name__} can't copy in")
+  def copyout(self, dest: memoryview, src: Any) -> None: raise NotImplementedError(f"{type(self).__name__} can't copy out")
+  def offset(self, opaque: Any, nbytes: int, offset: int) -> Any:
+    """A handle to `nbytes` bytes at byte `offset` inside `opaque`, sharing its memory."""
+    raise NotImplementedError(f"{type(self).__name__} has no buffer views")
+
+class MallocAllocator(Allocator):
+  """Host memory as ctypes byte arrays: C kernels take them as pointers, Python reads them through memoryviews."""
+  def _alloc(self, nbytes: int) -> ctypes.Array: return (ctypes.c_uint8 * nbytes)()
+  def copyin(self, dest: ctypes.Array, src: memoryview) -> None: memoryview(dest).cast("B")[:] = src.cast("B")
+  def copyout(self, dest: memoryview, src: ctypes.Array) -> None: dest.cast("B")[:] = memoryview(src).cast("B")
+  def offset(self, opaque: ctypes.Array, nbytes: int, offset: int) -> ctypes.Array: return (ctypes.c_uint8 * nbytes).from_buffer(opaque, offset)
+
+class Buffer:
+  """`size` elements of `dtype` on a device. A view (base given) is `size` elements at byte `offset` of its base's memory.
+  `_buf` is the allocator's opaque handle, what a Program takes."""
+  def __init__(self, device: str, size: int, dtype: DType, opaque: Any = None, base: Buffer | None = None, offset: int = 0):
+    if base is not None and base._base is not None: base, offset = base._base, base.offset + offset  # views of views share the root
+    self.device, self.size, self.dtype, self.offset, self._base = Device.canonicalize(device), size, dtype, offset, base
+    if base is not None and (base.device != self.device or offset < 0 or offset + self.nbytes > base.nbytes):
+      raise ValueError(f"view of {self.nbytes} bytes at offset {offset} doesn't fit in a {base.nbytes}-byte buffer on {base.device}")
+    self._owned = False
+    if opaque is not None: self.allocate(opaque)
+  @property
+  def base(self) -> Buffer: return self._base if self._base is not None else self
+  @property
+  def nbytes(self) -> int: return self.size * self.dtype.itemsize
+  @functools.cached_property
+  def allocator(self) -> Allocator: return Device[self.device].allocator
+  @property
+  def is_allocated(self) -> bool: return hasattr(self, "_buf")
+  def allocate(self, opaque: Any = None) -> Buffer:
+    if self.is_allocated: raise RuntimeError(f"{self} is already allocated")
+    if self._base is not None:
+      if not self._base.is_allocated: self._base.allocate()
+      self._buf = self.allocator.offset(self._base._buf, self.nbytes, self.offset)
+    else:
+      self._buf, self._owned = (opaque, False) if opaque is not None else (self.allocator.alloc(self.nbytes), True)
+    return self
+  def ensure_allocated(self) -> Buffer: return self if self.is_allocated else self.allocate()
+  def deallocate(self) -> None:
+    if self._owned: self.allocator.free(self._buf, self.nbytes)
+    if self.is_allocated: del self._buf
+    self._owned = False
+  def __del__(self) -> None:
+    if getattr(self, "_owned", False): self.deallocate()
+  def view(self, size: int, dtype: DType, offset: int) -> Buffer:
+    """`size` elements of `dtype` at byte `offset` of this buffer, sharing its memory."""
+    return Buffer(self.device, size, dtype, base=self, offset=offset)
+  def copyin(self, mv: memoryview) -> Buffer:
+    if (mv := mv.cast("B")).nbytes != self.nbytes: raise ValueError(f"copyin of {mv.nbytes} bytes into a {self.nbytes}-byte buffer")
+    self.ensure_allocated().allocator.copyin(self._buf, mv)
+    return self
+  def copyout(self, mv: memoryview) -> memoryview:
+    if (mv := mv.cast("B")).nbytes != self.nbytes: raise ValueError(f"copyout of a {self.nbytes}-byte buffer into {mv.nbytes} bytes")
+    self.ensure_allocated().allocator.copyout(mv, self._buf)
+    return mv
+  def numpy(self) -> Any:
+    """A numpy copy of the contents (numpy is imported only here: tg.codegen doesn't depend on it)."""
+    import numpy as np
+    if self.dtype.fmt is None: raise TypeError(f"numpy has no {self.dtype}: copyout the raw bytes instead")
+    return np.frombuffer(self.copyout(memoryview(bytearray(self.nbytes))), dtype=np.dtype(self.dtype.fmt)).copy()
+  def __repr__(self) -> str:
+    return f"<Buffer {self.device} {self.size} {self.dtype}" + (f" view at {self.offset} of {self._base!r}" if self._base is not None else "") + ">"
+
+# ***** compilers and the disk cache *****
+
+def cache_db_path() -> pathlib.Path:
+  """CACHEDB, else <XDG_CACHE_HOME or ~/.cache>/tg/cache.db (read each time so tests and subprocesses can move it)."""
+  if p := os.environ.get("CACHEDB"): return pathlib.Path(p)
+  return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tg" / "cache.db"
+
+@functools.cache
+def _db(path: pathlib.Path) -> sqlite3.Connection:
+  path.parent.mkdir(parents=True, exist_ok=True)
+  return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
+
+def _table(conn: sqlite3.Connection, table: str) -> str:
+  if not table.isidentifier(): raise ValueError(f"bad cache table name {table!r}")
+  conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, val BLOB)")
+  return table
+
+def diskcache_get(table: str, key: str) -> Any:
+  """The value stored under `key` in `table` of the cache db, None if absent."""
+  conn = _db(cache_db_path())
+  row = conn.execute(f"SELECT val FROM {_table(conn, table)} WHERE key=?", (key,)).fetchone()
+  return pickle.loads(row[0]) if row is not None else None
+
+def diskcache_put(table: str, key: str, value: Any) -> Any:
+  conn = _db(cache_db_path())
+  conn.execute(f"INSERT OR REPLACE INTO {_table(conn, table)} (key, val) VALUES (?, ?)", (key, pickle.dumps(value)))
+  return value
+
+class Compiler:
+  """Source text -> the binary a device's runtime loads. The base one passes the source through as bytes."""
+  @property
+  def cachekey(self) -> str | None:
+    """The compiler's identity (path, version, flags) for the disk cache; None: don't cache (compiling is cheap)."""
+    return None
+  def compile(self, src: str) -> bytes: return src.encode()
+  def compile_cached(self, src: str) -> bytes:
+    """compile(), through the disk cache keyed by the source and the compiler's identity (DISABLE_COMPILER_CACHE=1 turns it off)."""
+    if self.cachekey is None or os.environ.get("DISABLE_COMPILER_CACHE", "0") not in ("", "0"): return self.compile(src)
+    key = hashlib.sha256(f"{self.cachekey}\0{src}".encode()).hexdigest()
+    if (lib := diskcache_get("compile_v1", key)) is None: lib = diskcache_put("compile_v1", key, self.compile(src))
+    return lib
+
+# ***** devices *****
+
+class Program(Protocol):
+  """A loaded kernel: called with the buffers' opaque handles and the variable values; returns seconds taken when wait=True."""
+  def __call__(self, *bufs: Any, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
+               vals: tuple[int, ...] = (), wait: bool = False) -> float | None: ...
+
+class Compiled:
+  """A device that compiles kernels: `runtime(name, lib)` loads one. The renderer is built on first use, so that a device
+  whose renderer needs something missing (a compiler's headers, another package) can still hold buffers."""
+  def __init__(self, device: str, allocator: Allocator, compiler: Compiler, runtime: Callable[[str, bytes], Program],
+               renderer: Callable[[], Renderer]):
+    self.device, self.allocator, self.compiler, self.runtime, self._make_renderer = device, allocator, compiler, runtime, renderer
+  @functools.cached_property
+  def renderer(self) -> Renderer: return self._make_renderer()
+  def synchronize(self) -> None:
+    """Wait for all queued work (host devices run synchronously)."""
+  def __repr__(self) -> str: return f"<{type(self).__name__} {self.device}>"
+
+class _Device:
+  """The registry: `Device["CPU"]` is the (cached) device; names come from the `tg.devices` entry points."""
+  @functools.cached_property
+  def _entries(self) -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name.upper(): ep for ep in importlib.metadata.entry_points(group="tg.devices")}
+  @property
+  def available(self) -> list[str]: return sorted(self._entries)
+  def canonicalize(self, name: str) -> str:
+    """'cpu' and 'CPU:0' -> 'CPU'; 'amd:1' -> 'AMD:1'."""
+    base, _, num = name.partition(":")
+    return base.upper() + (f":{num}" if num not in ("", "0") else "")
+  def __getitem__(self, name: str) -> Compiled: return self._open(self.canonicalize(name))
+  @functools.cache
+  def _open(self, name: str) -> Compiled:
+    if (ep := self._entries.get(name.partition(":")[0])) is None:
+      raise RuntimeError(f"unknown device {name!r}; available: {', '.join(self.available)} (install the package that provides it)")
+    return ep.load()(name)
+  @functools.cached_property
+  def DEFAULT(self) -> str:
+    """DEV from the environment, else CPU (assign to change it)."""
+    name = self.canonicalize(os.environ.get("DEV") or "CPU")
+    self[name]  # fail early on an unknown DEV
+    return name
+Device = _Device()

@@ -1,0 +1,2 @@
+"""The host devices tg-codegen ships: CPU (C through the system compiler), PYTHON (the reference interpreter), NULL (runs nothing).
+They are registered as `tg.devices` entry points; get them with `tg.codegen.device.Device[name]`."""

@@ -1,0 +1,29 @@
+"""NULL: generates and "compiles" code like a real device but runs nothing and holds no data, for testing what is
+scheduled and generated without paying for execution."""
+from __future__ import annotations
+import os
+from typing import Any
+from tg.codegen.device import Allocator, Compiled, Compiler
+from tg.codegen.devices.cpu import c_renderer
+
+class NullAllocator(Allocator):
+  """Buffers are just their size: copyin is dropped, copyout is an error (there is no data) unless NULL_ALLOW_COPYOUT=1 (zeros)."""
+  def _alloc(self, nbytes: int) -> int: return nbytes
+  def copyin(self, dest: Any, src: memoryview) -> None: pass
+  def copyout(self, dest: memoryview, src: Any) -> None:
+    if os.environ.get("NULL_ALLOW_COPYOUT", "0") in ("", "0"):
+      raise RuntimeError("the NULL device has no data to copy out: run on a real device, or set NULL_ALLOW_COPYOUT=1 to read zeros")
+    dest.cast("B")[:] = bytes(dest.nbytes)
+  def offset(self, opaque: Any, nbytes: int, offset: int) -> int: return nbytes
+
+class NullCompiler(Compiler):
+  def compile(self, src: str) -> bytes: return b""
+
+class NullProgram:
+  def __init__(self, name: str, lib: bytes): self.name = name
+  def __call__(self, *bufs: Any, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
+               vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
+    return 0.0 if wait else None
+
+class NullDevice(Compiled):
+  def __init__(self, device: str = "NULL"): super().__init__(device, NullAllocator(), NullCompiler(), NullProgram, c_renderer)

@@ -1,0 +1,211 @@
+"""The device interface: buffers, allocators and their reuse cache, the compiler disk cache, the Device registry, CPU programs."""
+import ctypes, os, subprocess, sys
+import numpy as np
+import pytest
+from tg.uop import DType, dtypes
+from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device, cache_db_path
+from tg.codegen.devices.cpu import ClangCompiler, CPUProgram
+
+@pytest.fixture
+def cachedb(tmp_path, monkeypatch):
+  path = tmp_path / "sub" / "cache.db"
+  monkeypatch.setenv("CACHEDB", str(path))
+  monkeypatch.delenv("DISABLE_COMPILER_CACHE", raising=False)
+  return path
+
+# ***** buffers *****
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+@pytest.mark.parametrize("dt", [dtypes.float32, dtypes.int8, dtypes.uint16, dtypes.float16, dtypes.int64, dtypes.float64, dtypes.bool])
+def test_buffer_round_trip(device: str, dt: DType):
+  x = (np.random.default_rng(1).standard_normal(33) * 50).astype(np.dtype(dt.fmt))
+  b = Buffer(device, 33, dt).copyin(memoryview(x))
+  assert b.is_allocated and b.nbytes == x.nbytes
+  np.testing.assert_array_equal(b.numpy(), x)
+  out = np.empty_like(x)
+  b.copyout(memoryview(out))
+  np.testing.assert_array_equal(out, x)
+
+def test_buffer_allocates_lazily_and_checks_sizes():
+  b = Buffer("cpu", 4, dtypes.int32)
+  assert b.device == "CPU" and not b.is_allocated
+  with pytest.raises(ValueError, match="copyin of 12 bytes into a 16-byte buffer"): b.copyin(memoryview(bytes(12)))
+  with pytest.raises(TypeError, match="numpy has no"): Buffer("CPU", 2, dtypes.bfloat16).numpy()
+
+def test_views_share_memory_at_a_byte_offset():
+  base = Buffer("CPU", 16, dtypes.int32)
+  v = base.view(4, dtypes.int32, offset=8)   # elements 2..5 of base
+  assert not base.is_allocated
+  v.copyin(memoryview(np.array([10, 11, 12, 13], np.int32)))  # allocates the base
+  assert base.is_allocated and v.base is base
+  np.testing.assert_array_equal(base.numpy()[:7], [0, 0, 10, 11, 12, 13, 0])
+  vv = v.view(2, dtypes.int16, offset=4)     # the two halves of element 3, a view of a view is a view of the base
+  assert vv.base is base and vv.offset == 12
+  np.testing.assert_array_equal(vv.numpy(), np.array([11], np.int32).view(np.int16))
+  base.copyin(memoryview(np.arange(16, dtype=np.int32)))
+  np.testing.assert_array_equal(v.numpy(), [2, 3, 4, 5])
+  with pytest.raises(ValueError, match="doesn't fit"): base.view(4, dtypes.int32, offset=60)
+
+def test_cpu_kernel_reads_a_view():
+  # the view's handle is what the Program takes: the kernel sees the view's first element at its pointer
+  base = Buffer("CPU", 8, dtypes.int32).copyin(memoryview(np.arange(8, dtype=np.int32)))
+  out = Buffer("CPU", 1, dtypes.int32).allocate()
+  src = "void first(int* data0, int* data1, int core_id, int n_cores) { data0[0] = data1[0] * 100; }"
+  prg = CPUProgram("first", Device["CPU"].compiler.compile(src))
+  prg(out._buf, base.view(2, dtypes.int32, offset=12).ensure_allocated()._buf)
+  assert out.numpy()[0] == 300
+
+class CountingAllocator(Allocator):
+  def __init__(self):
+    super().__init__()
+    self.allocs, self.frees = 0, 0
+  def _alloc(self, nbytes: int) -> bytearray:
+    self.allocs += 1
+    return bytearray(nbytes)
+  def _free(self, opaque: bytearray, nbytes: int) -> None: self.frees += 1
+
+def test_allocator_reuses_freed_buffers_of_the_same_size():
+  a = CountingAllocator()
+  x = a.alloc(64)
+  a.free(x, 64)
+  assert a.alloc(64) is x and a.allocs == 1
+  y = a.alloc(32)
+  assert y is not x and a.allocs == 2
+  a.free(y, 32)
+  a.free_cache()
+  assert a.frees == 1 and a.alloc(32) is not y and a.allocs == 3
+
+def test_buffer_memory_is_reused_after_free():
+  alloc = Device["CPU"].allocator
+  b = Buffer("CPU", 100, dtypes.float32).allocate()
+  addr = ctypes.addressof(b._buf)
+  del b
+  c = Buffer("CPU", 50, dtypes.float64).allocate()  # the same 400 bytes
+  assert ctypes.addressof(c._buf) == addr
+  c.deallocate()
+  assert not c.is_allocated and alloc.cache[400]
+  alloc.free_cache()
+  assert not alloc.cache
+
+def test_external_opaque_is_not_freed():
+  alloc = Device["PYTHON"].allocator
+  mem = alloc.alloc(8)
+  b = Buffer("PYTHON", 2, dtypes.int32, opaque=mem)
+  b.deallocate()
+  assert mem not in alloc.cache.get(8, [])
+
+# ***** compiler cache *****
+
+class CountingCompiler(Compiler):
+  def __init__(self, key: str):
+    self.key, self.calls = key, 0
+  @property
+  def cachekey(self) -> str: return self.key
+  def compile(self, src: str) -> bytes:
+    self.calls += 1
+    return f"{self.key}:{src}".encode()
+
+def test_compile_cached_hits_on_the_second_compile(cachedb):
+  comp = CountingCompiler("cc-1.0 -O2")
+  assert comp.compile_cached("int x;") == b"cc-1.0 -O2:int x;"
+  assert comp.compile_cached("int x;") == b"cc-1.0 -O2:int x;" and comp.calls == 1
+  assert cachedb.exists()
+  comp.compile_cached("int y;")
+  assert comp.calls == 2
+  other = CountingCompiler("cc-2.0 -O2")   # another compiler identity doesn't see the first one's binaries
+  assert other.compile_cached("int x;") == b"cc-2.0 -O2:int x;" and other.calls == 1
+  fresh = CountingCompiler("cc-1.0 -O2")   # a new instance (another process) does
+  assert fresh.compile_cached("int x;") == b"cc-1.0 -O2:int x;" and fresh.calls == 0
+
+def test_compile_cache_can_be_disabled(cachedb, monkeypatch):
+  monkeypatch.setenv("DISABLE_COMPILER_CACHE", "1")
+  comp = CountingCompiler("k")
+  comp.compile_cached("a")
+  comp.compile_cached("a")
+  assert comp.calls == 2 and not cachedb.exists()
+
+def test_compilers_without_identity_dont_cache(cachedb):
+  assert Compiler().compile_cached("abc") == b"abc" and not cachedb.exists()
+
+def test_cache_db_default_path(monkeypatch, tmp_path):
+  monkeypatch.delenv("CACHEDB", raising=False)
+  monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+  assert cache_db_path() == tmp_path / "tg" / "cache.db"
+  monkeypatch.delenv("XDG_CACHE_HOME")
+  monkeypatch.setenv("HOME", str(tmp_path))
+  assert cache_db_path() == tmp_path / ".cache" / "tg" / "cache.db"
+
+def test_clang_compile_is_cached(cachedb, monkeypatch):
+  comp, calls = ClangCompiler(), []
+  real = comp.compile
+  monkeypatch.setattr(comp, "compile", lambda src: calls.append(src) or real(src))
+  src = "int answer(void) { return 42; }"
+  lib = comp.compile_cached(src)
+  assert comp.compile_cached(src) == lib and len(calls) == 1 and lib[:4] == b"\x7fELF"
+  assert comp.cc in comp.cachekey and "-ffp-contract=off" in comp.cachekey
+
+# ***** registry *****
+
+def test_device_names_are_canonical():
+  assert Device["cpu"] is Device["CPU:0"] is Device["CPU"]
+  assert Device.canonicalize("amd:1") == "AMD:1" and Device.canonicalize("python") == "PYTHON"
+  assert {"CPU", "PYTHON", "NULL"} <= set(Device.available)
+  for name in ("CPU", "PYTHON", "NULL"):
+    d = Device[name]
+    assert isinstance(d, Compiled) and d.device == name and isinstance(d.allocator, Allocator) and isinstance(d.compiler, Compiler)
+
+def test_unknown_device_lists_the_available_ones():
+  with pytest.raises(RuntimeError, match="unknown device 'NOPE'.*CPU.*NULL.*PYTHON"): Device["nope"]
+
+def _default_in_subprocess(dev: str | None) -> subprocess.CompletedProcess:
+  env = {k: v for k, v in os.environ.items() if k != "DEV"} | ({"DEV": dev} if dev is not None else {})
+  return subprocess.run([sys.executable, "-c", "from tg.codegen.device import Device; print(Device.DEFAULT)"],
+                        env=env, capture_output=True, text=True)
+
+def test_default_device_from_env():
+  assert _default_in_subprocess(None).stdout.strip() == "CPU"
+  assert _default_in_subprocess("python").stdout.strip() == "PYTHON"
+  r = _default_in_subprocess("BOGUS")
+  assert r.returncode != 0 and "unknown device 'BOGUS'" in r.stderr
+
+# ***** CPU programs *****
+
+THREADS_SRC = """
+void slices(float* data0, int* data1, const float* data2, long long var_n, int core_id, int n_cores) {
+  long long start = var_n * core_id / n_cores, end = var_n * (core_id + 1) / n_cores;
+  for (long long i = start; i < end; i++) data0[i] = data2[i] * 2.0f + (float)core_id;
+  data1[core_id] = n_cores;
+}
+"""
+
+@pytest.mark.parametrize("cap", ["", "1"])
+def test_cpu_program_runs_every_core(monkeypatch, cap: str):
+  monkeypatch.setenv("CPU_THREADS", cap)
+  dev, n, cores = Device["CPU"], 1000, 4
+  prg = dev.runtime("slices", dev.compiler.compile_cached(THREADS_SRC))
+  x = np.random.default_rng(2).standard_normal(n).astype(np.float32)
+  out, ids, inp = Buffer("CPU", n, dtypes.float32).allocate(), Buffer("CPU", cores, dtypes.int32).allocate(), Buffer("CPU", n, dtypes.float32)
+  inp.copyin(memoryview(x))
+  t = prg(out._buf, ids._buf, inp._buf, global_size=(cores, 1, 1), vals=(n,), wait=True)
+  assert isinstance(t, float) and t >= 0
+  dev.synchronize()
+  core_of = np.arange(n) * cores // n   # the contract's split: core i runs [n*i//cores, n*(i+1)//cores)
+  np.testing.assert_array_equal(out.numpy(), x * 2 + core_of.astype(np.float32))
+  np.testing.assert_array_equal(ids.numpy(), [cores] * cores)
+  assert prg(out._buf, ids._buf, inp._buf, global_size=(cores, 1, 1), vals=(n,)) is None
+
+def test_cpu_float_math_is_ieee():
+  # a*b+c with two roundings (no FMA contraction): the product's rounding error is lost, as in numpy
+  src = "void fma_check(float* data0, const float* data1, int core_id, int n_cores) { data0[0] = data1[0] * data1[1] + data1[2]; }"
+  a = np.float32(1 + 2**-12)
+  x = np.array([a, a, -(a * a)], np.float32)
+  out = Buffer("CPU", 1, dtypes.float32).allocate()
+  CPUProgram("fma_check", ClangCompiler().compile(src))(out._buf, Buffer("CPU", 3, dtypes.float32).copyin(memoryview(x))._buf)
+  assert out.numpy()[0] == x[0] * x[1] + x[2] == 0.0
+
+def test_compile_error_shows_message_and_source():
+  with pytest.raises(RuntimeError, match=r"(?s)failed to compile.*error.*--- source ---.*this is not C"): ClangCompiler().compile("this is not C;")
+
+def test_missing_compiler_says_what_to_install(monkeypatch):
+  monkeypatch.setenv("CC", "/nonexistent/cc")
+  with pytest.raises(RuntimeError, match="apt-get install clang"): ClangCompiler().compile("int x;")
