@@ -142,12 +142,13 @@ def test_clang_compile_is_cached(cachedb, monkeypatch):
   src = "int answer(void) { return 42; }"
   lib = comp.compile_cached(src)
   assert comp.compile_cached(src) == lib and len(calls) == 1 and lib[:4] == b"\x7fELF"
-  assert comp.cc in comp.cachekey and "-ffp-contract=off" in comp.cachekey
+  assert comp.cc in comp.cachekey and "-ffp-contract=off -fno-math-errno -fwrapv" in comp.cachekey
 
 # ***** registry *****
 
 def test_device_names_are_canonical():
   assert Device["cpu"] is Device["CPU:0"] is Device["CPU"]
+  assert type(Device["CPU"].renderer).__name__ == "CRenderer" and type(Device["PYTHON"].renderer).__name__ == "PythonRenderer"
   assert Device.canonicalize("amd:1") == "AMD:1" and Device.canonicalize("python") == "PYTHON"
   assert {"CPU", "PYTHON", "NULL"} <= set(Device.available)
   for name in ("CPU", "PYTHON", "NULL"):
@@ -209,3 +210,10 @@ def test_compile_error_shows_message_and_source():
 def test_missing_compiler_says_what_to_install(monkeypatch):
   monkeypatch.setenv("CC", "/nonexistent/cc")
   with pytest.raises(RuntimeError, match="apt-get install clang"): ClangCompiler().compile("int x;")
+
+def test_cpu_signed_overflow_wraps():
+  # -fwrapv: x+1 > x is false for INT_MAX (without it the compiler may fold the comparison to true)
+  src = "void wrap(int* data0, const int* data1, int core_id, int n_cores) { int x = data1[0]; data0[0] = x + 1 > x; data0[1] = x + 1; }"
+  out = Buffer("CPU", 2, dtypes.int32).allocate()
+  CPUProgram("wrap", ClangCompiler().compile(src))(out._buf, Buffer("CPU", 1, dtypes.int32).copyin(memoryview(np.array([2**31 - 1], np.int32)))._buf)
+  np.testing.assert_array_equal(out.numpy(), [0, -2**31])

@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from tg.uop import dtypes
 from tg.codegen.device import Buffer, Device
+from tg.codegen.renderer.cstyle import CRenderer
 
 def test_null_buffers_accept_data_but_have_none(monkeypatch):
   monkeypatch.delenv("NULL_ALLOW_COPYOUT", raising=False)
@@ -18,6 +19,7 @@ def test_null_copyout_allowed_gives_zeros(monkeypatch):
 
 def test_null_compiles_to_nothing_and_runs_nothing():
   dev = Device["NULL"]
+  assert type(dev.renderer) is CRenderer and dev.renderer is not Device["CPU"].renderer  # code is still generated, as C
   lib = dev.compiler.compile_cached("void k(float* data0, int core_id, int n_cores) { this would not even compile }")
   assert lib == b""
   prg = dev.runtime("k", lib)
