@@ -180,7 +180,7 @@ void slices(float* data0, int* data1, const float* data2, long long var_n, int c
 """
 
 @pytest.mark.parametrize("cap", ["", "1"])
-def test_cpu_program_runs_every_core(monkeypatch, cap: str):
+def test_cpu_program_runs_every_core(cachedb, monkeypatch, cap: str):
   monkeypatch.setenv("CPU_THREADS", cap)
   dev, n, cores = Device["CPU"], 1000, 4
   prg = dev.runtime("slices", dev.compiler.compile_cached(THREADS_SRC))

@@ -177,6 +177,16 @@ def test_if_endif():
   got, = run(linear(r, cond, st, endif, end(endif, r)), np.full(4, -1, np.int32))
   np.testing.assert_array_equal(got, [-1, -1, 4, 6])
 
+def test_divergent_if_in_a_workgroup():
+  # 4 threads in one group: only odd lanes enter the IF and store; a BARRIER after it is reached by all
+  out = param(0, i32, 4)
+  l = UOp.special(4, "lidx0")
+  cond = UOp(Ops.IF, dtypes.void, ((l % 2).eq(1),))
+  st = store(index(out, l), (l * 5).cast(i32))
+  endif = UOp(Ops.ENDIF, dtypes.void, (cond,))
+  got, = run(linear(cond, st, endif, UOp(Ops.BARRIER, dtypes.void, (endif,))), np.full(4, -1, np.int32), local_size=(4, 1, 1))
+  np.testing.assert_array_equal(got, [-1, 5, -1, 15])
+
 def test_define_var():
   # out[i] = i * k for i < n: variables come in name order (k before n)
   out = param(0, i32, 8)

@@ -103,20 +103,20 @@ def _db(path: pathlib.Path) -> sqlite3.Connection:
   path.parent.mkdir(parents=True, exist_ok=True)
   return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
 
-def _table(conn: sqlite3.Connection, table: str) -> str:
+@functools.cache
+def _table(path: pathlib.Path, table: str) -> sqlite3.Connection:
+  """The cache db at `path`, with `table` created (once per process)."""
   if not table.isidentifier(): raise ValueError(f"bad cache table name {table!r}")
-  conn.execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, val BLOB)")
-  return table
+  (conn := _db(path)).execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, val BLOB)")
+  return conn
 
 def diskcache_get(table: str, key: str) -> Any:
   """The value stored under `key` in `table` of the cache db, None if absent."""
-  conn = _db(cache_db_path())
-  row = conn.execute(f"SELECT val FROM {_table(conn, table)} WHERE key=?", (key,)).fetchone()
+  row = _table(cache_db_path(), table).execute(f"SELECT val FROM {table} WHERE key=?", (key,)).fetchone()
   return pickle.loads(row[0]) if row is not None else None
 
 def diskcache_put(table: str, key: str, value: Any) -> Any:
-  conn = _db(cache_db_path())
-  conn.execute(f"INSERT OR REPLACE INTO {_table(conn, table)} (key, val) VALUES (?, ?)", (key, pickle.dumps(value)))
+  _table(cache_db_path(), table).execute(f"INSERT OR REPLACE INTO {table} (key, val) VALUES (?, ?)", (key, pickle.dumps(value)))
   return value
 
 class Compiler:
