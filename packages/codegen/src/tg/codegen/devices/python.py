@@ -130,6 +130,7 @@ class PythonProgram:
     return time.perf_counter() - st if wait else None
 
   def _special(self, name: str, gid: tuple[int, ...], ls: tuple[int, ...], lids: list[tuple[int, ...]]) -> list[int]:
+    """gidxN: the workgroup's id in dim N (global_size counts workgroups); lidxN: the thread's id in it; idxN: both combined."""
     d = int(name[-1])
     if name.startswith("gidx"): return [gid[d]] * len(lids)
     if name.startswith("lidx"): return [lid[d] for lid in lids]
