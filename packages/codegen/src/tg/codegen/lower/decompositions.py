@@ -1,0 +1,78 @@
+"""Decompositions: ops a device lacks, rewritten into ops it has.
+
+- MULACC -> a*b+c; THREEFRY -> 32-bit adds, rotates and xors.
+- x // c and x % c for a constant c and x >= 0: shifts and masks for powers of two, otherwise a multiply and shift
+  with a magic number chosen so that the result is exact for every x in [0, vmax].
+- bfloat16 and fp8 arithmetic in float32 (renderers that only store them).
+- EXP2, LOG2, SIN by polynomials (tg.codegen.lower.transcendental) for renderers without them."""
+from __future__ import annotations
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, DType
+from tg.codegen.renderer import Renderer
+
+def threefry2x32(x: UOp, key: UOp) -> UOp:
+  """Threefry-2x32, 20 rounds, on uint64 words packed hi:lo (the same function as tg.uop.ops' Python one)."""
+  u32 = dtypes.uint32
+  def lo(v: UOp) -> UOp: return (v & 0xFFFFFFFF).cast(u32)
+  def hi(v: UOp) -> UOp: return (v >> 32).cast(u32)
+  k0, k1 = lo(key), hi(key)
+  ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
+  x0, x1 = lo(x) + ks[0], hi(x) + ks[1]
+  for i in range(5):
+    for r in ((13, 15, 26, 6), (17, 29, 16, 24))[i % 2]:
+      x0 = x0 + x1
+      x1 = ((x1 << r) | (x1 >> (32 - r))) ^ x0
+    x0, x1 = x0 + ks[(i + 1) % 3], x1 + ks[(i + 2) % 3] + (i + 1)
+  return (x1.cast(dtypes.uint64) << 32) | x0.cast(dtypes.uint64)
+
+def magic_divide(x: UOp, c: int) -> UOp | None:
+  """x // c as (x * m) >> s, exact for every x in [0, x.vmax]; None when no such m fits in the dtype."""
+  if not dtypes.is_int(x.dtype) or x.vmin < 0 or c <= 1: return None
+  if c & (c - 1) == 0: return x >> (c.bit_length() - 1)
+  bits = 8 * x.dtype.itemsize - (0 if dtypes.is_unsigned(x.dtype) else 1)
+  for s in range(bits):
+    m = -(-(1 << s) // c)
+    # floor(x*m / 2**s) == floor(x / c) for 0 <= x <= vmax when vmax * (m*c - 2**s) < 2**s
+    if x.vmax * (m * c - (1 << s)) < (1 << s):
+      if x.vmax * m >= 1 << bits: return None
+      return (x * m) >> s
+  return None
+
+def fast_mod(x: UOp, c: int) -> UOp | None:
+  if not dtypes.is_int(x.dtype) or x.vmin < 0 or c <= 1: return None
+  if c & (c - 1) == 0: return x & (c - 1)
+  return None if (q := magic_divide(x, c)) is None else x - q * c
+
+NARROW_FLOATS = (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2)
+
+def _in_float32(u: UOp) -> UOp | None:
+  """An ALU op on bfloat16/fp8 values computed in float32 and rounded back."""
+  if u.src[-1].dtype.scalar() not in NARROW_FLOATS and u.dtype.scalar() not in NARROW_FLOATS: return None
+  def up(s: UOp) -> UOp: return s.cast(dtypes.float32.vec(s.dtype.count)) if s.dtype.scalar() in NARROW_FLOATS else s
+  out = UOp(u.op, u.dtype if u.dtype.scalar() not in NARROW_FLOATS else dtypes.float32.vec(u.dtype.count), tuple(up(s) for s in u.src), u.arg)
+  return out.cast(u.dtype) if u.dtype.scalar() in NARROW_FLOATS else out
+
+def _narrow_cast(c: UOp) -> UOp | None:
+  """Casts between a narrow float and anything but float32 go through float32."""
+  frm, to = c.src[0].dtype.scalar(), c.dtype.scalar()
+  if (frm in NARROW_FLOATS) == (to in NARROW_FLOATS) or dtypes.float32 in (frm, to): return None
+  return c.src[0].cast(dtypes.float32.vec(c.dtype.count)).cast(c.dtype)
+
+def _native(ren: Renderer, op: Ops) -> bool: return op in ren.native_ops
+
+pm_decompose = PatternMatcher([
+  (UPat(Ops.MULACC, src=(UPat.var("a"), UPat.var("b"), UPat.var("c"))), lambda ctx, a, b, c: None if _native(ctx, Ops.MULACC) else a * b + c),
+  (UPat(Ops.THREEFRY, src=(UPat.var("x"), UPat.var("k"))), lambda ctx, x, k: None if _native(ctx, Ops.THREEFRY) else threefry2x32(x, k)),
+  (UPat(Ops.POW, src=(UPat.var("a"), UPat.var("b"))), lambda ctx, a, b: None if _native(ctx, Ops.POW) else (b * a.log2()).exp2()),
+])
+
+pm_fast_idiv = PatternMatcher([
+  (UPat.var("x") // UPat.cvar("c", vec=False), lambda x, c: magic_divide(x, c.arg)),
+  (UPat.var("x") % UPat.cvar("c", vec=False), lambda x, c: fast_mod(x, c.arg)),
+])
+
+pm_narrow_floats = PatternMatcher([
+  (UPat(GroupOp.ALU, name="u"), _in_float32),
+  (UPat(Ops.CAST, name="c"), _narrow_cast),
+])
+
+def float_dtypes_of(u: UOp) -> set[DType]: return {x.dtype.scalar() for x in u.toposort if dtypes.is_float(x.dtype)}

@@ -1,0 +1,128 @@
+"""Loads, and the devectorizer.
+
+pm_add_loads: an INDEX that is read becomes LOAD(INDEX) with a pointer dtype; a gated one gets a 0 for `alt`.
+pm_devectorize: vector ALU becomes lanes of scalar ALU (the C compiler vectorizes them again); GEPs are pushed
+down to the lanes; a vector LOAD or STORE is split into runs of consecutive addresses, each one vector access of
+a width the renderer supports, or scalar accesses where the addresses are not consecutive."""
+from __future__ import annotations
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, PtrDType, AddrSpace, dtypes, graph_rewrite
+from tg.uop.symbolic import symbolic
+from tg.codegen.renderer import Renderer
+
+def _ptr_index(x: UOp) -> UOp:
+  """An element-typed INDEX as an address: its dtype becomes the buffer's pointer (a vector of pointers for vector indices)."""
+  buf = x.src[0]
+  ptr = buf.dtype if isinstance(buf.dtype, PtrDType) else buf.dtype.ptr()
+  return x.replace(dtype=ptr.vec(x.dtype.count) if x.dtype.count > 1 else ptr)  # type: ignore[union-attr]
+
+def _load(idx: UOp, value_dtype: object, deps: tuple[UOp, ...] = ()) -> UOp:
+  alt = (UOp.const(value_dtype, 0),) if len(idx.src) > 2 else ()  # type: ignore[arg-type]
+  return UOp(Ops.LOAD, value_dtype, (idx, *alt, *deps))  # type: ignore[arg-type]
+
+def _is_val_index(x: UOp) -> bool: return x.op is Ops.INDEX and not isinstance(x.dtype, PtrDType)
+
+pm_add_loads = PatternMatcher([
+  # every element-typed INDEX is first read; where it was really a STORE's or LOAD's address, the read is undone
+  (UPat(Ops.INDEX, name="i"), lambda i: _load(_ptr_index(i), i.dtype) if _is_val_index(i) else None),
+  (UPat(Ops.STORE, src=(UPat(Ops.LOAD, name="l"), UPat.var("v"))), lambda l, v: UOp(Ops.STORE, dtypes.void, (l.src[0], v))),
+  (UPat(Ops.LOAD, src=(UPat(Ops.LOAD, name="l"),), allow_any_len=True, name="x"),
+   lambda l, x: _load(l.src[0], x.dtype, x.src[1:])),
+])
+
+# ***** devectorizing *****
+def no_vector_alu(ctx: Renderer | None, u: UOp) -> UOp | None:
+  if u.dtype.count == 1 or isinstance(u.dtype, PtrDType): return None
+  if ctx is not None and u.op in ctx.vector_alu and dtypes.is_float(u.dtype) and u.dtype.count in ctx.vector_alu_widths: return None
+  return UOp.vectorize(*[UOp(u.op, u.dtype.scalar(), tuple(s.gep(i) for s in u.src), u.arg) for i in range(u.dtype.count)])
+
+def gep_through(g: UOp) -> UOp | None:
+  x, lanes = g.src[0], g.arg
+  if x.op is Ops.VECTORIZE: return UOp.vectorize(*[x.src[i] for i in lanes])
+  if x.op is Ops.VCONST: return UOp.vectorize(*[UOp.const(x.dtype.scalar(), x.arg[i]) for i in lanes])
+  if x.op is Ops.GEP: return x.src[0].gep(tuple(x.arg[i] for i in lanes))
+  if x.op is Ops.CONST: return x if len(lanes) == 1 else x.broadcast(len(lanes))
+  if lanes == tuple(range(x.dtype.vcount)): return x
+  if len(lanes) > 1 and x.op is not Ops.LOAD: return UOp.vectorize(*[x.gep(i) for i in lanes])
+  return None
+
+def push_gep(g: UOp) -> UOp | None:
+  """GEP of a vector op is the op on the GEPs of its sources: take only the lanes that are used. Loads stay whole, so
+  the devectorizer sees all their addresses at once and finds the contiguous runs."""
+  x, lanes = g.src[0], g.arg
+  if x.op in GroupOp.ALU or x.op in (Ops.CAST, Ops.BITCAST):
+    return UOp(x.op, x.dtype.scalar().vec(len(lanes)), tuple(s.gep(lanes) for s in x.src), x.arg)
+  return gep_through(g)
+
+def _lane_addrs(idx: UOp) -> list[tuple[UOp, UOp | None]]:
+  """(index, gate) of each lane of a vector INDEX, simplified."""
+  n = idx.dtype.vcount
+  out = []
+  for i in range(n):
+    li = graph_rewrite(idx.src[1].gep(i), pm_devectorize_math, name="lane index")
+    lg = graph_rewrite(idx.src[2].gep(i), pm_devectorize_math, name="lane gate") if len(idx.src) > 2 else None
+    out.append((li, lg))
+  return out
+
+def _base_offset(idx: UOp) -> tuple[UOp, int]:
+  if idx.op is Ops.ADD and idx.src[1].op is Ops.CONST: return idx.src[0], idx.src[1].arg
+  if idx.op is Ops.CONST: return UOp.const(idx.dtype, 0), idx.arg
+  return idx, 0
+
+def access_groups(addrs: list[tuple[UOp, UOp | None]], widths: tuple[int, ...]) -> list[tuple[list[list[int]], int]]:
+  """Group lanes into accesses: lanes with the same base and gate whose constant offsets are consecutive share one
+  access of a supported width. Each access lists, per element, the lanes that read or write that element."""
+  by_base: dict[tuple[UOp, UOp | None], dict[int, list[int]]] = {}
+  for lane, (idx, gate) in enumerate(addrs):
+    base, off = _base_offset(idx)
+    by_base.setdefault((base, gate), {}).setdefault(off, []).append(lane)
+  out: list[tuple[list[list[int]], int]] = []
+  for offs in by_base.values():
+    keys = sorted(offs)
+    i = 0
+    while i < len(keys):
+      w = next((c for c in sorted(widths, reverse=True) if c > 1 and i + c <= len(keys) and keys[i + c - 1] - keys[i] == c - 1), 1)
+      out.append(([offs[k] for k in keys[i:i + w]], w))
+      i += w
+  return out
+
+def _scalar_addr(idx: UOp, a: tuple[UOp, UOp | None], w: int) -> UOp:
+  buf = idx.src[0]
+  one = UOp(Ops.INDEX, buf.dtype, (buf, a[0]) + ((a[1],) if a[1] is not None else ()))
+  if w == 1: return one
+  ptr: PtrDType = buf.dtype  # type: ignore[assignment]
+  return UOp(Ops.CAST, ptr.base.vec(w).ptr(ptr.size, ptr.addrspace), (one,))
+
+def _widths(ctx: Renderer, idx: UOp) -> tuple[int, ...]: return ctx.vector_widths
+
+def split_load(ctx: Renderer, l: UOp) -> UOp | None:
+  idx = l.src[0]
+  if idx.op is not Ops.INDEX or idx.dtype.vcount == 1: return None
+  addrs = _lane_addrs(idx)
+  lanes: list[UOp | None] = [None] * len(addrs)
+  for elems, w in access_groups(addrs, _widths(ctx, idx)):
+    ld = _load(_scalar_addr(idx, addrs[elems[0][0]], w), l.dtype.scalar().vec(w), l.src[2 if len(idx.src) > 2 else 1:])
+    for k, ls in enumerate(elems):
+      for lane in ls: lanes[lane] = ld.gep(k) if w > 1 else ld
+  return UOp.vectorize(*lanes)  # type: ignore[arg-type]
+
+def split_store(ctx: Renderer, s: UOp) -> UOp | None:
+  idx, v = s.src[0], s.src[1]
+  if idx.op is not Ops.INDEX or idx.dtype.vcount == 1: return None
+  addrs = _lane_addrs(idx)
+  stores = []
+  for elems, w in access_groups(addrs, _widths(ctx, idx)):
+    val = v.gep(tuple(ls[-1] for ls in elems)) if w > 1 else v.gep(elems[0][-1])
+    stores.append(UOp(Ops.STORE, dtypes.void, (_scalar_addr(idx, addrs[elems[0][0]], w), val)))
+  return UOp.group(*stores)
+
+pm_push_gep = PatternMatcher([(UPat(Ops.GEP, name="g"), push_gep)])
+
+pm_devectorize_math = symbolic + PatternMatcher([
+  (UPat(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="u"), no_vector_alu),
+  (UPat(Ops.GEP, name="g"), gep_through),
+])
+
+pm_devectorize = pm_devectorize_math + PatternMatcher([
+  (UPat(Ops.LOAD, name="l"), split_load),
+  (UPat(Ops.STORE, name="s"), split_store),
+])

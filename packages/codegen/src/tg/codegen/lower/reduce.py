@@ -1,0 +1,53 @@
+"""Reduce lowering: REDUCE(x, *ranges) becomes an accumulator register initialised before the loops, updated inside
+them, and read after them. Several accumulations over the same range then share that range's single END."""
+from __future__ import annotations
+import itertools
+from tg.uop import UOp, Ops, UPat, PatternMatcher, AddrSpace, dtypes, DType
+from tg.codegen.opt.kernel import range_key
+
+def identity_element(op: Ops, dt: DType) -> int | float | bool:
+  if op is Ops.ADD or op is Ops.OR or op is Ops.XOR: return 0 if dt != dtypes.bool else False
+  if op is Ops.MUL: return 1 if dt != dtypes.bool else True
+  if op is Ops.MAX: return dtypes.min(dt)
+  if op is Ops.AND: return True if dt == dtypes.bool else -1
+  raise ValueError(f"no identity for a reduce of {op}")
+
+def open_ranges(u: UOp) -> set[UOp]:
+  """The RANGEs u is inside of: those it depends on, less the ones an END in its past has closed."""
+  scope: dict[UOp, frozenset[UOp]] = {}
+  for n in u.toposort:
+    s = frozenset().union(*(scope[x] for x in n.src)) if n.src else frozenset()
+    if n.op is Ops.RANGE: s = s | {n}
+    elif n.op is Ops.END: s = s - set(n.src[1:])
+    scope[n] = s
+  return set(scope[u])
+
+class ReduceContext:
+  def __init__(self) -> None: self.slots = itertools.count()
+
+def lower_reduce(ctx: ReduceContext, red: UOp) -> UOp:
+  x, rngs = red.src[0], red.src[1:]
+  n, scalar = x.dtype.count, x.dtype.scalar()
+  acc = UOp(Ops.DEFINE_REG, scalar.ptr(n, AddrSpace.REG), arg=next(ctx.slots))
+  lanes = UOp.const(dtypes.index.vec(n), tuple(range(n))) if n > 1 else UOp.const(dtypes.index, 0)
+  def at(buf: UOp) -> UOp: return UOp(Ops.INDEX, x.dtype, (buf, lanes))
+  outer = sorted(open_ranges(x) - set(rngs), key=range_key)
+  init = at(acc.after(*outer)).store(UOp.const(x.dtype, identity_element(red.arg, scalar)))
+  update = at(acc).store(at(acc.after(init, *rngs)).alu(red.arg, x))
+  return at(acc.after(update.end(*sorted(rngs, key=range_key))))
+
+def merge_ends(sink: UOp) -> UOp | None:
+  """ENDs closing the same ranges become one END over a GROUP of their bodies (one loop, several accumulators)."""
+  by_ranges: dict[tuple[UOp, ...], list[UOp]] = {}
+  for u in sink.toposort:
+    if u.op is Ops.END: by_ranges.setdefault(u.src[1:], []).append(u)
+  sub = {}
+  for rngs, ends in by_ranges.items():
+    if len(ends) < 2: continue
+    if any(e in f.src[0].toposort for e in ends for f in ends if e is not f): continue  # one needs the other finished: can't share a loop
+    merged = UOp.group(*[e.src[0] for e in ends]).end(*rngs)
+    sub.update({e: merged for e in ends})
+  return sink.substitute(sub) if sub else None
+
+pm_reduce = PatternMatcher([(UPat(Ops.REDUCE, name="red"), lower_reduce)])
+pm_merge_ends = PatternMatcher([(UPat(Ops.SINK, name="sink"), merge_ends)])

@@ -1,0 +1,60 @@
+"""Choosing opts: hand-written heuristics by default, or BEAM=n: a beam search that times candidates on the device.
+The beam's choice is cached on disk, keyed by the kernel and the device."""
+from __future__ import annotations
+import hashlib, math, pickle
+from tg.uop import UOp, Ops, getenv, ContextVar, DEBUG
+from tg.codegen.renderer import Renderer
+from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, globalize, output_axes, reduce_axes, range_size
+from tg.codegen.opt.heuristic import hand_coded_optimizations
+
+BEAM = ContextVar("BEAM", 0)
+
+def choose_opts(ast: UOp, ren: Renderer) -> UOp:
+  ast = globalize(ast)
+  if BEAM >= 1 and ren.device: return beam_search(ast, ren, int(BEAM))
+  return hand_coded_optimizations(ast, ren)
+
+def actions(k: UOp, ren: Renderer) -> list[Opt]:
+  outs, reds = output_axes(k), reduce_axes(k)
+  acts = [Opt(OptOps.UPCAST, i, a) for i, r in enumerate(outs) for a in (2, 3, 4, 8) if (range_size(r) or 1) % a == 0 and range_size(r) != a]
+  acts += [Opt(OptOps.UPCAST, i, 0) for i, r in enumerate(outs) if (range_size(r) or 99) <= 8]
+  acts += [Opt(OptOps.UNROLL, i, a) for i, r in enumerate(reds) for a in (2, 4, 8, 16) if (range_size(r) or 1) % a == 0]
+  if ren.has_local: acts += [Opt(OptOps.LOCAL, i, a) for i, r in enumerate(outs) for a in (2, 4, 8, 16, 32) if (range_size(r) or 1) % a == 0]
+  return acts
+
+def upcast_lanes(k: UOp) -> int:
+  return math.prod(range_size(u) or 1 for u in k.toposort if u.op is Ops.RANGE and u.arg[1].name in ("UPCAST", "UNROLL"))
+
+def time_kernel(k: UOp, ren: Renderer, runs: int = 3) -> float:
+  """Best wall time of a few runs of the lowered kernel on random-free scratch buffers (inf if it fails to build)."""
+  from tg.codegen.pipeline import get_program, CompiledRunner
+  from tg.codegen.device import Buffer
+  try: p = get_program(k, ren, opts=())
+  except (KernelOptError, NotImplementedError, RuntimeError): return math.inf
+  bufs = [Buffer(ren.device, max(b.dtype.size, 1), b.dtype.base).allocate() for b in p.buffers]  # type: ignore[union-attr]
+  var_vals = {v.arg[0]: v.arg[2] for v in p.vars}
+  runner = CompiledRunner(p)
+  return min(runner(bufs, var_vals, wait=True) or math.inf for _ in range(runs))
+
+def beam_search(ast: UOp, ren: Renderer, width: int) -> UOp:
+  from tg.codegen.device import diskcache_get, diskcache_put
+  key = hashlib.sha256(pickle.dumps((ast, ren.device, type(ren).__name__, width))).hexdigest()
+  if getenv("IGNORE_BEAM_CACHE", 0) == 0 and (opts := diskcache_get("beam", key)) is not None:
+    for o in opts: ast = apply_opt(ast, o, ren)
+    return ast
+  beam: list[tuple[UOp, float]] = [(ast, time_kernel(ast, ren))]
+  best = beam[0]
+  while True:
+    candidates: list[UOp] = []
+    for k, _ in beam:
+      for act in actions(k, ren):
+        try: nk = apply_opt(k, act, ren)
+        except KernelOptError: continue
+        if upcast_lanes(nk) <= ren.max_upcast: candidates.append(nk)
+    timed = sorted(((c, time_kernel(c, ren)) for c in candidates), key=lambda x: x[1])[:width]
+    if not timed or timed[0][1] >= best[1]: break
+    best, beam = timed[0], timed
+    if DEBUG >= 2: print(f"BEAM {best[1] * 1e6:8.1f} us  {best[0].arg.applied_opts}")
+  applied = best[0].arg.applied_opts if hasattr(best[0].arg, "applied_opts") else ()
+  diskcache_put("beam", key, tuple(o for o in applied if o not in (ast.arg.applied_opts if hasattr(ast.arg, "applied_opts") else ())))
+  return best[0]

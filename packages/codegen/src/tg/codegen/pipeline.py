@@ -1,0 +1,98 @@
+"""From kernel AST to running program: `get_program(ast, renderer)` and `CompiledRunner(spec)(buffers, var_vals)`.
+
+The lowering is a fixed sequence of passes, each one graph_rewrite of a PatternMatcher:
+flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> lower REDUCE -> merge ENDs -> GPU dims
+-> add loads -> devectorize -> decompose -> linearize -> render."""
+from __future__ import annotations
+import re
+from typing import Any
+from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, AxisType
+from tg.codegen.program import ProgramSpec
+from tg.codegen.renderer import Renderer
+from tg.codegen.lower.flatten import pm_flatten
+from tg.codegen.lower.expander import pm_expand
+from tg.codegen.lower.reduce import pm_reduce, pm_merge_ends, ReduceContext
+from tg.codegen.lower.gpudims import add_gpudims, launch_size
+from tg.codegen.lower.devectorize import pm_add_loads, pm_devectorize, pm_push_gep
+from tg.codegen.lower.decompositions import pm_decompose, pm_narrow_floats, pm_fast_idiv
+from tg.codegen.lower.transcendental import pm_transcendental
+from tg.codegen.lower.linearize import linearize
+from tg.codegen.opt.kernel import Opt, apply_opts
+
+def kernel_info(ast: UOp) -> KernelInfo: return ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
+
+def optimize(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None = None) -> UOp:
+  """Apply `opts`, or KernelInfo.opts_to_apply when given (exactly those), or the optimizer's choice (BEAM or heuristics)."""
+  if opts is None: opts = kernel_info(ast).opts_to_apply
+  if opts is not None: return apply_opts(ast, opts, renderer)
+  from tg.codegen.opt.search import choose_opts
+  return choose_opts(ast, renderer)
+
+def lower(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None = None) -> UOp:
+  """The kernel AST, optimized and lowered to the graph the linearizer orders."""
+  if SPEC: type_verify(ast, kernel_spec)
+  ast = graph_rewrite(ast, pm_flatten, name="flatten")
+  ast = graph_rewrite(ast, symbolic, name="simplify")
+  ast = optimize(ast, renderer, opts)
+  return lower_optimized(ast, renderer)
+
+def lower_optimized(ast: UOp, renderer: Renderer) -> UOp:
+  ast = graph_rewrite(ast, pm_expand, name="expand")
+  ast = graph_rewrite(ast, pm_reduce, ctx=ReduceContext(), name="reduce")
+  ast = graph_rewrite(ast, pm_merge_ends, name="merge ends")
+  ast = add_gpudims(ast, renderer)
+  ast = graph_rewrite(ast, pm_add_loads, name="add loads")
+  ast = graph_rewrite(ast, pm_push_gep, name="push geps")
+  ast = graph_rewrite(ast, pm_devectorize, ctx=renderer, name="devectorize")
+  late = pm_decompose + pm_transcendental + symbolic
+  if renderer.emulated_dtypes: late = late + pm_narrow_floats
+  if Ops.IDIV not in renderer.native_ops: late = late + pm_fast_idiv
+  return graph_rewrite(ast, late, ctx=renderer, name="decompose")
+
+def get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None = None) -> ProgramSpec:
+  """Optimize, lower, linearize and render a kernel AST (a SINK) for a device's renderer."""
+  if ast.op is not Ops.SINK: raise TypeError(f"get_program takes a kernel SINK, got {ast.op}")
+  lowered = lower(ast, renderer, opts)
+  uops = linearize(lowered)
+  if SPEC: type_verify(uops, program_spec)
+  name = re.sub(r"\W", "_", kernel_info(lowered).name) or "kernel"
+  src = renderer.render(uops, name)
+  if DEBUG >= 4: print(src)
+  if renderer.global_max is not None: gsz, lsz = launch_size(uops, "gidx"), launch_size(uops, "lidx")
+  else: gsz, lsz = ((renderer.threads_for(uops),) if renderer.has_threads else (1,)) + (1, 1), (1, 1, 1)
+  flops, mem = estimate(uops)
+  return ProgramSpec(name, src, renderer.device, uops, gsz, lsz, flops, mem, kernel_info(lowered).applied_opts, ast)  # type: ignore[arg-type]
+
+def estimate(uops: list[UOp]) -> tuple[int, int]:
+  """(ALU ops, bytes loaded and stored) of one run, counting each loop's trip count (symbolic sizes at their max)."""
+  mult, stack, flops, mem = 1, [], 0, 0
+  for u in uops:
+    if u.op is Ops.RANGE:
+      n = u.src[0].vmax if u.arg[1] is not AxisType.GLOBAL or True else 1
+      stack.append(n); mult *= max(n, 1)
+    elif u.op is Ops.END: mult //= max(stack.pop(), 1)
+    elif u.op in (Ops.LOAD, Ops.STORE):
+      dt = u.dtype if u.op is Ops.LOAD else u.src[1].dtype
+      if u.src[0].dtype.addrspace.name == "GLOBAL": mem += mult * dt.itemsize * dt.count  # type: ignore[union-attr]
+    elif u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.MAX, Ops.MULACC, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.WHERE, Ops.CMPLT,
+                  Ops.RECIPROCAL) and u.dtype.scalar().name != "index": flops += mult * u.dtype.count
+  specials = 1
+  for u in uops:
+    if u.op is Ops.SPECIAL: specials *= u.src[0].arg
+  return flops * specials, mem * specials
+
+class CompiledRunner:
+  """A ProgramSpec compiled for its device; call it with the buffers in slot order and the variables' values."""
+  def __init__(self, p: ProgramSpec, lib: bytes | None = None):
+    from tg.codegen.device import Device
+    self.p, self.dev = p, Device[p.device]
+    self.lib = lib if lib is not None else self.dev.compiler.compile_cached(p.src)
+    self._prg = self.dev.runtime(p.name, self.lib)
+  def __call__(self, bufs: list[Any], var_vals: dict[str, int] | None = None, wait: bool = False) -> float | None:
+    if len(bufs) != len(self.p.buffers): raise ValueError(f"{self.p.name} takes {len(self.p.buffers)} buffers, got {len(bufs)}")
+    var_vals = var_vals or {}
+    missing = [v.arg[0] for v in self.p.vars if v.arg[0] not in var_vals]
+    if missing: raise ValueError(f"{self.p.name} needs values for the variables {missing}")
+    vals = tuple(var_vals[v.arg[0]] for v in self.p.vars)
+    return self._prg(*[b.ensure_allocated()._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, vals=vals,
+                     wait=wait)

@@ -1,0 +1,25 @@
+"""Renderer: what a device can do (the lowering passes read these capabilities) and how to turn a linear
+program (see tg.codegen.program) into the source text its compiler takes."""
+from __future__ import annotations
+from tg.uop import UOp, Ops, DType, GroupOp
+
+class Renderer:
+  device: str = ""
+  has_local: bool = False           # workgroups with local ids
+  has_shared: bool = False          # DEFINE_LOCAL memory
+  has_threads: bool = False         # CPU: the outermost GLOBAL range is split over host threads
+  global_max: tuple[int, ...] | None = None   # limits of SPECIAL gidx dims (None: no GPU dims, ranges stay loops)
+  local_max: tuple[int, ...] | None = None
+  shared_max: int = 0
+  vector_widths: tuple[int, ...] = (1,)      # widths a LOAD/STORE/ALU may have; everything else is split
+  max_upcast: int = 64                       # at most this many lanes of unrolled work per thread
+  supported_dtypes: frozenset[DType] | None = None   # None: every dtype
+  native_ops: frozenset[Ops] = GroupOp.ALU - {Ops.MULACC, Ops.POW, Ops.THREEFRY, Ops.SIN, Ops.EXP2, Ops.LOG2}  # the rest is decomposed
+  vector_alu: frozenset[Ops] = frozenset()      # ops kept on float vectors (of vector_alu_widths lanes); the rest is split
+  vector_alu_widths: tuple[int, ...] = ()
+  emulated_dtypes: frozenset[DType] = frozenset()  # stored as bits, computed in float32 (bfloat16, fp8 on C)
+  def render(self, uops: list[UOp], name: str = "kernel") -> str: raise NotImplementedError(f"{type(self).__name__} can't render")
+  def threads_for(self, uops: list[UOp]) -> int:
+    """How many host threads run the outermost GLOBAL loop (has_threads devices)."""
+    return 1
+  def __reduce__(self) -> tuple: return (type(self), ())
