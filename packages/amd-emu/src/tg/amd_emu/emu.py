@@ -1,0 +1,267 @@
+"""The emulator's runtime: memory maps, wave state, workgroups with barriers, dispatches and launches.
+
+`Memory` is a GPU address space of mapped ranges backed by host memory (numpy arrays, bytearrays, ctypes buffers);
+anything outside them faults. `dispatch(...)` runs a grid of workgroups of a kernel whose code lives in that memory
+or is given as bytes; `launch(...)` is the convenience for a code object plus Python/numpy arguments; `run_wave(...)`
+runs a list of DSL instructions on one wave and returns its registers.
+"""
+from __future__ import annotations
+import ctypes
+import struct
+from dataclasses import dataclass
+from typing import Any, Sequence
+import numpy as np
+from .codeobj import CodeObject, Kernel, KernelDescriptor, read as read_codeobj
+from .inst import Inst
+from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
+from .shapes import ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, FAULT_PC, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
+
+DEFAULT_BUDGET = 10_000_000
+LDS_BYTES = 64 * 1024
+
+class MemoryFault(RuntimeError):
+  """An access outside every mapped range."""
+
+class Memory:
+  """A GPU address space: `map(addr, nbytes, backing)` makes [addr, addr+nbytes) valid, backed by host memory."""
+  def __init__(self) -> None:
+    self.ranges: list[tuple[int, int, int, Any]] = []  # (lo, hi, host address, backing kept alive)
+    self._table: Any = None
+    self.next_free = 0x100000000
+
+  def map(self, addr: int, nbytes: int, backing: Any = None) -> np.ndarray:
+    """Map a range; backing is anything with a writable buffer of >= nbytes (default: new zeroed memory). Returns a uint8 view."""
+    if backing is None: backing = np.zeros(nbytes, np.uint8)
+    arr = np.frombuffer(backing, np.uint8) if not isinstance(backing, np.ndarray) else backing.reshape(-1).view(np.uint8)
+    if arr.nbytes < nbytes: raise ValueError(f"backing of {arr.nbytes} bytes is smaller than the mapping ({nbytes} bytes)")
+    if not arr.flags.writeable: raise ValueError("backing memory must be writable")
+    for lo, hi, _, _ in self.ranges:
+      if addr < hi and lo < addr + nbytes: raise ValueError(f"mapping {addr:#x}+{nbytes:#x} overlaps {lo:#x}..{hi:#x}")
+    if len(self.ranges) >= TAB: raise ValueError(f"too many mappings (the emulator's range table holds {TAB})")
+    self.ranges.append((addr, addr + nbytes, arr.ctypes.data, arr))
+    self.ranges.sort()
+    self._table = None
+    self.next_free = max(self.next_free, (addr + nbytes + 0xFFFF) & ~0xFFFF)
+    return arr[:nbytes]
+
+  def alloc(self, nbytes: int, backing: Any = None) -> int:
+    """Map nbytes at a fresh 64 KiB-aligned address and return it."""
+    addr = self.next_free
+    self.map(addr, max(nbytes, 1), backing)
+    return addr
+
+  def unmap(self, addr: int) -> None:
+    self.ranges = [r for r in self.ranges if r[0] != addr]
+    self._table = None
+
+  def view(self, addr: int, nbytes: int) -> np.ndarray:
+    for lo, hi, _, arr in self.ranges:
+      if lo <= addr and addr + nbytes <= hi: return arr[addr - lo:addr - lo + nbytes]
+    raise MemoryFault(f"memory fault: host access at {addr:#x}+{nbytes}, no mapping")
+
+  def read(self, addr: int, nbytes: int) -> bytes: return self.view(addr, nbytes).tobytes()
+  def write(self, addr: int, data: bytes) -> None: self.view(addr, len(data))[:] = np.frombuffer(data, np.uint8)
+
+  @property
+  def table(self) -> ctypes.Array:
+    """lo[TAB], hi[TAB], host-minus-GPU delta[TAB]; unused entries have lo = 2**64-1 so the search never picks them."""
+    if self._table is None:
+      t = (ctypes.c_uint64 * (3 * TAB))()
+      for k in range(TAB): t[k] = 2**64 - 1
+      for k, (lo, hi, host, _) in enumerate(self.ranges):
+        t[k], t[TAB + k], t[2 * TAB + k] = lo, hi, (host - lo) % 2**64
+      self._table = t
+    return self._table
+
+@dataclass
+class Wave:
+  """One wave's registers: `st` is the whole state; s, v, scc, pc... are views of it."""
+  st: np.ndarray
+  budget: ctypes.c_longlong
+  done: bool = False
+  waiting: bool = False
+
+  @property
+  def s(self) -> np.ndarray: return self.st[:128]
+  @property
+  def v(self) -> np.ndarray: return self.st[VGPR:].reshape(256, WAVE)
+  @property
+  def scc(self) -> int: return int(self.st[SCC])
+  @property
+  def vcc(self) -> int: return int(self.st[106])
+  @property
+  def exec(self) -> int: return int(self.st[126])
+  @property
+  def m0(self) -> int: return int(self.st[125])
+  @property
+  def pc(self) -> int: return int(self.st[PC]) | int(self.st[PC + 1]) << 32
+  @property
+  def ttmp(self) -> np.ndarray: return self.st[108:124]
+
+def new_wave(pc: int, budget: int) -> Wave:
+  st = np.zeros(ST_WORDS, np.uint32)
+  st[PC], st[PC + 1] = pc & 0xFFFFFFFF, pc >> 32
+  st[126] = 0xFFFFFFFF
+  return Wave(st, ctypes.c_longlong(budget))
+
+def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> None:
+  """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
+  live wave has reached it."""
+  tab = ctypes.addressof(memory.table)
+  while True:
+    live = [w for w in waves if not w.done]
+    if not live: return
+    if all(w.waiting for w in live):
+      for w in live: w.waiting = False
+    for i, w in enumerate(live):
+      if w.waiting: continue
+      rc = prog.fxn(w.st.ctypes.data, None, tab, ctypes.addressof(w.budget))
+      if rc == ENDPGM: w.done = True
+      elif rc == BARRIER: w.waiting = True
+      else: raise_stop(prog, w, rc, f"wave {waves.index(w)}{where}")
+
+def raise_stop(prog: Any, w: Wave, rc: int, who: str) -> None:
+  pc = w.pc
+  d = prog.by_pc.get(pc)
+  text = d.inst.disasm() if d is not None and d.inst is not None else "?"
+  if rc == FAULT:
+    addr = int(w.st[FAULT_ADDR]) | int(w.st[FAULT_ADDR + 1]) << 32
+    raise MemoryFault(f"memory fault: {text} at {addr:#x}, no mapping (pc={pc:#x}, {who})")
+  if rc == BUDGET: raise RuntimeError(f"instruction budget exhausted at pc={pc:#x} ({text}, {who}): a runaway loop? pass a larger budget")
+  if rc == BADPC: raise RuntimeError(f"jump to pc={pc:#x}, which is not the start of a block of this kernel's code ({who})")
+  if rc == UNSUPPORTED: raise RuntimeError(f"{prog.unsupported.get(pc, 'unsupported instruction')} at pc={pc:#x} ({who})")
+  raise RuntimeError(f"emulator stopped with code {rc} at pc={pc:#x}")
+
+def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
+             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0) -> None:
+  """Run a grid of workgroups. `code` is the code mapped at `code_addr` (PC-relative data reads go through `memory`),
+  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup."""
+  gx, gy, gz = (list(grid) + [1, 1])[:3]
+  bx, by, bz = (list(block) + [1, 1])[:3]
+  prog = program(bytes(code), arch, code_addr)
+  nthreads = bx * by * bz
+  nwaves = (nthreads + WAVE - 1) // WAVE
+  tid = np.arange(nwaves * WAVE)
+  packed = (tid % bx) | ((tid // bx % by) << 10) | ((tid // (bx * by)) << 20)
+  scratch_size = (descriptor.private_segment_size + 3) & ~3
+  user = user_sgprs(descriptor, kernarg_addr, dispatch_ptr)
+  ids_at = descriptor.user_sgpr_count or len(user)
+  lds = np.zeros(LDS_BYTES, np.uint8)
+  scratch = np.zeros(max(scratch_size, 4) * WAVE * nwaves, np.uint8)
+  for wz in range(gz):
+    for wy in range(gy):
+      for wx in range(gx):
+        lds[:] = 0
+        waves = []
+        for w in range(nwaves):
+          wave = new_wave(entry, budget)
+          st = wave.st
+          st[:len(user)] = user
+          k = ids_at
+          for on, val in zip(descriptor.workgroup_ids, (wx, wy, wz)):
+            if on: st[k] = val; k += 1
+          if arch == "rdna4": st[108 + 9], st[108 + 10], st[108 + 11], st[108 + 7] = wx, wy, wz, wy | wz << 16
+          st[VGPR:VGPR + WAVE] = packed[w * WAVE:(w + 1) * WAVE]
+          n = min(WAVE, nthreads - w * WAVE)
+          st[126] = (1 << n) - 1
+          st[LDS_BASE], st[LDS_BASE + 1] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32
+          st[LDS_SIZE] = LDS_BYTES
+          sbase = scratch.ctypes.data + w * WAVE * max(scratch_size, 4)
+          st[SCRATCH_BASE], st[SCRATCH_BASE + 1], st[SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
+          waves.append(wave)
+        run_waves(prog, waves, memory, f", workgroup ({wx}, {wy}, {wz})")
+
+def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
+  out: list[int] = []
+  for name in kd.user_sgprs:
+    if name == "private_segment_buffer": out += [0, 0, 0, 0]
+    elif name in ("dispatch_ptr", "queue_ptr", "dispatch_id", "flat_scratch_init"):
+      val = dispatch_ptr if name == "dispatch_ptr" else 0
+      out += [val & 0xFFFFFFFF, val >> 32]
+    elif name == "kernarg_segment_ptr": out += [kernarg_addr & 0xFFFFFFFF, kernarg_addr >> 32]
+    elif name == "private_segment_size": out.append(kd.private_segment_size)
+  return out
+
+def load_image(data: bytes) -> bytes:
+  """The loaded image of an ELF code object: its PT_LOAD segments at their virtual addresses."""
+  phoff, = struct.unpack_from("<Q", data, 0x20)
+  phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+  segs = []
+  for i in range(phnum):
+    typ, _, off, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
+    if typ == 1: segs.append((vaddr, off, filesz, memsz))
+  size = max((v + m for v, _, _, m in segs), default=0)
+  img = bytearray(size)
+  for v, off, fs, _ in segs: img[v:v + fs] = data[off:off + fs]
+  return bytes(img)
+
+HIDDEN = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_count_z": 2, "hidden_group_size_x": 3, "hidden_group_size_y": 4,
+          "hidden_group_size_z": 5, "hidden_remainder_x": 6, "hidden_remainder_y": 7, "hidden_remainder_z": 8, "hidden_grid_dims": 9}
+
+def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[int], block: Sequence[int], args: Sequence[Any],
+           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None) -> Memory:
+  """Run a kernel of a code object. args follow the kernel's argument list: numpy arrays are mapped and passed by address
+  (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in."""
+  data = code_object if isinstance(code_object, (bytes, bytearray)) else None
+  co = read_codeobj(bytes(data)) if data is not None else code_object
+  assert isinstance(co, CodeObject)
+  if kernel is None:
+    if len(co.kernels) != 1: raise ValueError(f"the code object has kernels {sorted(co.kernels)}: name one")
+    kernel = next(iter(co.kernels))
+  if kernel not in co.kernels: raise ValueError(f"no kernel {kernel!r} in the code object (kernels: {', '.join(sorted(co.kernels))})")
+  k: Kernel = co.kernels[kernel]
+  arch = arch or co.arch
+  mem = memory or Memory()
+  image = load_image(bytes(data)) if data is not None else b""
+  base = mem.alloc(max(len(image), co.text_addr + len(co.text)))
+  if image: mem.write(base, image)
+  else: mem.write(base + co.text_addr, co.text)
+  kernarg = bytearray(max(k.descriptor.kernarg_size, 256))
+  user_args = [a for a in k.args if not a.get(".value_kind", "").startswith("hidden_")]
+  if len(args) != len(user_args):
+    raise ValueError(f"{kernel} takes {len(user_args)} arguments ({', '.join(a.get('.name', '?') for a in user_args)}), got {len(args)}")
+  gx, gy, gz = (list(grid) + [1, 1])[:3]
+  bx, by, bz = (list(block) + [1, 1])[:3]
+  hidden = [gx, gy, gz, bx, by, bz, 0, 0, 0, sum(1 for d in (gx * bx, gy * by, gz * bz) if d > 1) or 1]
+  for meta, val in zip(user_args, args): pack_arg(kernarg, meta, val, mem)
+  for meta in k.args:
+    kind = meta.get(".value_kind", "")
+    if kind in HIDDEN:
+      fmt = {2: "<H", 4: "<I", 8: "<Q"}[meta[".size"]]
+      struct.pack_into(fmt, kernarg, meta[".offset"], hidden[HIDDEN[kind]])
+  ka = mem.alloc(len(kernarg))
+  mem.write(ka, bytes(kernarg))
+  dispatch(mem, co.text, base + co.text_addr + k.code_offset, k.descriptor, ka, (gx, gy, gz), (bx, by, bz), arch, base + co.text_addr,
+           budget)
+  return mem
+
+def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
+  off, size = meta[".offset"], meta[".size"]
+  if isinstance(val, np.ndarray):
+    if not val.flags.c_contiguous: raise ValueError(f"argument {meta.get('.name')}: numpy arrays must be C-contiguous")
+    addr = mem.alloc(val.nbytes, val)
+    struct.pack_into("<Q", kernarg, off, addr)
+  elif isinstance(val, float): struct.pack_into("<f" if size == 4 else "<d", kernarg, off, val)
+  elif isinstance(val, (int, np.integer)): kernarg[off:off + size] = (int(val) % (1 << (8 * size))).to_bytes(size, "little")
+  else: raise TypeError(f"argument {meta.get('.name')}: expected a numpy array, int or float, got {type(val).__name__}")
+
+def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int, int] | None = None, vgprs: dict[int, Any] | None = None,
+             exec_mask: int = 0xFFFFFFFF, memory: Memory | None = None, budget: int = DEFAULT_BUDGET, lds: np.ndarray | None = None,
+             scc: int = 0) -> Wave:
+  """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}."""
+  code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
+  from .asm import assemble
+  code += assemble("s_endpgm", arch)
+  prog = program(code, arch, 0)
+  w = new_wave(0, budget)
+  for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
+  for i, vals in (vgprs or {}).items(): w.st[VGPR + i * WAVE:VGPR + (i + 1) * WAVE] = np.asarray(vals).astype(np.uint64).astype(np.uint32) if np.asarray(vals).dtype.kind in "iu" else np.asarray(vals, np.float32).view(np.uint32)
+  w.st[126] = exec_mask
+  w.st[SCC] = scc
+  lds_arr = lds if lds is not None else np.zeros(LDS_BYTES, np.uint8)
+  w.st[LDS_BASE], w.st[LDS_BASE + 1], w.st[LDS_SIZE] = lds_arr.ctypes.data & 0xFFFFFFFF, lds_arr.ctypes.data >> 32, lds_arr.nbytes
+  run_waves(prog, [w], memory or Memory())
+  w.lds = lds_arr  # type: ignore[attr-defined]
+  return w
+
+__all__ = ["Memory", "MemoryFault", "Wave", "dispatch", "launch", "run_wave", "FAULT_PC"]

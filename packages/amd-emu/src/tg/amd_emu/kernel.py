@@ -1,0 +1,166 @@
+"""One instruction shape -> a UOp kernel -> a C function (cached in memory and in tg's disk cache).
+
+The kernel loops over the 32 lanes for per-lane instructions (one RANGE), evaluates the pseudocode, and stores the
+results gated by EXEC; every store is ordered after every load (AFTER), so an instruction (and both halves of a
+VOPD) reads all its sources before it writes. Lane-mask results (VOPC, carries) go through a per-lane scratch area
+and are packed after the loop.
+"""
+from __future__ import annotations
+import functools
+import hashlib
+import pathlib
+from dataclasses import dataclass
+from tg.uop import UOp, Ops, dtypes, AxisType
+from tg.codegen.device import Device, diskcache_get, diskcache_put
+from tg.codegen.lower.linearize import linearize
+from .inst import Inst
+from .isa import get_arch
+from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, join_words, conv
+from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key
+
+@dataclass(frozen=True)
+class ShapeCode:
+  """A rendered shape: the C function, its name, the buffers (0 state, 1 memory, 2 range table) and variables it takes."""
+  name: str
+  src: str
+  prelude: tuple[str, ...]
+  params: tuple[int, ...]
+  variables: tuple[str, ...]
+  error: str | None = None
+
+@functools.cache
+def _version() -> str:
+  here = pathlib.Path(__file__).parent
+  return hashlib.sha256(b"".join((here / f).read_bytes() for f in ("pcode.py", "lower.py", "shapes.py", "kernel.py"))).hexdigest()[:16]
+
+_mem_cache: dict[tuple, ShapeCode] = {}
+
+def shape_code(inst: Inst) -> ShapeCode:
+  """The C function of an instruction's shape, from memory, the disk cache, or compiled now."""
+  key = shape_key(inst)
+  if (sc := _mem_cache.get(key)) is not None: return sc
+  dkey = f"{_version()}:{key!r}"
+  if (sc := diskcache_get("amd_emu_shapes_v1", dkey)) is None: sc = diskcache_put("amd_emu_shapes_v1", dkey, render_shape(inst, key))
+  _mem_cache[key] = sc
+  return sc
+
+def render_shape(inst: Inst, key: tuple) -> ShapeCode:
+  name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
+  try: sink = build(inst)
+  except (Unsupported, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+    return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
+  uops = linearize(sink)
+  src = Device["CPU"].renderer.render(uops, name)
+  lines = src.split("\n")
+  at = next(i for i, ln in enumerate(lines) if ln.startswith(f"void {name}("))
+  body = "\n".join(["static " + lines[at]] + lines[at + 1:])
+  params = tuple(sorted(u.arg for u in uops if u.op is Ops.PARAM))
+  variables = tuple(sorted(u.arg[0] for u in uops if u.op is Ops.DEFINE_VAR))
+  return ShapeCode(name, body, tuple(lines[:at]), params, variables)
+
+def build(inst: Inst) -> UOp:
+  """The kernel SINK of one instruction."""
+  b = Builder()
+  op = inst.op
+  halves = [(op, "")]
+  if op.enum == "VOPDOp": halves = [(op, "x"), (get_arch(op.arch).by_code[("VOPDOp", inst.vals["opy"])], "y")]
+  lane = UOp.range(WAVE, 0, AxisType.LOOP) if lane_loop(op) else None
+  masks: list[tuple[UOp, V]] = []
+  results: list[tuple[InstCtx, dict]] = []
+  for hop, half in halves:
+    text = pcode_of(hop)
+    if text is None: raise Unsupported(f"{hop.name} has no pseudocode")
+    ctx = InstCtx(inst, b, lane, half, hop)
+    it = MemInterp(ctx)
+    env = it.run(text)
+    results.append((ctx, env, it.initial))
+  pending = list(b.stores)  # faults and memory stores recorded while evaluating
+  b.stores.clear()
+  for ctx, env, initial in results: commit(ctx, env, initial, masks)
+  pending += b.stores
+  loads = tuple(b.loads)
+  stores = [UOp(Ops.INDEX, buf.dtype.base, (buf.after(*loads), idx) + ((gate,) if gate is not None else ())).store(val) for buf, idx, val, gate in pending]
+  if lane is None: return UOp.sink(*stores) if stores else UOp.sink(UOp(Ops.NOOP))
+  body = [UOp.group(*stores).end(lane)] if stores else []
+  post = []
+  if masks:
+    if len(masks) > 1: raise Unsupported("two lane-mask results")
+    (target, bit), = masks
+    loop_st = b.st.after(UOp.group(*[UOp(Ops.INDEX, dtypes.uint32, (b.st.after(*loads), UOp.const(dtypes.index, TMPBITS) + lane)).store(bit.u)],
+                                   *stores).end(lane))
+    word = UOp.const(dtypes.uint32, 0)
+    for k in range(WAVE):
+      word = word | (UOp(Ops.LOAD, dtypes.uint32, (UOp(Ops.INDEX, dtypes.uint32, (loop_st, UOp.const(dtypes.index, TMPBITS + k))),)) << UOp.const(dtypes.uint32, k))
+    post.append(UOp(Ops.INDEX, dtypes.uint32, (loop_st, target)).store(word))
+    return UOp.sink(*post)
+  return UOp.sink(*body)
+
+def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
+  """Store the outputs the pseudocode assigned: destinations, SCC, VCC/EXEC (lane bits or whole), M0, PC, memory data."""
+  b = ctx.b
+  def assigned(name: str) -> bool: return name in env and (name not in it_initial or env[name] is not it_initial[name])
+  lane = ctx.lane
+  exec_gate = ctx.exec_bit().u if lane is not None else None
+  for name in ("D0", "RETURN_DATA", "VDATA", "SDATA", "VGPR_RTN"):
+    if not assigned(name): continue
+    if name == "VDATA" and ctx.stores_vdata: continue
+    val = env[name]
+    if name == "D0" and ctx.d0_mask:
+      masks.append((ctx.mask_dest(), lane_bit(val, lane, exec_gate)))
+      continue
+    if name == "D0": words, is_v = ctx.dest_words()
+    else:
+      regs = ctx.data_regs(name)
+      if regs is None: continue
+      fld, n = regs
+      if fld == "vdst" and not ctx.returns(): continue
+      words = [ctx.var("sdata") + i for i in range(n)] if fld == "sdata" else [ctx.vgpr_idx(ctx.var(fld), i) for i in range(n)]
+      is_v = fld != "sdata"
+    if name == "D0": val = output_mods(ctx, val)
+    gate = exec_gate if is_v else None
+    if isinstance(val, Wide): ws = [resize(bits(w), 32).u for w in val.words]
+    else:
+      raw = bits(val) if not val.weak else const("u", 32 * len(words), val.const)
+      if raw.width == 16:
+        old = b.ld(words[0])
+        hi = name == "D0" and ctx.d16_hi()
+        r16 = raw.u.cast(dtypes.uint32)
+        ws = [(old & UOp.const(dtypes.uint32, 0xFFFF)) | (r16 << UOp.const(dtypes.uint32, 16)) if hi else (old & UOp.const(dtypes.uint32, 0xFFFF0000)) | r16]
+      else:
+        r = resize(raw, 32 * len(words))
+        ws = [resize(V(r.u >> UOp.const(r.u.dtype, 32 * i) if i else r.u, "u", r.width), 32).u for i in range(len(words))]
+    for w, v in zip(words, ws): b.store(w, v, gate)
+  if assigned("SCC"): b.store(SCC, conv(env["SCC"], "u", 1).u.cast(dtypes.uint32))
+  for name, reg in (("VCC", 106), ("EXEC", 126), ("EXEC_LO", 126), ("M0", 125)):
+    if not assigned(name): continue
+    if lane is not None and name != "M0":
+      target = ctx.var("sdst") if name == "VCC" and ctx.has("sdst") else UOp.const(dtypes.index, reg)
+      masks.append((target, lane_bit(env[name], lane, exec_gate)))
+    else: b.store(reg, resize(bits(env[name]), 32).u)
+  if assigned("D1") and ctx.has("sdst"): masks.append((ctx.var("sdst"), lane_bit(conv(env["D1"], "u", 32), lane, exec_gate)))
+  if assigned("PC"):
+    pc = bits(env["PC"])
+    b.store(PC, resize(pc, 32).u)
+    b.store(PC + 1, resize(V(pc.u >> UOp.const(pc.u.dtype, 32), "u", 64), 32).u)
+
+def lane_bit(val: V, lane: V | None, gate: UOp | None) -> V:
+  """This lane's bit of a lane mask (0 for a lane EXEC disables)."""
+  if lane is None: raise Unsupported("a lane mask written outside a lane loop")
+  raw = resize(bits(val) if not val.weak else const("u", 32, val.const), 32)
+  bit = alu(Ops.AND, alu(Ops.SHR, raw, lane, "u", 32), const("u", 32, 1), "u", 32) if val.width > 1 else resize(raw, 32)
+  return V(gate.where(bit.u, UOp.const(dtypes.uint32, 0)), "u", 32) if gate is not None else bit
+
+def output_mods(ctx: InstCtx, val: V | Wide) -> V | Wide:
+  """VOP3's output modifiers on float results: omod scales by 2, 4 or 0.5, clamp saturates to [0, 1]."""
+  vals = ctx.inst.vals
+  omod, clamp = vals.get("omod", 0), vals.get("clmp", 0)
+  opnd = ctx.op.operands.get("vdst")
+  if isinstance(val, Wide) or (not omod and not clamp) or opnd is None or "F" not in opnd.dfmt.replace("FMT_", ""): return val
+  x = from_bits(bits(val), "f", val.width)
+  if omod: x = V(x.u * UOp.const(x.u.dtype, {1: 2.0, 2: 4.0, 3: 0.5}[omod]), "f", x.width)
+  if clamp:
+    zero, one = UOp.const(x.u.dtype, 0.0), UOp.const(x.u.dtype, 1.0)
+    x = V((x.u < zero).where(zero, (x.u > one).where(one, x.u)), "f", x.width)
+    x = V(x.u.ne(x.u).where(zero, x.u), "f", x.width)
+  return x
+

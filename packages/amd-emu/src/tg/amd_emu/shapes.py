@@ -1,0 +1,490 @@
+"""Instruction shapes: one UOp kernel per (opcode, format, operand kinds, modifiers), rendered to a C function.
+
+Register numbers, literals and offsets are the shape's variables (C arguments), so `v_add_f32 v1, v2, v3` and
+`v_add_f32 v7, v0, v9` share a shape. The wave's state is one uint32 array (layout below); memory is reached
+through host addresses: a 128-entry sorted range table translates a GPU address and validates it, and a failed
+check records a memory fault in the state instead of touching memory.
+"""
+from __future__ import annotations
+import functools
+import re
+import struct
+from typing import Any
+from tg.uop import UOp, Ops, dtypes, AxisType
+from .inst import Inst
+from .isa import get_arch, Op
+from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, select, truth, const_name, \
+  join_words, split_words, write_bits, slice_bits, lnot, f_abs, neg, cdt, UDT
+from .operands import INV_2PI
+
+# state layout (uint32 words)
+SCC, PC, FAULT, FAULT_ADDR, FAULT_PC, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 135, 140, 142, 144, 145
+TMPBITS, VGPR, NVGPR = 160, 256, 256
+ST_WORDS = VGPR + NVGPR * 32
+TAB = 128  # memory ranges in the translation table: lo[TAB], hi[TAB], delta[TAB] (uint64)
+WAVE = 32
+FLOAT_CONSTS = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
+MEM_FMTS = ("DS", "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH", "SMEM")
+VAR_BITS = ("offset", "offset0", "offset1", "ioffset", "simm16", "literal")
+ADDR_FIELDS = {"addr", "vaddr"}
+DATA_FIELDS = {"data", "vsrc", "data0"}
+
+def fpbits(x: float, ftype: str) -> int:
+  if ftype == "f16": return struct.unpack("<H", struct.pack("<e", x))[0]
+  if ftype == "f32": return struct.unpack("<I", struct.pack("<f", x))[0]
+  return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+def is_vector(op: Op) -> bool:
+  return op.fmt.split("_")[0] in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "DS", "FLAT", "GLOBAL", "SCRATCH",
+                                  "VFLAT", "VGLOBAL", "VSCRATCH")
+
+def lane_loop(op: Op) -> bool:
+  """Per-lane pseudocode runs in a loop over lanes; pseudocode that walks the lanes itself (readlane, permlane) runs once."""
+  return is_vector(op) and not re.search(r"VGPR\[(?!laneId)", op.pcode or "")
+
+def field_kind(inst: Inst, name: str) -> tuple:
+  """How a field enters the shape: a variable register, a baked constant code, or a baked modifier value."""
+  f = inst.fmt.by_name[name]
+  raw = inst.vals[name]
+  if f.kind in ("src", "ssrc"):
+    if raw < 124 or raw in (125, 126, 127): return ("s", hi16(inst, name, raw))
+    if raw >= 256: return ("v", hi16(inst, name, raw))
+    if raw == 255: return ("lit",)
+    return ("c", raw)
+  if f.kind in ("vgpr", "vdsty"): return ("v", hi16(inst, name, raw + 256))
+  if f.kind in ("sgpr", "sbase", "srsrc"): return ("s", raw == 124)
+  if name in VAR_BITS: return ("n",)
+  return ("c", raw)
+
+def hi16(inst: Inst, name: str, code: int) -> bool:
+  """A 16-bit VGPR operand of a VOP1/VOP2/VOPC encoding names its high half as v[n] + 128."""
+  return inst.fmt.base in ("VOP1", "VOP2", "VOPC") and code >= 384 and inst.operand(name).bits == 16 and not is_vgpr_field(inst, name)
+
+def is_vgpr_field(inst: Inst, name: str) -> bool: return inst.fmt.by_name[name].kind in ("vgpr",) and False
+
+def shape_key(inst: Inst) -> tuple:
+  return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values)
+
+def shape_args(inst: Inst) -> list[int]:
+  """The variables' values, in the order the shape's C function takes them."""
+  out = []
+  for f in inst.fmt.values:
+    k = field_kind(inst, f.name)
+    if k[0] in ("s", "v", "lit", "n"):
+      raw = inst.vals[f.name]
+      if k[0] == "v":
+        raw = raw - 256 if f.kind in ("src", "ssrc") else raw
+        if f.kind == "vdsty": raw = (raw << 1) | (~inst.vals["vdstx"] & 1)
+        if k[1]: raw -= 128
+      if k[0] == "n" and f.signed and raw >> (f.width - 1): raw -= 1 << f.width
+      out.append(raw)
+  return out
+
+class Builder:
+  """Holds the kernel's buffers and collects its loads and stores, so stores can be ordered after every load."""
+  def __init__(self) -> None:
+    self.st = UOp.param(0, dtypes.uint32, ST_WORDS)
+    self.mem = UOp.param(1, dtypes.uint8, 1)
+    self.tab = UOp.param(2, dtypes.uint64, 3 * TAB)
+    self.loads: list[UOp] = []
+    self.stores: list[tuple[UOp, UOp, UOp, UOp | None]] = []  # (buffer, index, value, gate)
+
+  def load(self, buf: UOp, idx: UOp, dt: Any = None) -> UOp:
+    u = UOp(Ops.LOAD, buf.dtype.base, (UOp(Ops.INDEX, buf.dtype.base, (buf, idx)),))
+    self.loads.append(u)
+    return u
+
+  def ld(self, i: UOp | int) -> UOp: return self.load(self.st, i if isinstance(i, UOp) else UOp.const(dtypes.index, i))
+
+  def store(self, i: UOp | int, val: UOp, gate: UOp | None = None) -> None:
+    self.stores.append((self.st, i if isinstance(i, UOp) else UOp.const(dtypes.index, i), val, gate))
+
+class InstCtx:
+  """Maps the pseudocode's names (S0, D0, VCC, MEM, ...) onto one instruction's registers and memory."""
+  def __init__(self, inst: Inst, b: Builder, lane: UOp | None, half: str = "", op: Op | None = None):
+    self.inst, self.op, self.b, self.lane_u = inst, op or inst.op, b, lane
+    self.arch = get_arch(inst.op.arch)
+    self.fam = inst.fmt.base
+    self.half = half  # "x" / "y" for the halves of a VOPD
+    self.lane = None if lane is None else V(lane.cast(dtypes.uint32), "u", 32)
+    self.vars: dict[str, UOp] = {}
+    self.mem_faults: list[UOp] = []
+    pc = self.op.pcode or ""
+    self.vcc_is_src2 = self.op.operands.get("src2") is not None and self.op.operands["src2"].otype == "OPR_SREG"
+    vd = self.op.operands.get("vdst")
+    self.d0_mask = is_vector(self.op) and lane is not None and ((vd is not None and vd.otype in ("OPR_SREG", "OPR_SDST")) or
+                                                               self.op.fmt == "VOPC") and "D0" in pc
+    self.lane_masks = frozenset({"VCC", "EXEC", "EXEC_LO"} | ({"D0"} if self.d0_mask else set()))
+    self.regs = frozenset({"D0", "D1", "SCC", "VCC", "EXEC", "EXEC_LO", "M0", "PC"})
+    self.stores_vdata = "VDATA" in pc and re.search(r"^\s*VDATA\b[^=\n]*=(?!=)", pc, re.M) is None
+    self.uses_offset = re.search(r"\bOFFSET\d?\b", pc) is not None
+
+  # ***** fields and registers *****
+  def fname(self, name: str) -> str:
+    if self.half and name in ("src0", "vsrc1", "vdst"):
+      return {"src0": f"src{self.half}0", "vsrc1": f"vsrc{self.half}1", "vdst": f"vdst{self.half}"}[name]
+    return name
+
+  def has(self, name: str) -> bool: return self.fname(name) in self.inst.fmt.by_name
+
+  def var(self, name: str) -> UOp:
+    name = self.fname(name)
+    if name not in self.vars: self.vars[name] = UOp.variable(f"f_{name}", -(1 << 31), (1 << 32) - 1)
+    return self.vars[name]
+
+  def kind(self, name: str) -> tuple: return field_kind(self.inst, self.fname(name))
+
+  def vgpr_idx(self, reg: UOp, k: int, lane: UOp | None = None) -> UOp:
+    ln = self.lane_u if lane is None else lane
+    return UOp.const(dtypes.index, VGPR + k * WAVE) + reg * WAVE + ln
+
+  def reg_words(self, name: str, n: int) -> list[UOp] | None:
+    """Word indices in the state of a register field (VGPRs at this lane), None for a constant."""
+    k = self.kind(name)
+    if k[0] == "v": return [self.vgpr_idx(self.var(name), i) for i in range(n)]
+    if k[0] == "s": return [self.var(name) + i for i in range(n)]
+    return None
+
+  def operand(self, name: str) -> Any:
+    base = name[:-1] + name[-1] if not self.half else name
+    return self.op.operands.get(base) or self.op.operands.get(self.fname(name))
+
+  def source(self, name: str) -> V:
+    """A source operand as raw bits of the operand's width, with inline constants, literals and 16-bit halves resolved."""
+    opnd = self.operand(name)
+    nbits = opnd.bits if opnd is not None else 32
+    nbits = 32 if nbits < 32 and not (nbits == 16) else min(nbits, 64)
+    k = self.kind(name)
+    n = (nbits + 31) // 32
+    if k[0] in ("v", "s"):
+      words = [self.b.ld(i) for i in self.reg_words(name, n)]  # type: ignore[union-attr]
+      raw = V(words[0], "u", 32)
+      if n == 2: raw = V(words[0].cast(dtypes.uint64) | (words[1].cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
+      if nbits == 16:
+        hi = k[1] or self.opsel_bit(name)
+        raw = resize(alu(Ops.SHR, raw, const("u", 32, 16), "u", 32), 16) if hi else resize(raw, 16)
+      return raw
+    ftype = "f64" if nbits == 64 and opnd is not None and "F64" in opnd.dfmt else "f16" if nbits == 16 and opnd is not None and "F16" in opnd.dfmt \
+      else "f32"
+    if k[0] == "lit":
+      lit = self.var("literal").cast(dtypes.uint64) & UOp.const(dtypes.uint64, 0xFFFFFFFF)
+      if nbits == 64 and ftype == "f64": return V(lit << UOp.const(dtypes.uint64, 32), "u", 64)
+      if nbits == 64 and opnd is not None and "I" in opnd.dfmt.split("_")[-1]:
+        return V(lit.cast(dtypes.uint32).bitcast(dtypes.int32).cast(dtypes.int64).bitcast(dtypes.uint64), "u", 64)
+      return resize(V(lit, "u", 64), nbits)
+    code = k[1]
+    if 128 <= code <= 208:
+      val = code - 128 if code <= 192 else 192 - code
+      return const("u", nbits, val & ((1 << nbits) - 1))
+    if code in FLOAT_CONSTS or code == 248:
+      bitsv = fpbits(FLOAT_CONSTS[code], ftype) if code != 248 else INV_2PI[ftype]
+      if opnd is not None and "F" not in opnd.dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f32") if nbits != 64 else fpbits(FLOAT_CONSTS[code], "f64")
+      return const("u", nbits, bitsv)
+    if code == 124: return const("u", nbits, 0)
+    if code == 253: return resize(V(self.b.ld(SCC), "u", 32), nbits)
+    if code in (251, 252):
+      m = self.b.ld(106 if code == 251 else 126)
+      return V(m.eq(UOp.const(dtypes.uint32, 0)).cast(dtypes.uint32), "u", 32) if nbits == 32 else resize(V(m.eq(UOp.const(dtypes.uint32, 0)).cast(dtypes.uint32), "u", 32), nbits)
+    raise Unsupported(f"source operand code {code}")
+
+  def opsel_bit(self, name: str) -> bool:
+    if self.fam not in ("VOP3", "VOP3SD") or "opsel" not in self.inst.vals: return False
+    i = {"src0": 0, "src1": 1, "src2": 2, "vdst": 3}.get(name)
+    return i is not None and bool(self.inst.vals["opsel"] >> i & 1)
+
+  def modified(self, name: str, i: int) -> V:
+    """A source with VOP3's abs/neg (float operands) and VOP3P's half selection applied."""
+    raw = self.source(name)
+    opnd = self.operand(name)
+    vals = self.inst.vals
+    if self.fam in ("VOP3", "VOP3SD") and opnd is not None and "F" in opnd.dfmt.replace("FMT_", ""):
+      w = raw.width
+      sign = 1 << (w - 1)
+      if vals.get("abs", 0) >> i & 1: raw = alu(Ops.AND, raw, const("u", w, sign - 1), "u", w)
+      if vals.get("neg", 0) >> i & 1: raw = alu(Ops.XOR, raw, const("u", w, sign), "u", w)
+    if self.fam == "VOP3P" and raw.width == 32 and not re.search(r"\b(OPSEL|NEG)\b", self.op.pcode or "") and "WMMA" not in self.op.name:
+      hi_sel = (vals.get("opsel_hi", 3) | vals.get("opsel_hi2", 1) << 2) >> i & 1
+      lo_sel = vals.get("opsel", 0) >> i & 1
+      def half(sel: int, negbit: int) -> V:
+        h = resize(alu(Ops.SHR, raw, const("u", 32, 16 * sel), "u", 32), 16)
+        if negbit and opnd is not None and "F16" in opnd.dfmt: h = alu(Ops.XOR, h, const("u", 16, 0x8000), "u", 16)
+        return h
+      lo = half(lo_sel, vals.get("neg", 0) >> i & 1)
+      hi = half(hi_sel, vals.get("neg_hi", 0) >> i & 1)
+      raw = alu(Ops.OR, resize(lo, 32), alu(Ops.SHL, resize(hi, 32), const("u", 32, 16), "u", 32), "u", 32)
+    return raw
+
+  def sources(self) -> list[str]:
+    if self.fam in ("SOP1", "SOP2", "SOPC"): return ["ssrc0", "ssrc1"]
+    if self.fam == "SOPK": return ["sdst"]
+    if self.fam in ("VOP2", "VOPC") or self.half: return ["src0", "vsrc1"]
+    return ["src0", "src1", "src2"]
+
+  def dest_words(self, name: str = "vdst") -> tuple[list[UOp], bool]:
+    """State indices of the destination and whether they are VGPRs (at this lane)."""
+    fam = self.fam
+    opnd = self.op.operands.get(name if not self.half else "vdst" + self.half) or self.op.operands.get(name)
+    nbits = opnd.bits if opnd is not None else 32
+    n = max(1, (nbits + 31) // 32) if not (opnd is not None and opnd.dfmt == "FMT_NUM_M64") else 1
+    if fam.startswith("S") or (opnd is not None and opnd.otype in ("OPR_SREG", "OPR_SDST", "OPR_SDST_NULL")) or name == "sdst":
+      fld = "sdst" if self.has("sdst") else "vdst" if self.has("vdst") else "sdata"
+      return [self.var(fld) + i for i in range(n)], False
+    return [self.vgpr_idx(self.var(name), i) for i in range(n)], True
+
+  # ***** names *****
+  def read(self, name: str, it: Interp) -> Any:
+    c = const_name(name)
+    if c is not None: return c
+    m = re.fullmatch(r"S(\d)", name)
+    if m:
+      srcs = self.sources()
+      i = int(m.group(1))
+      if i >= len(srcs) or not self.has(srcs[i]): return None
+      return from_bits(self.modified(srcs[i], i), "b", self.modified(srcs[i], i).width)
+    if name == "D0":
+      if self.d0_mask: return V(self.b.ld(self.mask_dest()), "b", 32)
+      words, is_v = self.dest_words()
+      opnd = self.op.operands.get("vdst" if not self.half else "vdst" + self.half) or self.op.operands.get("sdst") or self.op.operands.get("vdst")
+      nbits = opnd.bits if opnd is not None else 32
+      if nbits > 64: return Wide(tuple(V(self.b.ld(w), "b", 32) for w in words))
+      raw = V(self.b.ld(words[0]), "u", 32)
+      if len(words) == 2: raw = V(raw.u.cast(dtypes.uint64) | (self.b.ld(words[1]).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
+      if nbits == 16: raw = resize(alu(Ops.SHR, raw, const("u", 32, 16), "u", 32), 16) if self.d16_hi() else resize(raw, 16)
+      return from_bits(raw, "b", raw.width)
+    if name == "SCC": return V(self.b.ld(SCC).ne(UOp.const(dtypes.uint32, 0)), "u", 1)
+    if name in ("VCC",):
+      if self.vcc_is_src2 and self.lane is not None: return from_bits(self.source("src2"), "b", 32)
+      return V(self.b.ld(106), "b", 32)
+    if name in ("EXEC", "EXEC_LO"): return V(self.b.ld(126), "b", 32)
+    if name == "M0": return V(self.b.ld(125), "b", 32)
+    if name == "PC": return from_bits(V(self.b.ld(PC).cast(dtypes.uint64) | (self.b.ld(PC + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64), "i", 64)
+    if name in ("VCCZ", "EXECZ"): return V(self.b.ld(106 if name == "VCCZ" else 126).eq(UOp.const(dtypes.uint32, 0)), "u", 1)
+    if name in ("laneId", "laneID"): return self.lane if self.lane is not None else None
+    if name == "SIMM16": return from_bits(V(self.var("simm16").cast(dtypes.uint32), "u", 32), "b", 16) if self.has("simm16") else None
+    if name == "SIMM32": return V(self.var("literal").cast(dtypes.uint32), "b", 32)
+    if name == "ROUND_MODE": return const("i", 32, 0, True)
+    raw_fields = {"SRC0": "src0", "VDST": "vdst", "DST": "vdst"} | ({"DATA0": "data0", "ADDR": "addr"} if self.fam == "DS" and self.lane is None else {})
+    if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
+      fld = raw_fields[name]
+      k = self.kind(fld)
+      return V(self.var(fld).cast(dtypes.uint32), "u", 32) if k[0] in ("v", "s") else const("u", 32, k[1] - 256 if k[1] >= 256 else k[1])
+    if name in ("OPSEL", "OPSEL_HI", "NEG", "NEG_HI"):
+      v = {"OPSEL": self.inst.vals.get("opsel", 0), "NEG": self.inst.vals.get("neg", 0), "NEG_HI": self.inst.vals.get("neg_hi", 0),
+           "OPSEL_HI": self.inst.vals.get("opsel_hi", 3) | self.inst.vals.get("opsel_hi2", 1) << 2}[name]
+      return const("u", 8, v)
+    if self.fam in MEM_FMTS: return self.mem_name(name)
+    return None
+
+  def mask_dest(self) -> UOp:
+    """Where a VOPC result goes: VCC in the VOPC encoding, the SGPR in vdst in VOP3."""
+    return self.var("vdst") if self.has("vdst") else self.var("sdst") if self.has("sdst") else UOp.const(dtypes.index, 106)
+
+  def d16_hi(self) -> bool:
+    k = self.kind("vdst") if self.has("vdst") else ("s",)
+    return bool(k[0] == "v" and k[1]) or self.opsel_bit("vdst")
+
+  def named_field(self, e: tuple, it: Interp) -> V:
+    if e[1] == ("name", "WAVE_MODE") and e[2] == "IEEE": return const("u", 1, 1)
+    if e[1] == ("name", "WAVE_STATUS"): return const("u", 1, 0)
+    raise Unsupported(f"field {e[2]}")
+
+  def ignore_field(self, lv: tuple) -> None:
+    if lv[1] not in (("name", "TRAPSTS"),): raise Unsupported(f"assignment to field {lv[2]}")
+
+  def op_pcode(self, fn: str) -> str | None:
+    for n in (fn.upper(), fn.upper() + "_E64", fn.upper() + "_E32"):
+      op = self.arch.ops.get(n)
+      if op is not None and op.pcode: return op.pcode
+    return None
+
+  # ***** memory *****
+  def signed_offset(self) -> V:
+    name = "ioffset" if self.has("ioffset") else "offset"
+    return V(self.var(name).cast(dtypes.int64), "i", 64)
+
+  def address(self) -> V:
+    """The address of a memory instruction: a 64-bit GPU address, an LDS offset, or a per-lane scratch offset."""
+    fam = self.fam
+    if fam == "SMEM":
+      base = self.sreg64("sbase", 2)
+      a = alu(Ops.ADD, base, conv(self.signed_offset(), "u", 64), "u", 64)
+      if self.kind("soffset")[0] == "s" and not self.kind("soffset")[1]:
+        a = alu(Ops.ADD, a, V(self.b.ld(self.var("soffset")).cast(dtypes.uint64), "u", 64), "u", 64)
+      return alu(Ops.AND, a, const("u", 64, ~3 & (2**64 - 1)), "u", 64)
+    if fam == "DS":
+      a = V(self.b.ld(self.vgpr_idx(self.var("addr"), 0)), "u", 32)
+      if not self.uses_offset: a = alu(Ops.ADD, a, V((self.var("offset0") + self.var("offset1") * 256).cast(dtypes.uint32), "u", 32), "u", 32)
+      return a
+    vaddr = "vaddr" if self.has("vaddr") else "addr"
+    saddr_null = self.kind("saddr")[1]
+    if fam in ("SCRATCH", "VSCRATCH"):
+      a = conv(self.signed_offset(), "u", 32)
+      if not saddr_null: a = alu(Ops.ADD, a, V(self.b.ld(self.var("saddr")), "u", 32), "u", 32)
+      if self.inst.vals.get("sve"): a = alu(Ops.ADD, a, V(self.b.ld(self.vgpr_idx(self.var(vaddr), 0)), "u", 32), "u", 32)
+      return a
+    if fam in ("GLOBAL", "VGLOBAL") and not saddr_null:
+      a = alu(Ops.ADD, self.sreg64("saddr", 1), V(self.b.ld(self.vgpr_idx(self.var(vaddr), 0)).cast(dtypes.uint64), "u", 64), "u", 64)
+    else:
+      lo, hi = (self.b.ld(self.vgpr_idx(self.var(vaddr), i)).cast(dtypes.uint64) for i in range(2))
+      a = V(lo | (hi << UOp.const(dtypes.uint64, 32)), "u", 64)
+    return alu(Ops.ADD, a, conv(self.signed_offset(), "u", 64), "u", 64)
+
+  def sreg64(self, name: str, scale: int) -> V:
+    r = self.var(name) * scale if scale != 1 else self.var(name)
+    return V(self.b.ld(r).cast(dtypes.uint64) | (self.b.ld(r + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
+
+  def data_regs(self, name: str) -> tuple[str, int] | None:
+    """(field, dwords) of a data name of a memory instruction."""
+    op = self.op
+    def width(f: str) -> int: return max(1, op.operands[f].bits // 32) if f in op.operands else 1
+    if name in ("RETURN_DATA", "VGPR_RTN") or (name == "VDATA" and not self.stores_vdata): return ("vdst", width("vdst")) if "vdst" in op.operands else None
+    if name == "SDATA": return ("sdata", width("sdata"))
+    if name in ("DATA", "DATA0", "VDATA"):
+      f = next((x for x in ("data", "vsrc", "data0") if x in op.operands), None)
+      return (f, width(f)) if f else None
+    if name in ("DATA1", "DATA2"): return ("data1", width("data1")) if "data1" in op.operands else None
+    return None
+
+  def returns(self) -> bool:
+    """Whether a memory instruction writes its vdst: loads always, atomics only when asked to return (glc / th)."""
+    if self.fam in ("DS", "SMEM") or "ATOMIC" not in self.op.name: return True
+    return bool(self.inst.vals.get("glc", 0) or self.inst.vals.get("th", 0) & 1)
+
+  def mem_name(self, name: str) -> Any:
+    if name in ("ADDR", "ADDR_BASE"): return self.address()
+    if name == "OFFSET": return V((self.var("offset0") + self.var("offset1") * 256).cast(dtypes.uint32), "u", 32)
+    if name in ("OFFSET0", "OFFSET1"): return V(self.var(name.lower()).cast(dtypes.uint32), "u", 32)
+    d = self.data_regs(name)
+    if d is not None:
+      fld, n = d
+      if fld == "sdata": words = [self.b.ld(self.var("sdata") + i) for i in range(n)]
+      else: words = [self.b.ld(self.vgpr_idx(self.var(fld), i)) for i in range(n)]
+      vs = tuple(V(w, "b", 32) for w in words)
+      return Wide(vs) if n > 2 else vs[0] if n == 1 else from_bits(V(words[0].cast(dtypes.uint64) | (words[1].cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64), "b", 64)
+    if name.islower() or name in ("INST_OFFSET",): return const("u", 64, 0)  # RDNA4's CalcGlobalAddr(v_addr.b64, ...) arguments
+    return None
+
+  def translate(self, addr: V, nbytes: int, gate: UOp) -> tuple[UOp, UOp]:
+    """(host address, valid) for a GPU address: binary search of the range table, then a bounds check."""
+    fam = self.fam
+    if fam == "DS":
+      base = self.b.ld(LDS_BASE).cast(dtypes.uint64) | (self.b.ld(LDS_BASE + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
+      a = addr.u.cast(dtypes.uint64)
+      ok = (a + UOp.const(dtypes.uint64, nbytes)) <= self.b.ld(LDS_SIZE).cast(dtypes.uint64)
+      return base + a, ok
+    if fam in ("SCRATCH", "VSCRATCH"):
+      base = self.b.ld(SCRATCH_BASE).cast(dtypes.uint64) | (self.b.ld(SCRATCH_BASE + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
+      size = self.b.ld(SCRATCH_SIZE).cast(dtypes.uint64)
+      a = addr.u.cast(dtypes.uint64)
+      ok = (a + UOp.const(dtypes.uint64, nbytes)) <= size
+      return base + self.lane_u.cast(dtypes.uint64) * size + a, ok  # type: ignore[union-attr]
+    va = addr.u
+    idx = UOp.const(dtypes.index, 0)
+    step = TAB // 2
+    while step:
+      nxt = idx + step
+      idx = (self.b.load(self.b.tab, nxt) <= va).where(nxt, idx)
+      step //= 2
+    lo, hi, delta = self.b.load(self.b.tab, idx), self.b.load(self.b.tab, idx + TAB), self.b.load(self.b.tab, idx + 2 * TAB)
+    ok = (lo <= va) & ((va + UOp.const(dtypes.uint64, nbytes)) <= hi)
+    return va + delta, ok
+
+  def access(self, addr: V, nbytes: int, pred: V) -> tuple[UOp, UOp]:
+    gate = truth(pred).u if pred.const is None else UOp.const(dtypes.bool, bool(pred.const))
+    host, ok = self.translate(addr, nbytes, gate)
+    bad = gate & ok.logical_not()
+    self.record_fault(bad, addr)
+    return host.cast(dtypes.index), gate & ok
+
+  def record_fault(self, bad: UOp, addr: V) -> None:
+    if self.fam in ("DS",): return  # LDS outside the allocation: reads give 0 and writes drop, as on hardware
+    a = resize(addr, 64).u if addr.width != 64 else addr.u
+    self.b.store(FAULT, UOp.const(dtypes.uint32, 1), bad)
+    self.b.store(FAULT_ADDR, a.cast(dtypes.uint32), bad)
+    self.b.store(FAULT_ADDR + 1, (a >> UOp.const(dtypes.uint64, 32)).cast(dtypes.uint32), bad)
+
+  def mem_load(self, addr: V, kind: str, width: int, pred: V, it: Interp) -> V:
+    nbytes = max(1, width // 8)
+    host, ok = self.access(addr, nbytes, self.gate(pred))
+    dt = UDT[max(8, width)]
+    p = UOp(Ops.CAST, dt.ptr(), (UOp(Ops.INDEX, dtypes.uint8, (self.b.mem, host, ok)),))
+    u = UOp(Ops.LOAD, dt, (p, UOp.const(dt, 0)))
+    self.b.loads.append(u)
+    return from_bits(V(u, "u", width), kind, width)
+
+  def mem_store(self, addr: V, val: V, width: int, pred: V) -> None:
+    nbytes = max(1, width // 8)
+    host, ok = self.access(addr, nbytes, self.gate(pred))
+    dt = UDT[max(8, width)]
+    raw = resize(bits(val) if not val.weak else const("u", 64, val.const), width)
+    self.b.stores.append((self.b.mem, host, raw.u.cast(dt) if raw.u.dtype != dt else raw.u, ok))
+
+  def gate(self, pred: V) -> V:
+    if self.lane is None: return pred
+    return binop("&&", pred, self.exec_bit())
+
+  def exec_bit(self) -> V:
+    return truth(slice_bits(V(self.b.ld(126), "u", 32), self.lane, 1))  # type: ignore[arg-type]
+
+  # ***** cross-lane *****
+  def vgpr_read(self, lane: V, reg: V, it: Interp) -> V:
+    ln = conv(lane, "u", 32).u.cast(dtypes.index) & UOp.const(dtypes.index, WAVE - 1)
+    return V(self.b.ld(UOp.const(dtypes.index, VGPR) + conv(reg, "u", 32).u.cast(dtypes.index) * WAVE + ln), "b", 32)
+
+  def vgpr_write(self, lane: V, reg: V, val: V, pred: V, it: Interp) -> None:
+    ln = conv(lane, "u", 32).u.cast(dtypes.index) & UOp.const(dtypes.index, WAVE - 1)
+    idx = UOp.const(dtypes.index, VGPR) + conv(reg, "u", 32).u.cast(dtypes.index) * WAVE + ln
+    v = resize(bits(val) if not val.weak else const("u", 32, val.const), 32)
+    self.b.store(idx, v.u, truth(pred).u if pred.const is None else None if pred.const else UOp.const(dtypes.bool, False))
+
+class MemInterp(Interp):
+  """The interpreter with MEM[...] reads and writes routed to the context."""
+  def assign(self, lv: tuple, val: Any) -> None:
+    if lv[0] == "field" and lv[1][0] == "idx" and lv[1][1] == ("name", "MEM"):
+      kind, width = self.vtype(lv[2])
+      addr = self.expr(lv[1][2])
+      if isinstance(val, Wide): val = join_words(val, width)
+      self.ctx.mem_store(conv(addr, "u", 64) if addr.width != 32 or self.ctx.fam not in ("DS", "SCRATCH", "VSCRATCH") else addr,
+                         conv(val, kind, width) if val.kind != kind or val.width != width else val, width, self.active())
+      return
+    if lv[0] == "idx" and lv[1] == ("name", "MEM"):
+      addr = self.expr(lv[2])
+      self.ctx.mem_store(addr, val, 32, self.active())
+      return
+    super().assign(lv, val)
+
+  def expr(self, e: tuple) -> Any:
+    if e[0] == "field" and e[1][0] == "idx" and e[1][1] == ("name", "MEM"):
+      kind, width = self.vtype(e[2])
+      addr = self.expr(e[1][2])
+      if self.ctx.fam not in ("DS", "SCRATCH", "VSCRATCH"): addr = conv(addr, "u", 64)
+      return self.ctx.mem_load(addr, kind, width, self.active(), self)
+    return super().expr(e)
+
+  def call(self, fn: str, args: list) -> Any:
+    if fn.startswith("Calc") and fn.endswith("Addr"): return self.ctx.address()
+    return super().call(fn, args)
+
+  def stmt(self, s: tuple) -> None:
+    if s[0] == "declare" and self.ctx.read(s[1], self) is not None and s[1] in ("OFFSET", "DATA0", "VDST", "ADDR", "SRC0"): return
+    super().stmt(s)
+
+PCODE_OVERRIDES = {
+  # 65-bit intermediate results: the carry comes from a 64-bit add instead
+  "V_MAD_U64_U32": "tmp = 64'U(S0.u32) * 64'U(S1.u32);\nD0.u64 = tmp + S2.u64;\nD1.u1 = D0.u64 < tmp ? 1'1U : 1'0U",
+  "V_MAD_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
+}
+
+def pcode_of(op: Op) -> str | None:
+  if op.name in PCODE_OVERRIDES: return PCODE_OVERRIDES[op.name]
+  if op.enum == "VOPDOp": return vopd_pcode(op)
+  return op.pcode
+
+@functools.cache
+def vopd_pcode(op: Op) -> str | None:
+  """A VOPD half behaves like its VOP1/VOP2 namesake (V_DUAL_MUL_F32 like V_MUL_F32_E32)."""
+  a = get_arch(op.arch)
+  base = op.name.replace("V_DUAL_", "V_")
+  for n in (base + "_E32", base, base.replace("_DX9_ZERO", "_DX9_ZERO") + "_E32"):
+    if n in a.ops and a.ops[n].pcode: return a.ops[n].pcode
+  return None
