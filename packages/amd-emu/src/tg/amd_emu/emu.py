@@ -138,7 +138,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup."""
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
-  prog = program(bytes(code), arch, code_addr)
+  prog = program(bytes(code), arch, code_addr, entry)
   nthreads = bx * by * bz
   nwaves = (nthreads + WAVE - 1) // WAVE
   tid = np.arange(nwaves * WAVE)
@@ -252,7 +252,7 @@ def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int
   code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
   from .asm import assemble
   code += assemble("s_endpgm", arch)
-  prog = program(code, arch, 0)
+  prog = program(code, arch, 0, 0)
   w = new_wave(0, budget)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
   for i, vals in (vgprs or {}).items(): w.st[VGPR + i * WAVE:VGPR + (i + 1) * WAVE] = np.asarray(vals).astype(np.uint64).astype(np.uint32) if np.asarray(vals).dtype.kind in "iu" else np.asarray(vals, np.float32).view(np.uint32)

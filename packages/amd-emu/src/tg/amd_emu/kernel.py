@@ -49,6 +49,8 @@ def render_shape(inst: Inst, key: tuple) -> ShapeCode:
   try: sink = build(inst)
   except (Unsupported, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
+  zero64 = UOp.const(dtypes.uint64, 0)  # tg.codegen's C renderer prints a uint64 0 as INT64_MIN: go through uint32
+  if zero64 in sink.toposort: sink = sink.substitute({zero64: UOp.const(dtypes.uint32, 0).cast(dtypes.uint64)})
   uops = linearize(sink)
   src = Device["CPU"].renderer.render(uops, name)
   lines = src.split("\n")
@@ -79,7 +81,8 @@ def build(inst: Inst) -> UOp:
   for ctx, env, initial in results: commit(ctx, env, initial, masks)
   pending += b.stores
   loads = tuple(b.loads)
-  stores = [UOp(Ops.INDEX, buf.dtype.base, (buf.after(*loads), idx) + ((gate,) if gate is not None else ())).store(val) for buf, idx, val, gate in pending]
+  stores = [typed_store(UOp(Ops.INDEX, buf.dtype.base, (buf.after(*loads), idx) + ((gate,) if gate is not None else ())), val)
+            for buf, idx, val, gate in pending]
   if lane is None: return UOp.sink(*stores) if stores else UOp.sink(UOp(Ops.NOOP))
   body = [UOp.group(*stores).end(lane)] if stores else []
   post = []
@@ -94,6 +97,11 @@ def build(inst: Inst) -> UOp:
     post.append(UOp(Ops.INDEX, dtypes.uint32, (loop_st, target)).store(word))
     return UOp.sink(*post)
   return UOp.sink(*body)
+
+def typed_store(idx: UOp, val: UOp) -> UOp:
+  """A store of val's type: memory is a byte buffer, so wider values go through a pointer cast."""
+  if val.dtype == idx.dtype: return idx.store(val)
+  return UOp(Ops.STORE, dtypes.void, (UOp(Ops.CAST, val.dtype.ptr(), (idx,)), val))
 
 def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
   """Store the outputs the pseudocode assigned: destinations, SCC, VCC/EXEC (lane bits or whole), M0, PC, memory data."""

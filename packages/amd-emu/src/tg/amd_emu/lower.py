@@ -160,7 +160,7 @@ def unify(a: V, b: V) -> tuple[V, V, str, int]:
   if a.kind == "f" or b.kind == "f":
     w = max(x.width for x in (a, b) if x.kind == "f")
     return conv(a, "f", w), conv(b, "f", w), "f", w
-  if a.width == 1 and b.width == 1: return a, b, "u", 1
+  if a.width == 1 and b.width == 1: return truth(a), truth(b), "u", 1
   w = max(a.width, b.width, 8)
   k = (a if a.width > b.width else b).kind if a.width != b.width else ("i" if a.kind == b.kind == "i" else "u")
   k = "u" if k == "b" else k
@@ -216,7 +216,10 @@ def shift(op: str, a: V, b: V) -> V:
   fill = alu(Ops.SHR, a, const(k, c, c - 1), k, w) if k == "i" and op == ">>" else const(k, w, 0)
   return select(big, fill, r)
 
-def truth(v: V) -> V: return v if v.width == 1 and v.kind != "f" else conv(v, "u", 1) if not v.weak else const("u", 1, bool(v.const))
+def truth(v: V) -> V:
+  if v.width == 1 and v.kind != "f" and v.u.dtype != dtypes.bool:
+    return const("u", 1, v.const) if v.const is not None else V(v.u.ne(UOp.const(v.u.dtype, 0)), "u", 1)
+  return v if v.width == 1 and v.kind != "f" else conv(v, "u", 1) if not v.weak else const("u", 1, bool(v.const))
 
 def lnot(v: V) -> V:
   v = truth(v)
@@ -252,7 +255,7 @@ def is_denorm(x: V) -> V:
   b, m, e = fparts(x)
   ex = and_mask(alu(Ops.SHR, b, const("u", b.width, m), "u", b.width), e)
   man = and_mask(b, m)
-  return binop("&&", alu(Ops.CMPEQ, ex, const("u", b.width, 0), "u", b.width), alu(Ops.CMPNE, man, const("u", b.width, 0), "u", b.width))
+  return binop("&&", alu(Ops.CMPEQ, ex, const("u", ex.width, 0), "u", ex.width), alu(Ops.CMPNE, man, const("u", man.width, 0), "u", man.width))
 
 def f_abs(x: V) -> V:
   if x.kind != "f": return select(binop("<", x, const(x.kind, x.width, 0)), neg(x), x)
@@ -324,7 +327,7 @@ def f2f16_rtz(x: V) -> V:
   rb = bits(r)
   return from_bits(select(away, alu(Ops.SUB, rb, const("u", 16, 1), "u", 16), rb), "f", 16)
 
-CVT = re.compile(r"(bf16|[uif]\d+)_to_([uif]\d+)")
+CVT = re.compile(r"(bf16|[uif]\d+)_to_([uif]\d+)|v_cvt_([iu]16)_(f32)")
 MINMAX = re.compile(r"v_(min|max)3?_([uif]\d+)")
 
 class Lambda:
@@ -422,6 +425,11 @@ class Interp:
 
   def assign(self, lv: tuple, val: Any) -> None:
     t = lv[0]
+    root = lv
+    while root[0] in ("slice", "idx", "field"): root = root[1]
+    if root is not lv and root[0] == "name" and root[1] not in self.env and root[1] not in ("VGPR", "MEM"):
+      try: self.lookup(root[1])
+      except Unsupported: self.env[root[1]] = const("u", 64, 0)  # an undeclared temporary written piecewise
     if t == "name":
       name = lv[1]
       if name in self.ctx.lane_masks and self.ctx.lane is not None and not self.in_bit_write:  # a whole-mask write in a lane: this lane's bit
@@ -640,7 +648,7 @@ class Interp:
     if fn == "bf16_to_f32": return from_bits(concat(bits(x), const("u", 16, 0)), "f", 32)
     m = CVT.fullmatch(fn)
     if m:
-      src, dst = m.groups()
+      src, dst = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
       sk, sw = ("b", 16) if src == "bf16" else (src[0], int(src[1:]))
       if x.weak: x = weak_to(x, sk, sw)
       if x.kind != sk and not (x.kind in "ub" and sk in "ub"): x = conv(x, sk, sw) if (x.kind == "f") == (sk == "f") else x
@@ -727,8 +735,8 @@ def concat(hi: V, lo: V) -> V:
 def reverse_bits(b: V) -> V:
   out = const("u", b.width, 0)
   for i in range(b.width):
-    bit = and_mask(alu(Ops.SHR, b, const("u", b.width, i), "u", b.width), 1)
-    out = alu(Ops.OR, out, alu(Ops.SHL, V(bit.u, "u", b.width), const("u", b.width, b.width - 1 - i), "u", b.width), "u", b.width)
+    bit = resize(and_mask(alu(Ops.SHR, b, const("u", b.width, i), "u", b.width), 1), b.width)
+    out = alu(Ops.OR, out, alu(Ops.SHL, bit, const("u", b.width, b.width - 1 - i), "u", b.width), "u", b.width)
   return out
 
 def split_words(raw: V, n: int) -> Wide:
@@ -757,7 +765,7 @@ class OpCallCtx:
   def ignore_field(self, lv: tuple) -> None: pass
 
 CONST_NAMES = {"WAVE32": 1, "WAVE64": 0, "PI": math.pi, "ROUND_TOWARD_ZERO": ROUND_TOWARD_ZERO, "ROUND_NEAREST_EVEN": 0}
-FLOAT_NAMES = {"NAN": math.nan, "INF": math.inf, "MAX_FLOAT_F32": struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0],
+FLOAT_NAMES = {"NAN": math.nan, "INF": math.inf, "UNDERFLOW_F32": 0.0, "UNDERFLOW_F64": 0.0, "OVERFLOW_F32": math.inf, "OVERFLOW_F64": math.inf, "MAX_FLOAT_F32": struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0],
                "MAX_FLOAT_F64": 1.7976931348623157e308}
 
 def const_name(name: str) -> Any:

@@ -17,7 +17,7 @@ from .kernel import shape_code, ShapeCode
 from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, FAULT_PC, pcode_of
 
 ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED = range(6)
-NOPS = re.compile(r"S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
+NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(32|64)|V_PIPEFLUSH.*|DS_NOP|S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
                   r"INST_PREFETCH|VERSION|BARRIER_SIGNAL.*|PREFETCH.*|ICACHE_INV|DCACHE_INV|GL1_INV|DENORM_MODE|ROUND_MODE|SETHALT)")
 BARRIERS = ("S_BARRIER", "S_BARRIER_WAIT")
 
@@ -53,8 +53,8 @@ def branch_target(d: Decoded) -> int | None:
 
 class Program:
   """The compiled code of one kernel."""
-  def __init__(self, code: bytes, arch: str, base: int):
-    self.arch, self.base, self.code = arch, base, code
+  def __init__(self, code: bytes, arch: str, base: int, entry: int):
+    self.arch, self.base, self.code, self.entry = arch, base, code, entry
     self.insts = decode_code(code, arch, base)
     self.by_pc = {d.pc: d for d in self.insts}
     self.unsupported: dict[int, str] = {}
@@ -67,7 +67,7 @@ class Program:
     self.fxn.restype = ctypes.c_int
 
   def render(self) -> str:
-    starts = {self.base}
+    starts = {self.base, self.entry}
     for i, d in enumerate(self.insts):
       t = branch_target(d)
       if t is not None: starts.add(t)
@@ -127,6 +127,6 @@ def var_fields(inst: Inst) -> list[str]:
 def set_pc(pc: int, at: int = PC) -> str: return f"st[{at}] = {pc & 0xFFFFFFFF}u; st[{at + 1}] = {pc >> 32}u;"
 
 @functools.lru_cache(maxsize=64)
-def program(code: bytes, arch: str, base: int) -> Program:
-  """The compiled program of some code at a base address (cached per code, arch and address)."""
-  return Program(code, arch, base)
+def program(code: bytes, arch: str, base: int, entry: int) -> Program:
+  """The compiled program of some code at a base address entered at `entry` (cached per code, arch and addresses)."""
+  return Program(code, arch, base, entry)

@@ -223,7 +223,8 @@ class InstCtx:
   def dest_words(self, name: str = "vdst") -> tuple[list[UOp], bool]:
     """State indices of the destination and whether they are VGPRs (at this lane)."""
     fam = self.fam
-    opnd = self.op.operands.get(name if not self.half else "vdst" + self.half) or self.op.operands.get(name)
+    ops = self.op.operands
+    opnd = ops.get(name if not self.half else "vdst" + self.half) or ops.get(name) or ops.get("sdst")
     nbits = opnd.bits if opnd is not None else 32
     n = max(1, (nbits + 31) // 32) if not (opnd is not None and opnd.dfmt == "FMT_NUM_M64") else 1
     if fam.startswith("S") or (opnd is not None and opnd.otype in ("OPR_SREG", "OPR_SDST", "OPR_SDST_NULL")) or name == "sdst":
@@ -473,6 +474,8 @@ PCODE_OVERRIDES = {
   # 65-bit intermediate results: the carry comes from a 64-bit add instead
   "V_MAD_U64_U32": "tmp = 64'U(S0.u32) * 64'U(S1.u32);\nD0.u64 = tmp + S2.u64;\nD1.u1 = D0.u64 < tmp ? 1'1U : 1'0U",
   "V_MAD_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
+  "V_MAD_CO_U64_U32": "tmp = 64'U(S0.u32) * 64'U(S1.u32);\nD0.u64 = tmp + S2.u64;\nD1.u1 = D0.u64 < tmp ? 1'1U : 1'0U",
+  "V_MAD_CO_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
 }
 
 def pcode_of(op: Op) -> str | None:
