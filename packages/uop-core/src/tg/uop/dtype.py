@@ -195,7 +195,7 @@ def round_to_float_format(x: float, dtype: DType, saturate: bool = False) -> flo
   q = math.ldexp(1.0, e - mbits)               # spacing of representable values around x
   r = round(x / q) * q
   if abs(r) > fmax: return math.copysign(fmax, x) if saturate or not has_inf else math.copysign(math.inf, x)
-  return float(r)
+  return math.copysign(float(r), x)  # an underflow to zero keeps the sign
 
 def float_to_fp8(x: float, dtype: DType) -> int:
   """The 8 bits of x in fp8e4m3 (OCP E4M3FN: no inf, NaN is 0x7f) or fp8e5m2, rounding to nearest even and

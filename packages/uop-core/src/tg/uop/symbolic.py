@@ -66,19 +66,25 @@ symbolic_simple = PatternMatcher([
 # ***** sums of terms: the canonical form of integer index math *****
 MAX_TERMS = 64  # longer sums are left to the local rules, so rewriting a long chain stays linear
 
-def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int] | None:
-  """x as sum(coef * term) + const over its nested ADDs (integer dtypes), or None past MAX_TERMS terms."""
+def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int, int] | None:
+  """x as sum(coef * term) + const over its nested ADDs and multiplications by constants (integer dtypes), with the
+  count of ADD, MUL and CONST nodes that spelled it; None past MAX_TERMS terms."""
   terms: list[tuple[UOp, int]] = []
-  const = 0
-  stack = [x]
+  const = cost = 0
+  stack = [(x, 1)]
   while stack:
     if len(terms) + len(stack) > MAX_TERMS: return None
-    u = stack.pop()
-    if u.op is Ops.ADD: stack.extend(reversed(u.src))
-    elif u.op is Ops.CONST: const += u.arg
-    elif u.op is Ops.MUL and u.src[1].op is Ops.CONST: terms.append((u.src[0], u.src[1].arg))
-    else: terms.append((u, 1))
-  return terms, const
+    u, k = stack.pop()
+    if u.op is Ops.ADD: stack.extend(((u.src[1], k), (u.src[0], k))); cost += 1
+    elif u.op is Ops.CONST: const += u.arg * k; cost += 1
+    elif u.op is Ops.MUL and u.src[1].op is Ops.CONST: stack.append((u.src[0], k * u.src[1].arg)); cost += 2
+    else: terms.append((u, k))
+  return terms, const, cost
+
+def sum_cost(terms: list[tuple[UOp, int]], const: int) -> int:
+  """The ADD, MUL and CONST nodes build_sum spells these terms with."""
+  n = sum(1 for _, k in terms if k != 0)
+  return max(n - 1, 0) + 2 * sum(1 for _, k in terms if k not in (0, 1)) + (2 if const != 0 and n else 1 if not n else 0)
 
 def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
   out: UOp | None = None
@@ -90,10 +96,11 @@ def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
   return out + const if const != 0 else out
 
 def fold_add(x: UOp) -> UOp | None:
-  """Combine like terms and constants in a sum; fold x//c*c + x%c back into x."""
+  """Combine like terms and constants in a sum; fold x//c*c + x%c back into x. The sum is only respelled when that
+  makes it smaller, so simplifying never grows an expression."""
   if not _is_int(x) or x.dtype.count > 1: return None
   if (split := split_terms(x)) is None: return None
-  terms, const = split
+  terms, const, cost = split
   merged: dict[UOp, int] = {}
   for t, c in terms: merged[t] = merged.get(t, 0) + c
   # (x//c)*c*k + (x%c)*k -> x*k
@@ -102,8 +109,10 @@ def fold_add(x: UOp) -> UOp | None:
        and t in merged:
       del merged[t], merged[d]
       merged[t.src[0]] = merged.get(t.src[0], 0) + c
-  ret = build_sum(x, list(merged.items()), const)
-  return ret if ret is not x else None
+  items = list(merged.items())
+  new_cost = sum_cost(items, const)
+  if new_cost > cost or (new_cost == cost and len(items) == len(terms)): return None
+  return build_sum(x, items, const)
 
 def fold_div(x: UOp, d: UOp) -> UOp | None:
   """x // d for a constant d > 0: pull out terms that are multiples of d, divide out a common factor, nest divisions."""
@@ -111,7 +120,7 @@ def fold_div(x: UOp, d: UOp) -> UOp | None:
   c = d.arg
   if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0: return x.src[0] // (x.src[1].arg * c)
   if (split := split_terms(x)) is None: return None
-  terms, const = split
+  terms, const, _ = split
   g = math.gcd(c, const, *(k for _, k in terms))
   if g > 1: return build_sum(x, [(t, k // g) for t, k in terms], const // g) // (c // g)
   if x.vmin < 0: return None
@@ -137,7 +146,7 @@ def fold_mod(x: UOp, d: UOp) -> UOp | None:
   if x.vmin >= 0 and x.vmax < c: return x
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and x.src[1].arg % c == 0: return x.src[0] % c
   if x.vmin < 0 or (split := split_terms(x)) is None: return None
-  terms, const = split
+  terms, const, _ = split
   kept = [(t, k % c) for t, k in terms if k % c != 0]
   if len(kept) == len(terms) and 0 <= const < c and all(k < c for _, k in terms):
     g = math.gcd(c, const, *(k for _, k in terms))
@@ -150,7 +159,7 @@ def fold_lt(x: UOp, c: UOp) -> UOp | None:
   """sum + k < c  ->  sum < c - k, and a common factor g of the terms:  g*s < c  ->  s < ceil(c/g)."""
   if not _is_int(x) or x.dtype.count > 1 or c.op is not Ops.CONST: return None
   if (split := split_terms(x)) is None or not split[0]: return None
-  terms, const = split
+  terms, const, _ = split
   bound = c.arg - const
   g = math.gcd(*(k for _, k in terms))
   if const == 0 and g == 1: return None
@@ -167,8 +176,6 @@ symbolic = symbolic_simple + PatternMatcher([
    lambda c, x, u: u.replace(src=(x, c)) if x.op is not Ops.CONST else None),
   ((UPat.var("x") * UPat.cvar("c1", vec=False)) * UPat.cvar("c2", vec=False), lambda x, c1, c2: x * (c1.arg * c2.arg) if _is_int(x) else None),
   ((UPat.var("x") + UPat.cvar("c1", vec=False)) * UPat.cvar("c2", vec=False), lambda x, c1, c2: x * c2.arg + c1.arg * c2.arg if _is_int(x) else None),
-  (UPat(Ops.MUL, src=(UPat(Ops.ADD, name="a"), UPat.cvar("c", vec=False))),
-   lambda a, c: (a.src[0] * c.arg + a.src[1] * c.arg) if _is_int(a) and a.src[1].op is not Ops.CONST and len(a.src[1].toposort) < 8 else None),
   (UPat(Ops.ADD, name="x"), fold_add),
   (UPat.var("x") // UPat.cvar("d", vec=False), fold_div),
   (UPat.var("x") % UPat.cvar("d", vec=False), fold_mod),

@@ -17,31 +17,44 @@ class InvalidType:
 Invalid = InvalidType()
 
 def _argkey(arg: Any) -> Any:
-  # 0.0 == -0.0 and 1 == 1.0 == True hash alike; the cache key must tell them apart
-  return (arg, type(arg), math.copysign(1.0, arg)) if type(arg) is float else (arg, type(arg))
+  # 0.0 == -0.0 and 1 == 1.0 == True hash alike; the cache key must tell them apart (in tuples too: VCONST args)
+  if type(arg) is float: return (arg, float, math.copysign(1.0, arg))
+  if type(arg) is tuple: return tuple(_argkey(a) for a in arg)
+  return (arg, type(arg))
 
 class UOpMetaClass(type):
-  """Hash-consing: building a UOp equal to a live one returns that same object, so equality is identity."""
+  """Hash-consing: building a UOp equal to a live one returns that same object, so equality is identity.
+  The cache holds weak references: an entry goes away with the last reference to its UOp."""
   ucache: dict[tuple, weakref.ReferenceType[UOp]] = {}
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-    key = (op, dtype, src, _argkey(arg))
-    if (ref := UOpMetaClass.ucache.get(key)) is not None and (live := ref()) is not None: return live
-    uop = super().__call__(op, dtype, src, arg)
-    UOpMetaClass.ucache[key] = weakref.ref(uop, lambda r, key=key: UOpMetaClass.ucache.pop(key, None) if UOpMetaClass.ucache.get(key) is r else None)
+    key = (op, dtype, src, arg if arg is None else _argkey(arg))
+    if (ref := _ucache_get(key)) is not None and (live := ref()) is not None: return live
+    uop = _new(cls)
+    _init(uop, op, dtype, src, arg)
+    _ucache[key] = weakref.ref(uop, lambda r, key=key: _ucache.pop(key, None) if _ucache.get(key) is r else None)
     return uop
+
+_ucache = UOpMetaClass.ucache
+_ucache_get = _ucache.get
+_new = object.__new__
 
 ConstLike = int | float | bool | InvalidType
 
 class UOp(metaclass=UOpMetaClass):
+  """A node of the IR: op, dtype, sources and arg. Immutable; build a changed one with `replace`."""
   __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "__dict__")
-  def __init__(self, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None):
-    self.op, self.dtype, self.src, self.arg = op, dtype, src, arg
+  op: Ops
+  dtype: DType
+  src: tuple[UOp, ...]
+  arg: Any
+  def __setattr__(self, name: str, value: Any) -> None: raise AttributeError(f"UOp is immutable: can't set {name}; use replace()")
+  def __delattr__(self, name: str) -> None: raise AttributeError(f"UOp is immutable: can't delete {name}")
   def __reduce__(self) -> tuple: return (UOp, (self.op, self.dtype, self.src, self.arg))
   def replace(self, **kwargs: Any) -> UOp:
     """This UOp with some of op, dtype, src, arg changed."""
     new = (kwargs.pop("op", self.op), kwargs.pop("dtype", self.dtype), tuple(kwargs.pop("src", self.src)), kwargs.pop("arg", self.arg))
     if kwargs: raise TypeError(f"replace got unknown fields {list(kwargs)}")
-    return self if new == (self.op, self.dtype, self.src, self.arg) else UOp(*new)
+    return UOp(*new)  # hash-consing gives back self when nothing changed
 
   # ***** graph walks *****
   @functools.cached_property
@@ -264,6 +277,11 @@ class UOp(metaclass=UOpMetaClass):
   def render(self, simplify: bool = True) -> str:
     """The expression as readable text, e.g. `((x*2)+1)`."""
     return render(self.simplify() if simplify else self)
+
+_slot_setters = tuple(getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
+def _init(u: UOp, op: Ops, dtype: DType, src: tuple[UOp, ...], arg: Any) -> None:
+  set_op, set_dtype, set_src, set_arg = _slot_setters
+  set_op(u, op); set_dtype(u, dtype); set_src(u, src); set_arg(u, arg)
 
 def _fill_cache(u: UOp, attr: str) -> None:
   """Compute a cached property for the sources first, without recursion, so that deep graphs don't overflow the stack."""

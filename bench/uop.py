@@ -1,0 +1,77 @@
+"""graph_rewrite throughput: UOps rewritten per second on index math and on 100,000-node chains.
+
+  uv run python bench/uop.py           a table
+  uv run python bench/uop.py --json    the same figures as JSON
+"""
+from __future__ import annotations
+import argparse, json, random, time
+from typing import Callable
+from tg.uop import Ops, PatternMatcher, UOp, UPat, graph_rewrite
+
+CHAIN = 100_000
+
+def random_index_graph(rng: random.Random, n_ops: int) -> UOp:
+  """A SINK over random expressions of bounded index variables and ranges, built from `n_ops` random operations."""
+  leaves = [UOp.variable(f"v{i}", 0, rng.randint(1, 64)) for i in range(8)] + [UOp.range(rng.randint(1, 32), i) for i in range(4)]
+  pool = list(leaves)
+  for _ in range(n_ops):
+    a, b, c = rng.choice(pool[-50:]), rng.choice(pool), rng.randint(1, 16)
+    op = rng.choice(["add", "mul", "div", "mod", "addc", "lt"])
+    if op == "add": e = a + b
+    elif op == "mul": e = a * c
+    elif op == "div": e = a // c
+    elif op == "mod": e = a % c
+    elif op == "addc": e = a + c
+    else: e = (a < b).where(a, b + c)
+    pool.append(e)
+  return UOp.sink(*pool[-100:])
+
+def add_chain(n: int) -> UOp:
+  u = UOp.variable("x", 0, 10)
+  for _ in range(n): u = u + 1
+  return u
+
+def sum_chain(n: int) -> UOp:
+  """x0 + x1 + ... over distinct variables: nothing folds, so simplify visits every node and keeps it."""
+  u = UOp.variable("x0", 0, 10)
+  for i in range(1, n): u = u + UOp.variable(f"x{i}", 0, 10)
+  return u
+
+one_to_two = PatternMatcher([(UPat(Ops.CONST, arg=1, name="c"), lambda c: c.const_like(2))])
+never = PatternMatcher([(UPat(Ops.MUL, src=(UPat.var("x"), UPat.cvar("c"))), lambda x, c: None)])
+
+def run(name: str, build: Callable[[], UOp], work: Callable[[UOp], UOp], check: Callable[[UOp], bool]) -> dict:
+  g = build()
+  n = g.size
+  t0 = time.perf_counter()
+  out = work(g)
+  dt = time.perf_counter() - t0
+  if not check(out): raise AssertionError(f"{name}: wrong result, a {out.op} of {out.size} UOps")
+  return {"case": name, "uops": n, "seconds": dt, "uops_per_s": n / dt, "us_per_uop": dt / n * 1e6}
+
+def cases(rng: random.Random) -> list[dict]:
+  graph = random_index_graph(rng, 30_000)
+  return [
+    run("simplify random index graph", lambda: graph, lambda g: g.simplify(), lambda out: out.op is Ops.SINK),
+    run("simplify x+1+1+... (100k)", lambda: add_chain(CHAIN), lambda g: g.simplify(),
+        lambda out: out.op is Ops.ADD and out.src[1].arg == CHAIN),
+    run("simplify x0+x1+... (100k)", lambda: sum_chain(CHAIN), lambda g: g.simplify(),
+        lambda out: sum(u.op is Ops.DEFINE_VAR for u in out.toposort) == CHAIN and {u.op for u in out.toposort} == {Ops.ADD, Ops.DEFINE_VAR}),
+    run("rewrite chain: const 1 -> 2 (100k)", lambda: add_chain(CHAIN), lambda g: graph_rewrite(g, one_to_two),
+        lambda out: out.src[1].arg == 2 and out.size == CHAIN + 2),
+    run("rewrite chain: no match (100k)", lambda: add_chain(CHAIN), lambda g: graph_rewrite(g, never), lambda out: out.size == CHAIN + 2),
+    run("rewrite chain bottom_up: const 1 -> 2 (100k)", lambda: add_chain(CHAIN), lambda g: graph_rewrite(g, one_to_two, bottom_up=True),
+        lambda out: out.src[1].arg == 2),
+  ]
+
+def main() -> None:
+  ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+  ap.add_argument("--json", action="store_true", help="print JSON instead of a table")
+  ap.add_argument("--seed", type=int, default=0)
+  args = ap.parse_args()
+  rows = cases(random.Random(args.seed))
+  if args.json: print(json.dumps(rows, indent=2)); return
+  print(f"{'case':<46}{'uops':>9}{'seconds':>10}{'uops/s':>12}{'us/uop':>9}")
+  for r in rows: print(f"{r['case']:<46}{r['uops']:>9}{r['seconds']:>10.3f}{r['uops_per_s']:>12,.0f}{r['us_per_uop']:>9.1f}")
+
+if __name__ == "__main__": main()

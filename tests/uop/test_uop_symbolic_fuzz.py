@@ -1,0 +1,73 @@
+"""Property: simplify() keeps the value of random integer expressions (C semantics) and never grows them.
+UOP_FUZZ_SCALE=20 runs twenty times the examples (for hunting bugs locally)."""
+from __future__ import annotations
+import itertools, os
+from hypothesis import given, settings, strategies as st, HealthCheck
+from tg.uop import UOp, dtypes
+from uop_interp import evaluate, tree_size
+
+VARS = {"a": (0, 10), "b": (-5, 5), "c": (1, 8), "d": (-20, -3), "e": (0, 100)}
+POSITIVE = ["c"]  # variables that are safe divisors
+SCALE = int(os.environ.get("UOP_FUZZ_SCALE", "1"))
+var_uops = {n: UOp.variable(n, lo, hi) for n, (lo, hi) in VARS.items()}
+
+def leaf() -> st.SearchStrategy[UOp]:
+  return st.one_of(st.sampled_from(list(var_uops.values())), st.integers(-12, 12).map(lambda v: UOp.const(dtypes.index, v)))
+
+@st.composite
+def int_expr(draw: st.DrawFn, depth: int = 4) -> UOp:
+  if depth == 0 or draw(st.integers(0, 4)) == 0: return draw(leaf())
+  sub = lambda: draw(int_expr(depth - 1))
+  kind = draw(st.sampled_from(["add", "sub", "mul", "mulc", "divc", "modc", "divv", "modv", "max", "min", "where", "neg"]))
+  if kind == "add": return sub() + sub()
+  if kind == "sub": return sub() - sub()
+  if kind == "mul": return sub() * sub()
+  if kind == "mulc": return sub() * draw(st.integers(-6, 6))
+  if kind == "divc": return sub() // draw(st.integers(1, 9))
+  if kind == "modc": return sub() % draw(st.integers(1, 9))
+  if kind == "divv": return sub() // var_uops[draw(st.sampled_from(POSITIVE))]
+  if kind == "modv": return sub() % var_uops[draw(st.sampled_from(POSITIVE))]
+  if kind == "max": return sub().maximum(sub())
+  if kind == "min": return sub().minimum(sub())
+  if kind == "neg": return -sub()
+  return draw(bool_expr(depth - 1)).where(sub(), sub())
+
+@st.composite
+def bool_expr(draw: st.DrawFn, depth: int) -> UOp:
+  a, b = draw(int_expr(max(depth - 1, 0))), draw(int_expr(max(depth - 1, 0)))
+  kind = draw(st.sampled_from(["lt", "gt", "le", "ge", "ne", "eq", "and", "or", "not"]))
+  if kind == "lt": return a < b
+  if kind == "gt": return a > b
+  if kind == "le": return a <= b
+  if kind == "ge": return a >= b
+  if kind == "ne": return a.ne(b)
+  if kind == "eq": return a.eq(b)
+  if kind == "not": return (a < b).logical_not()
+  c = draw(int_expr(max(depth - 1, 0))) < draw(int_expr(max(depth - 1, 0)))
+  return (a < b) & c if kind == "and" else (a < b) | c
+
+ENVS = [dict(zip(VARS, vals)) for vals in itertools.product(*[sorted({lo, hi, (lo + hi) // 2, lo + 1, hi - 1}) for lo, hi in VARS.values()])]
+
+def check_same(e: UOp, s: UOp) -> None:
+  assert tree_size(s) <= tree_size(e), f"simplify grew {e.render(simplify=False)} into {s.render(simplify=False)}"
+  for env in ENVS[::7] + [{n: (lo + hi) // 3 for n, (lo, hi) in VARS.items()}]:
+    want, got = evaluate(e, env), evaluate(s, env)
+    assert want == got, f"{e.render(simplify=False)} -> {s.render(simplify=False)} at {env}: {want} != {got}"
+    assert s.vmin <= got <= s.vmax and e.vmin <= want <= e.vmax, f"value outside [vmin, vmax] for {e.render(simplify=False)} at {env}"
+
+@settings(max_examples=400 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(int_expr())
+def test_simplify_int_expr_keeps_value(e: UOp) -> None: check_same(e, e.simplify())
+
+@settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bool_expr(3))
+def test_simplify_bool_expr_keeps_value(e: UOp) -> None: check_same(e, e.simplify())
+
+@settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bool_expr(2), int_expr(3))
+def test_simplify_gated_index_keeps_value(gate: UOp, idx: UOp) -> None:
+  """An index under a gate may change where the gate is false, never where it is true."""
+  s = idx.valid(gate).simplify()
+  for env in ENVS[::5]:
+    if not evaluate(gate, env): continue
+    assert evaluate(s, env) == evaluate(idx, env), f"{idx.valid(gate).render(simplify=False)} -> {s.render(simplify=False)} at {env}"
