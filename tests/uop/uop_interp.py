@@ -10,16 +10,16 @@ def c_div(a: int, b: int) -> int:
 def c_mod(a: int, b: int) -> int: return a - c_div(a, b) * b
 
 def wrap(v: Any, dtype: Any) -> Any:
-  """A value of `dtype`: bools stay bools, fixed-width ints wrap, index is unbounded in these small tests."""
+  """A value of `dtype`: bools stay bools, fixed-width ints wrap (index is 64-bit)."""
   if dtype == dtypes.bool: return bool(v)
-  if dtype == dtypes.index: return int(v)
   bits = 8 * dtype.itemsize
   v = int(v) & ((1 << bits) - 1)
   return v - (1 << bits) if not dtypes.is_unsigned(dtype) and v >= 1 << (bits - 1) else v
 
 BINARY = {Ops.ADD: lambda a, b: a + b, Ops.MUL: lambda a, b: a * b, Ops.IDIV: c_div, Ops.MOD: c_mod, Ops.MAX: max,
           Ops.CMPLT: lambda a, b: a < b, Ops.CMPNE: lambda a, b: a != b, Ops.CMPEQ: lambda a, b: a == b,
-          Ops.AND: lambda a, b: a & b, Ops.OR: lambda a, b: a | b, Ops.XOR: lambda a, b: a ^ b, Ops.SUB: lambda a, b: a - b}
+          Ops.AND: lambda a, b: a & b, Ops.OR: lambda a, b: a | b, Ops.XOR: lambda a, b: a ^ b, Ops.SUB: lambda a, b: a - b,
+          Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b}
 
 def evaluate(root: UOp, env: dict[str, int]) -> Any:
   """The value of `root` (Invalid where a gated index is masked), with each DEFINE_VAR, RANGE ('r<axis>') and SPECIAL

@@ -89,7 +89,7 @@ def _exp2(x: float) -> float:
   except OverflowError: return math.inf
 def _sin(x: float) -> float: return math.sin(x) if not math.isinf(x) else math.nan
 def _recip(x: float) -> float: return _fdiv(1.0, x)
-def _trunc(x: float) -> float: return float(math.trunc(x)) if not (math.isinf(x) or math.isnan(x)) else x
+def _trunc(x: float) -> float: return math.copysign(float(math.trunc(x)), x) if math.isfinite(x) else x  # trunc(-0.5) is -0.0
 def _max(x: Any, y: Any) -> Any: return x if isinstance(x, float) and math.isnan(x) else (y if isinstance(y, float) and math.isnan(y) else max(x, y))
 def _pow(x: float, y: float) -> float:
   try: return math.pow(x, y)

@@ -1,0 +1,67 @@
+"""spec: type_verify accepts well-formed graphs at each stage and names the UOp of a malformed one; helpers: getenv, Context."""
+from __future__ import annotations
+import pytest
+from tg.uop import (DEBUG, SPEC, AxisType, Context, KernelInfo, Ops, SpecError, UOp, dtypes, getenv, kernel_spec, program_spec, tensor_spec,
+                    type_verify)
+
+def gemm(M: int = 4, N: int = 5, K: int = 6) -> UOp:
+  C, A, B = UOp.param(0, dtypes.float32, (M, N)), UOp.param(1, dtypes.float32, (M, K)), UOp.param(2, dtypes.float32, (K, N))
+  i, j = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1)
+  k = UOp.range(A.shape[1], 2, axis_type=AxisType.REDUCE)
+  C = C[i, j].set(0.0)
+  C = C[i, j].set(C.after(k)[i, j] + A[i, k] * B[k, j], end=k)
+  return C.end(i, j).sink(arg=KernelInfo(name="gemm", opts_to_apply=()))
+
+def test_gemm_kernel_passes_kernel_spec() -> None:
+  ast = gemm()
+  type_verify(ast, kernel_spec)
+  assert ast.arg.name == "gemm" and {u.op for u in ast.toposort} >= {Ops.PARAM, Ops.RESHAPE, Ops.RANGE, Ops.INDEX, Ops.STORE, Ops.AFTER, Ops.END}
+
+def break_one(ast: UOp, op: Ops, **change: object) -> UOp:
+  target = next(u for u in ast.toposort if u.op is op)
+  return ast.substitute({target: target.replace(**change)})
+
+@pytest.mark.parametrize("op,change", [
+  (Ops.RANGE, {"arg": "not an axis"}),                                   # a RANGE's arg is (axis_id, AxisType)
+  (Ops.STORE, {"dtype": dtypes.float32}),                                # STORE is void
+  (Ops.PARAM, {"dtype": dtypes.float32}),                                # a PARAM is a pointer
+  (Ops.END, {"src": ()}),                                                # END closes ranges
+  (Ops.CONST, {"arg": "zero"}),                                          # a float CONST holds a float
+], ids=lambda v: str(v))
+def test_malformed_gemm_fails_kernel_spec(op: Ops, change: dict) -> None:
+  bad = break_one(gemm(), op, **change)
+  with pytest.raises(SpecError, match=op.name): type_verify(bad, kernel_spec)
+
+def test_malformed_alu_and_unknown_ops_fail() -> None:
+  f = UOp.param(0, dtypes.float32, 4)[0].load()
+  with pytest.raises(SpecError, match="IDIV"): type_verify(UOp(Ops.IDIV, dtypes.float32, (f, f)).sink(), kernel_spec)
+  mixed = UOp(Ops.ADD, dtypes.float32, (f, UOp.const(dtypes.int32, 1)))
+  with pytest.raises(SpecError, match="ADD") as e: type_verify(mixed.sink(), kernel_spec)
+  assert "UOp(Ops.ADD" in str(e.value)  # the offending UOp is printed
+  with pytest.raises(SpecError, match="no rule matches"): type_verify(UOp(Ops.COPY, dtypes.float32, (f,)).sink(), kernel_spec)
+  with pytest.raises(SpecError): type_verify(UOp(Ops.WHERE, dtypes.float32, (f, f, f)), kernel_spec)
+
+def test_tensor_and_program_specs() -> None:
+  buf = UOp(Ops.BUFFER, dtypes.float32, (), 12)
+  type_verify(UOp(Ops.RESHAPE, dtypes.float32, (buf,), (3, 4)).sink(), tensor_spec)
+  with pytest.raises(SpecError, match="PERMUTE"): type_verify(UOp(Ops.PERMUTE, dtypes.float32, (buf,), (0, 0)), tensor_spec)
+  p = UOp(Ops.PARAM, dtypes.float32.ptr(4), (), 0)
+  r = UOp.range(4, 0)
+  idx = UOp(Ops.INDEX, dtypes.float32.ptr(4), (p, r))
+  lin = [p, r.src[0], r, idx, UOp(Ops.LOAD, dtypes.float32, (idx,)), UOp(Ops.STORE, dtypes.void, (idx, UOp(Ops.LOAD, dtypes.float32, (idx,))))]
+  type_verify(lin, program_spec)
+  with pytest.raises(SpecError, match="INDEX"): type_verify([UOp(Ops.INDEX, dtypes.float32, (p, r))], program_spec)
+
+def test_getenv_and_context(monkeypatch: pytest.MonkeyPatch) -> None:
+  monkeypatch.setenv("TG_TEST_FLAG", "7")
+  monkeypatch.setenv("TG_TEST_NAME", "abc")
+  assert getenv("TG_TEST_FLAG") == 7 and getenv("TG_TEST_NAME", "") == "abc" and getenv("TG_TEST_UNSET", 3) == 3
+  old = DEBUG.value
+  with Context(DEBUG=4, SPEC=2):
+    assert DEBUG >= 4 and int(SPEC) == 2 and DEBUG.value == 4
+    with Context(DEBUG=0): assert not DEBUG
+    assert DEBUG.value == 4
+  assert DEBUG.value == old
+  with pytest.raises(KeyError, match="unknown context variable"), Context(NOT_A_VAR=1): pass
+  with pytest.raises(ZeroDivisionError), Context(DEBUG=9): 1 // 0  # noqa: B018
+  assert DEBUG.value == old

@@ -1,0 +1,137 @@
+"""symbolic: constant folding against numpy, identities, like terms, comparisons, div/mod, gates; vmin/vmax range analysis."""
+from __future__ import annotations
+import math
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from tg.uop import DType, Ops, UOp, dtypes, simplify_given_valid
+from uop_interp import evaluate
+
+x, y = UOp.variable("x", 0, 100), UOp.variable("y", 0, 3)
+z = UOp.variable("z", -10, 10)
+INTS = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.uint64]
+NP = {dtypes.int8: np.int8, dtypes.uint8: np.uint8, dtypes.int16: np.int16, dtypes.uint16: np.uint16, dtypes.int32: np.int32,
+      dtypes.uint32: np.uint32, dtypes.int64: np.int64, dtypes.uint64: np.uint64, dtypes.float16: np.float16, dtypes.float32: np.float32,
+      dtypes.float64: np.float64}
+
+def np_int_alu(op: Ops, a: np.generic, b: np.generic) -> object:
+  """numpy with C semantics (division truncates toward zero), fixed-width wraparound."""
+  if op is Ops.IDIV: return (a - np.fmod(a, b)) // b
+  return {Ops.ADD: np.add, Ops.MUL: np.multiply, Ops.MOD: np.fmod, Ops.MAX: np.maximum, Ops.AND: np.bitwise_and, Ops.OR: np.bitwise_or,
+          Ops.XOR: np.bitwise_xor, Ops.CMPLT: np.less, Ops.CMPNE: np.not_equal, Ops.CMPEQ: np.equal, Ops.SUB: np.subtract}[op](a, b)
+
+INT_OPS = [Ops.ADD, Ops.SUB, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.AND, Ops.OR, Ops.XOR, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ]
+
+@pytest.mark.parametrize("dt", INTS, ids=str)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_int_constant_folding_matches_numpy(dt: DType, data: st.DataObject) -> None:
+  a, b = data.draw(st.integers(dt.min, dt.max)), data.draw(st.integers(dt.min, dt.max))
+  op = data.draw(st.sampled_from(INT_OPS))
+  if op in (Ops.IDIV, Ops.MOD) and (b == 0 or (a == dt.min and b == -1)): return  # undefined in C
+  folded = UOp.const(dt, a).alu(op, UOp.const(dt, b)).simplify()
+  with np.errstate(all="ignore"): want = np_int_alu(op, NP[dt](a), NP[dt](b)).item()
+  assert folded.op is Ops.CONST and folded.arg == want and type(folded.arg) is type(want), f"{dt} {a} {op} {b}"
+  neg = (-UOp.const(dt, a)).simplify()
+  with np.errstate(all="ignore"): assert neg.arg == (-NP[dt](a)).item()
+  s = data.draw(st.integers(0, 8 * dt.itemsize - 1))
+  assert (UOp.const(dt, a) << UOp.const(dt, s)).simplify().arg == (NP[dt](a) << NP[dt](s)).item()
+  assert (UOp.const(dt, a) >> UOp.const(dt, s)).simplify().arg == (NP[dt](a) >> NP[dt](s)).item()
+
+FLOAT_UNARY = {Ops.SQRT: np.sqrt, Ops.EXP2: np.exp2, Ops.LOG2: np.log2, Ops.SIN: np.sin, Ops.RECIPROCAL: np.reciprocal, Ops.TRUNC: np.trunc,
+               Ops.NEG: np.negative}
+FLOAT_BINARY = {Ops.ADD: np.add, Ops.SUB: np.subtract, Ops.MUL: np.multiply, Ops.FDIV: np.divide, Ops.MAX: np.maximum, Ops.CMPLT: np.less,
+                Ops.CMPNE: np.not_equal, Ops.CMPEQ: np.equal}
+
+def same_float(a: object, b: object, signed_zero: bool = True) -> bool:
+  if isinstance(a, float) and isinstance(b, float) and math.isnan(a): return math.isnan(b)
+  return a == b and (not signed_zero or not isinstance(a, float) or math.copysign(1, a) == math.copysign(1, b))  # type: ignore[arg-type]
+
+@pytest.mark.parametrize("dt", [dtypes.float16, dtypes.float32, dtypes.float64], ids=str)
+@settings(max_examples=150, deadline=None)
+@given(data=st.data())
+def test_float_constant_folding_matches_numpy(dt: DType, data: st.DataObject) -> None:
+  a, b = (data.draw(st.floats(width=8 * dt.itemsize, allow_subnormal=True)) for _ in range(2))
+  op = data.draw(st.sampled_from(list(FLOAT_BINARY)))
+  with np.errstate(all="ignore"): want = FLOAT_BINARY[op](NP[dt](a), NP[dt](b)).item()
+  got = UOp.const(dt, a).alu(op, UOp.const(dt, b)).simplify()
+  # which zero max(0.0, -0.0) gives is implementation-defined in C (fmax)
+  assert got.op is Ops.CONST and same_float(got.arg, want, op is not Ops.MAX), f"{dt} {a} {op} {b}: {got.arg} != {want}"
+  uop = data.draw(st.sampled_from(list(FLOAT_UNARY)))
+  if uop in (Ops.SIN, Ops.EXP2) and dt is not dtypes.float64: return  # libm's float/half kernels differ from double rounded in the last bit
+  with np.errstate(all="ignore"): want = FLOAT_UNARY[uop](NP[dt](a)).item()
+  got = UOp.const(dt, a).alu(uop).simplify()
+  assert got.op is Ops.CONST and (same_float(got.arg, want) or (uop is Ops.SIN and math.isclose(got.arg, want, rel_tol=1e-15))), (uop, a)
+
+def s(e: UOp) -> str: return e.simplify().render(simplify=False)
+
+def test_identities_and_like_terms() -> None:
+  assert s(x + 0) == "x" and s(x * 1) == "x" and s(x // 1) == "x" and s(x * 0) == "0" and s(x % 1) == "0"
+  assert s(x - x) == "0" and s(x + x) == "(x+x)" and s(x * 3 + x * 2 - x * 5 + 7) == "7" and s(3 + x + 4) == "(x+7)"
+  assert s(x + x + x) == "(x*3)" and s((x + 2) * 3) == "((x*3)+6)" and s(x * 2 * 3) == "(x*6)" and s((x + y) - (y + x)) == "0"
+  assert s(x.maximum(x)) == "x" and s((x < 3).where(y, y)) == "y" and s(z.ne(z)) == "False" and s(z < z) == "False"
+  b = x < 5
+  assert s(b & True) == "(x<5)" and s(b | True) == "True" and s(b & False) == "False" and s(b.logical_not().logical_not()) == "(x<5)"
+
+def test_comparisons_fold_by_range() -> None:
+  assert s(x < 101) == "True" and s(x < 0) == "False" and s(y < x + 4) == "True" and s((x + 3) < 10) == "(x<7)"
+  assert s(x * 4 < 9) == "(x<3)" and s(x.eq(200)) == "False" and s((x // 4) < 3) == "(x<12)"
+  assert s(x.maximum(200)) == "200" and s(y.maximum(x + 3)) == "(x+3)"
+
+def test_div_and_mod() -> None:
+  assert s((x * 4 + y) // 4) == "x" and s((x * 4 + y) % 4) == "y" and s((x * 4 + 3) // 4) == "x"
+  assert s((x * 8 + y) // 4) == "(x*2)" and s((x * 6 + 4) // 2) == "((x*3)+2)" and s(x // 4 * 4 + x % 4) == "x"
+  assert s(x % 8 % 4) == "(x%4)" and s(x // 2 // 3) == "(x//6)" and s(y % 4) == "y" and s(y // 4) == "0"
+  assert s((x * 4 + y + 8) // 4) == "(x+2)" and s((x * 8 + 4) % 8) == "4"
+
+def test_c_semantics_keep_negative_division() -> None:
+  # (z*4 + y) // 4 is not z + y//4 when z < 0: -4 + 3 = -1, and -1 // 4 == 0 in C
+  e = (z * 4 + y) // 4
+  for zv in range(-10, 11):
+    for yv in range(4): assert evaluate(e.simplify(), {"z": zv, "y": yv}) == evaluate(e, {"z": zv, "y": yv})
+  assert evaluate(e, {"z": -1, "y": 3}) == 0 and (z % 4).simplify().vmin == -3
+
+def test_index_under_a_gate() -> None:
+  i = UOp.range(16, 0)
+  assert simplify_given_valid(i < 4, i % 4) is i and simplify_given_valid(i < 4, i // 4).arg == 0
+  gated = (i // 4).valid(i < 4).simplify()
+  assert gated.op is Ops.WHERE and gated.src[1].arg == 0 and gated.src[0] is (i < 4)
+  assert simplify_given_valid((i < 12).logical_not(), i // 12) is UOp.const(dtypes.index, 1)
+
+# ***** vmin/vmax: every value an op can take lies in its range *****
+VM_DTYPES = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.int32, dtypes.uint32, dtypes.int64, dtypes.index]
+VM_OPS = [Ops.ADD, Ops.SUB, Ops.MUL, Ops.IDIV, Ops.MOD, Ops.MAX, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ,
+          Ops.NEG, Ops.WHERE, Ops.CAST]
+
+@st.composite
+def bounded(draw: st.DrawFn, dt: DType, name: str) -> tuple[UOp, int, int]:
+  lo_b, hi_b = (dt.min, dt.max) if dt is not dtypes.index else (-2**40, 2**40)
+  a, b = sorted((draw(st.integers(lo_b, hi_b)), draw(st.one_of(st.integers(lo_b, hi_b), st.integers(-20, 20).filter(lambda v: lo_b <= v <= hi_b)))))
+  return UOp.variable(name, a, b, dt), a, b
+
+@settings(max_examples=800, deadline=None)
+@given(data=st.data())
+def test_vmin_vmax_contain_every_value(data: st.DataObject) -> None:
+  dt, op = data.draw(st.sampled_from(VM_DTYPES)), data.draw(st.sampled_from(VM_OPS))
+  (va, alo, ahi), (vb, blo, bhi) = data.draw(bounded(dt, "a")), data.draw(bounded(dt, "b"))
+  if op is Ops.NEG: e = va.alu(Ops.NEG)
+  elif op is Ops.WHERE: e = (va < vb).where(va, vb)
+  elif op is Ops.CAST: e = va.cast(data.draw(st.sampled_from(VM_DTYPES + [dtypes.bool])))
+  elif op in (Ops.SHL, Ops.SHR):
+    if dt is dtypes.index: return
+    k = data.draw(st.integers(0, 8 * dt.itemsize - 1))
+    e, vb, blo, bhi = va.alu(op, UOp.const(dt, k)), UOp.const(dt, k), k, k
+  else: e = va.alu(op, vb)
+  for _ in range(8):
+    env = {"a": data.draw(st.sampled_from([alo, ahi]) | st.integers(alo, ahi)), "b": data.draw(st.sampled_from([blo, bhi]) | st.integers(blo, bhi))}
+    if op in (Ops.IDIV, Ops.MOD) and (env["b"] == 0 or (env["a"] == dt.min and env["b"] == -1)): continue
+    v = evaluate(e, env)
+    assert e.vmin <= v <= e.vmax, f"{dt} {e.render(simplify=False)} = {v} at {env} outside [{e.vmin}, {e.vmax}]"
+
+@settings(max_examples=300, deadline=None)
+@given(st.integers(1, 50), st.integers(0, 100))
+def test_vmin_vmax_of_range_special_and_variable(n: int, v: int) -> None:
+  end = UOp.variable("n", 1, n)
+  for u in (UOp.range(n, 0), UOp.special(n, "gidx0"), UOp.range(end, 1)): assert (u.vmin, u.vmax) == (0, n - 1)
+  var = UOp.variable("v", min(v, n), max(v, n))
+  assert (var.vmin, var.vmax) == (min(v, n), max(v, n)) and (var.bind(min(v, n)).vmin, var.bind(min(v, n)).vmax) == (min(v, n),) * 2
