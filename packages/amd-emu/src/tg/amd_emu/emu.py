@@ -123,7 +123,10 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> 
 def raise_stop(prog: Any, w: Wave, rc: int, who: str) -> None:
   pc = w.pc
   d = prog.by_pc.get(pc)
-  text = d.inst.disasm() if d is not None and d.inst is not None else "?"
+  text = "?"
+  if d is not None and d.inst is not None:
+    try: text = d.inst.disasm()
+    except ValueError: text = d.inst.op.mnemonic
   if rc == FAULT:
     addr = int(w.st[FAULT_ADDR]) | int(w.st[FAULT_ADDR + 1]) << 32
     raise MemoryFault(f"memory fault: {text} at {addr:#x}, no mapping (pc={pc:#x}, {who})")

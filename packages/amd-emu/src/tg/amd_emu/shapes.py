@@ -23,6 +23,8 @@ TMPBITS, VGPR, NVGPR = 160, 256, 256
 ST_WORDS = VGPR + NVGPR * 32
 TAB = 128  # memory ranges in the translation table: lo[TAB], hi[TAB], delta[TAB] (uint64)
 WAVE = 32
+SHARED_HI, PRIVATE_HI = 0x10000000, 0x20000000  # FLAT apertures: the high 32 bits of LDS and scratch flat addresses
+APERTURES = {235: SHARED_HI << 32, 236: (SHARED_HI << 32) | 0xFFFFFFFF, 237: PRIVATE_HI << 32, 238: (PRIVATE_HI << 32) | 0xFFFFFFFF}
 FLOAT_CONSTS = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
 MEM_FMTS = ("DS", "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH", "SMEM")
 VAR_BITS = ("offset", "offset0", "offset1", "ioffset", "simm16", "literal")
@@ -181,6 +183,7 @@ class InstCtx:
       if opnd is not None and "F" not in opnd.dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f32") if nbits != 64 else fpbits(FLOAT_CONSTS[code], "f64")
       return const("u", nbits, bitsv)
     if code == 124: return const("u", nbits, 0)
+    if code in APERTURES: return const("u", nbits, APERTURES[code] if nbits == 64 else APERTURES[code] >> 32)
     if code == 253: return resize(V(self.b.ld(SCC), "u", 32), nbits)
     if code in (251, 252):
       m = self.b.ld(106 if code == 251 else 126)
@@ -365,20 +368,11 @@ class InstCtx:
     if name.islower() or name in ("INST_OFFSET",): return const("u", 64, 0)  # RDNA4's CalcGlobalAddr(v_addr.b64, ...) arguments
     return None
 
-  def translate(self, addr: V, nbytes: int, gate: UOp) -> tuple[UOp, UOp]:
-    """(host address, valid) for a GPU address: binary search of the range table, then a bounds check."""
-    fam = self.fam
-    if fam == "DS":
-      base = self.b.ld(LDS_BASE).cast(dtypes.uint64) | (self.b.ld(LDS_BASE + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
-      a = addr.u.cast(dtypes.uint64)
-      ok = (a + UOp.const(dtypes.uint64, nbytes)) <= self.b.ld(LDS_SIZE).cast(dtypes.uint64)
-      return base + a, ok
-    if fam in ("SCRATCH", "VSCRATCH"):
-      base = self.b.ld(SCRATCH_BASE).cast(dtypes.uint64) | (self.b.ld(SCRATCH_BASE + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
-      size = self.b.ld(SCRATCH_SIZE).cast(dtypes.uint64)
-      a = addr.u.cast(dtypes.uint64)
-      ok = (a + UOp.const(dtypes.uint64, nbytes)) <= size
-      return base + self.lane_u.cast(dtypes.uint64) * size + a, ok  # type: ignore[union-attr]
+  def translate(self, addr: V, nbytes: int) -> tuple[UOp, UOp]:
+    """(host address, valid) for an address: LDS and scratch are bounds-checked offsets; a GPU address goes through a
+    binary search of the range table, then a bounds check; FLAT addresses in the LDS/scratch apertures go there."""
+    if self.fam == "DS": return self.lds(addr.u.cast(dtypes.uint64), nbytes)
+    if self.fam in ("SCRATCH", "VSCRATCH"): return self.scratch(addr.u.cast(dtypes.uint64), nbytes)
     va = addr.u
     idx = UOp.const(dtypes.index, 0)
     step = TAB // 2
@@ -387,12 +381,27 @@ class InstCtx:
       idx = (self.b.load(self.b.tab, nxt) <= va).where(nxt, idx)
       step //= 2
     lo, hi, delta = self.b.load(self.b.tab, idx), self.b.load(self.b.tab, idx + TAB), self.b.load(self.b.tab, idx + 2 * TAB)
-    ok = (lo <= va) & ((va + UOp.const(dtypes.uint64, nbytes)) <= hi)
-    return va + delta, ok
+    host, ok = va + delta, (lo <= va) & ((va + UOp.const(dtypes.uint64, nbytes)) <= hi)
+    if self.fam in ("FLAT", "VFLAT"):
+      top, off = va >> UOp.const(dtypes.uint64, 32), va & UOp.const(dtypes.uint64, 0xFFFFFFFF)
+      for ap, (h, k) in ((SHARED_HI, self.lds(off, nbytes)), (PRIVATE_HI, self.scratch(off, nbytes))):
+        hit = top.eq(UOp.const(dtypes.uint64, ap))
+        host, ok = hit.where(h, host), hit.where(k, ok)
+    return host, ok
+
+  def lds(self, off: UOp, nbytes: int) -> tuple[UOp, UOp]:
+    base = self.b.ld(LDS_BASE).cast(dtypes.uint64) | (self.b.ld(LDS_BASE + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
+    return base + off, (off + UOp.const(dtypes.uint64, nbytes)) <= self.b.ld(LDS_SIZE).cast(dtypes.uint64)
+
+  def scratch(self, off: UOp, nbytes: int) -> tuple[UOp, UOp]:
+    """Each lane's private memory is a contiguous slice of the wave's scratch buffer."""
+    base = self.b.ld(SCRATCH_BASE).cast(dtypes.uint64) | (self.b.ld(SCRATCH_BASE + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
+    size = self.b.ld(SCRATCH_SIZE).cast(dtypes.uint64)
+    return base + self.lane_u.cast(dtypes.uint64) * size + off, (off + UOp.const(dtypes.uint64, nbytes)) <= size  # type: ignore[union-attr]
 
   def access(self, addr: V, nbytes: int, pred: V) -> tuple[UOp, UOp]:
     gate = truth(pred).u if pred.const is None else UOp.const(dtypes.bool, bool(pred.const))
-    host, ok = self.translate(addr, nbytes, gate)
+    host, ok = self.translate(addr, nbytes)
     bad = gate & ok.logical_not()
     self.record_fault(bad, addr)
     return host.cast(dtypes.index), gate & ok
@@ -478,8 +487,17 @@ PCODE_OVERRIDES = {
   "V_MAD_CO_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
 }
 
+# the pseudocode leaves the unscaled result implicit
+PCODE_PREFIX = {"V_DIV_SCALE_F32": "D0.f32 = S0.f32;\n", "V_DIV_SCALE_F64": "D0.f64 = S0.f64;\n"}
+
+# V_DIV_SCALE scales by 2**64 (f32) / 2**128 (f64); the division sequence compilers emit only comes out right when
+# V_DIV_FMAS undoes that same factor (checked end to end against numpy), not the half the ISA text gives
+PCODE_FIXES = {"V_DIV_FMAS_F32": ("2.0F ** 32", "2.0F ** 64"), "V_DIV_FMAS_F64": ("2.0 ** 64", "2.0 ** 128")}
+
 def pcode_of(op: Op) -> str | None:
   if op.name in PCODE_OVERRIDES: return PCODE_OVERRIDES[op.name]
+  if op.name in PCODE_FIXES and op.pcode: return op.pcode.replace(*PCODE_FIXES[op.name])
+  if op.name in PCODE_PREFIX and op.pcode: return PCODE_PREFIX[op.name] + op.pcode
   if op.enum == "VOPDOp": return vopd_pcode(op)
   return op.pcode
 
