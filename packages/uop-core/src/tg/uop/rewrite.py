@@ -8,7 +8,7 @@ from tg.uop.uop import UOp
 
 class UPat:
   """A pattern: `src` is a tuple (in order), a list (in any order) or one UPat (every source); None matches anything."""
-  __slots__ = ("op", "dtype", "arg", "name", "srcs", "allowed_len", "early_reject")
+  __slots__ = ("op", "dtype", "arg", "name", "srcs", "allowed_len", "early_reject", "_matcher")
   def __init__(self, op: Ops | Iterable[Ops] | None = None, dtype: DType | Iterable[DType] | None = None,
                src: UPat | tuple[UPat, ...] | list[UPat] | None = None, arg: Any = None, name: str | None = None, allow_any_len: bool = False):
     self.op: frozenset[Ops] | None = None if op is None else frozenset((op,) if isinstance(op, Ops) else op)
@@ -22,6 +22,7 @@ class UPat:
     self.allowed_len = -1 if allow_any_len or src is None or isinstance(src, UPat) else len(src)
     first = self.srcs[0] if self.srcs and type(self.srcs[0]) is tuple else ()
     self.early_reject = frozenset(next(iter(p.op)) for p in first if p.op is not None and len(p.op) == 1)
+    self._matcher: Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]] | None = None
 
   @staticmethod
   def var(name: str | None = None, dtype: DType | Iterable[DType] | None = None) -> UPat: return UPat(dtype=dtype, name=name)
@@ -35,7 +36,7 @@ class UPat:
   def named(self, name: str) -> UPat:
     p = UPat.__new__(type(self))
     for k in UPat.__slots__: setattr(p, k, getattr(self, k))
-    p.name = name
+    p.name, p._matcher = name, None
     if isinstance(self, _Any): p.pats = self.pats  # type: ignore[attr-defined]
     return p
 
@@ -68,21 +69,37 @@ class UPat:
 
   def match(self, uop: UOp, store: dict[str, UOp]) -> list[dict[str, UOp]]:
     """Every way this pattern matches `uop`, as dicts of named captures extending `store`."""
-    if (self.op is not None and uop.op not in self.op) or (self.arg is not None and self.arg != uop.arg) or \
-       (self.dtype is not None and uop.dtype not in self.dtype and uop.dtype.scalar() not in self.dtype) or \
-       (self.allowed_len != -1 and len(uop.src) != self.allowed_len): return []
-    if self.name is not None:
-      if (prev := store.get(self.name)) is None: store = {**store, self.name: uop}
-      elif prev is not uop: return []
-    if self.srcs is None: return [store]
-    out: list[dict[str, UOp]] = []
-    for pats in self.srcs:
-      stores = [store]
-      for u, p in zip(uop.src, pats):
-        stores = [m for s in stores for m in p.match(u, s)]
-        if not stores: break
-      out.extend(stores)
-    return out
+    return self.matcher(uop, store)
+
+  @property
+  def matcher(self) -> Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]]:
+    """`match` compiled into a closure that does only the checks this pattern needs (built once, on first use)."""
+    if self._matcher is None: self._matcher = self._compile()
+    return self._matcher
+
+  def _compile(self) -> Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]]:
+    op, dtype, arg, name, n = self.op, self.dtype, self.arg, self.name, self.allowed_len
+    def head(u: UOp, store: dict[str, UOp]) -> dict[str, UOp] | None:
+      """The checks on the node itself; the store extended with its capture, or None."""
+      if (op is not None and u.op not in op) or (arg is not None and arg != u.arg) or (n != -1 and len(u.src) != n) or \
+         (dtype is not None and u.dtype not in dtype and u.dtype.scalar() not in dtype): return None
+      if name is None: return store
+      if (prev := store.get(name)) is None: return {**store, name: u}
+      return store if prev is u else None
+    if self.srcs is None:
+      return lambda u, store: [] if (st := head(u, store)) is None else [st]
+    alternatives = [(True, p[0].matcher) if isinstance(p, _Repeat) else (False, tuple(q.matcher for q in p)) for p in self.srcs]
+    def match(u: UOp, store: dict[str, UOp]) -> list[dict[str, UOp]]:
+      if (st := head(u, store)) is None: return []
+      out: list[dict[str, UOp]] = []
+      for repeat, ms in alternatives:
+        stores = [st]
+        for s, m in zip(u.src, itertools.repeat(ms) if repeat else ms):  # type: ignore[arg-type]
+          stores = m(s, stores[0]) if len(stores) == 1 else [r for x in stores for r in m(s, x)]
+          if not stores: break
+        out.extend(stores)
+      return out
+    return match
 
   def __repr__(self) -> str:
     return f"UPat({sorted(o.name for o in self.op) if self.op else None}, name={self.name!r}, arg={self.arg!r})"
@@ -99,27 +116,28 @@ class _Any(UPat):
     self.pats = tuple(pats)
     ops = [p.op for p in pats]
     self.op = None if any(o is None for o in ops) else frozenset().union(*ops)  # type: ignore[arg-type]
-  def match(self, uop: UOp, store: dict[str, UOp]) -> list[dict[str, UOp]]:
-    return [m for p in self.pats for m in p.match(uop, store)]
+  def _compile(self) -> Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]]:
+    ms = tuple(p.matcher for p in self.pats)
+    return lambda u, store: [r for m in ms for r in m(u, store)]
 
 class PatternMatcher:
   """An ordered list of (pattern, function); `rewrite` returns the first non-None result of a matching function.
   Functions take the named captures as keyword arguments, and `ctx` too if they name it."""
   def __init__(self, patterns: Sequence[tuple[UPat, Callable[..., UOp | None]]]):
     self.patterns = list(patterns)
-    self.pdict: dict[Ops, list[tuple[UPat, Callable, frozenset[Ops], bool]]] = {}
+    self.pdict: dict[Ops, list[tuple[Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]], Callable, frozenset[Ops], bool]]] = {}
     for pat, fxn in self.patterns:
       if pat.op is None: raise ValueError(f"a top-level pattern needs an op to dispatch on: {pat}")
       has_ctx = "ctx" in inspect.signature(fxn).parameters
-      for op in pat.op: self.pdict.setdefault(op, []).append((pat, fxn, pat.early_reject, has_ctx))
+      for op in pat.op: self.pdict.setdefault(op, []).append((pat.matcher, fxn, pat.early_reject, has_ctx))
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
   def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
     entries = self.pdict.get(uop.op)
     if entries is None: return None
     src_ops = {s.op for s in uop.src}
-    for pat, fxn, early_reject, has_ctx in entries:
+    for match, fxn, early_reject, has_ctx in entries:
       if not early_reject <= src_ops: continue
-      for m in pat.match(uop, {}):
+      for m in match(uop, {}):
         if (ret := (fxn(ctx=ctx, **m) if has_ctx else fxn(**m))) is not None and ret is not uop: return ret
     return None
 

@@ -1,6 +1,6 @@
 """UOp: an immutable, hash-consed node of the IR graph, with the builders every layer uses."""
 from __future__ import annotations
-import functools, math, weakref
+import math, weakref
 from typing import Any, Sequence
 from tg.uop.dtype import AddrSpace, DType, PtrDType, dtypes, least_upper_dtype, truncate
 from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu, python_alu
@@ -40,6 +40,15 @@ _new = object.__new__
 
 ConstLike = int | float | bool | InvalidType
 
+class _cached:
+  """A lock-free cached property: the value lands in the instance __dict__, so later reads never call back here."""
+  def __init__(self, fxn: Any):
+    self.fxn, self.name, self.__doc__ = fxn, fxn.__name__, fxn.__doc__
+  def __get__(self, obj: Any, cls: type | None = None) -> Any:
+    if obj is None: return self
+    val = obj.__dict__[self.name] = self.fxn(obj)
+    return val
+
 class UOp(metaclass=UOpMetaClass):
   """A node of the IR: op, dtype, sources and arg. Immutable; build a changed one with `replace`."""
   __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "__dict__")
@@ -57,7 +66,7 @@ class UOp(metaclass=UOpMetaClass):
     return UOp(*new)  # hash-consing gives back self when nothing changed
 
   # ***** graph walks *****
-  @functools.cached_property
+  @_cached
   def toposort(self) -> dict[UOp, None]:
     """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine)."""
     out: dict[UOp, None] = {}
@@ -257,7 +266,7 @@ class UOp(metaclass=UOpMetaClass):
     if prod(shape) != prod(self.shape) and isinstance(prod(shape), int) and isinstance(prod(self.shape), int):
       raise ValueError(f"can't reshape {self.shape} to {shape}: {prod(self.shape)} != {prod(shape)} elements")
     return self if tuple(shape) == self.shape else UOp(Ops.RESHAPE, self.dtype, (self,), tuple(shape))
-  @functools.cached_property
+  @_cached
   def shape(self) -> tuple:
     _fill_cache(self, "shape")
     return _shape(self)
@@ -265,7 +274,7 @@ class UOp(metaclass=UOpMetaClass):
   def axis_type(self) -> AxisType: return self.arg[1]
 
   # ***** symbolic range analysis *****
-  @functools.cached_property
+  @_cached
   def _min_max(self) -> tuple[Any, Any]:
     _fill_cache(self, "_min_max")
     return _min_max(self)
@@ -285,8 +294,10 @@ def _init(u: UOp, op: Ops, dtype: DType, src: tuple[UOp, ...], arg: Any) -> None
 
 def _fill_cache(u: UOp, attr: str) -> None:
   """Compute a cached property for the sources first, without recursion, so that deep graphs don't overflow the stack."""
+  for s in u.src:
+    if attr not in s.__dict__: break
+  else: return  # the common case: every source already has it
   pending = [s for s in u.src if attr not in s.__dict__]
-  if not pending: return
   order: list[UOp] = []
   seen: set[UOp] = set()
   stack = [(s, False) for s in pending]
