@@ -1,0 +1,152 @@
+"""Single instructions on one wave (tg.amd_emu.emu.run_wave) against numpy / IEEE references and hand-computed values."""
+from __future__ import annotations
+import numpy as np
+import pytest
+from tg.amd_emu import rdna3 as r3, rdna4 as r4
+from tg.amd_emu.asm import assemble
+from tg.amd_emu.emu import run_wave, Memory, MemoryFault
+from tg.amd_emu.rdna3 import v, s, VCC_LO, EXEC_LO, NULL
+
+LANE = np.arange(32)
+SPECIAL = np.array([0.0, -0.0, 1.0, -1.5, np.inf, -np.inf, np.nan, 1e-45, -1e-40, 3.4e38, 1e-38, 0.1, 2.5, -3.5, 65504.0, 1e10] * 2, np.float32)
+
+def f32(w, r: int) -> np.ndarray: return w.v[r].view(np.float32)
+
+def same_f32(a: np.ndarray, b: np.ndarray) -> None:
+  """Bit-exact, except that any NaN matches any NaN."""
+  a, b = np.asarray(a, np.float32), np.asarray(b, np.float32)
+  both_nan = np.isnan(a) & np.isnan(b)
+  np.testing.assert_array_equal(np.where(both_nan, 0, a.view(np.uint32)), np.where(both_nan, 0, b.view(np.uint32)))
+
+@pytest.mark.parametrize("name,fn", [("v_add_f32_e32", np.add), ("v_mul_f32_e32", np.multiply), ("v_sub_f32_e32", np.subtract)])
+def test_f32_arith_ieee(name: str, fn) -> None:
+  b = np.roll(SPECIAL, 3)
+  w = run_wave([getattr(r3, name)(v[0], v[1], v[2])], vgprs={1: SPECIAL, 2: b})
+  with np.errstate(all="ignore"): same_f32(f32(w, 0), fn(SPECIAL, b))
+
+def test_fma_single_rounding_and_neg_abs_modifiers() -> None:
+  a, b, c = np.full(32, 1 + 2**-23, np.float32), np.full(32, 1 - 2**-23, np.float32), np.full(32, -1.0, np.float32)
+  w = run_wave([r3.v_fma_f32(v[0], v[1], v[2], v[3]), r3.v_fma_f32(v[4], -v[1], abs(v[5]), v[3])], vgprs={1: a, 2: b, 3: c, 5: -b})
+  exact = (np.float64(a[0]) * np.float64(b[0]) + np.float64(c[0]))  # fused: -2**-46, not the 0 of two roundings
+  assert f32(w, 0)[0] == np.float32(exact) and exact != 0
+  same_f32(f32(w, 4), np.float32(-(np.float64(a) * np.float64(b)) - 1))
+
+def test_div_sqrt_and_conversions() -> None:
+  x = np.array([2.0, -7.9, 1e10, -1e10, np.nan, np.inf, -0.5, 0.5] * 4, np.float32)
+  w = run_wave([r3.v_sqrt_f32_e32(v[1], v[0]), r3.v_cvt_i32_f32_e32(v[2], v[0]), r3.v_cvt_u32_f32_e32(v[3], v[0]), r3.v_rcp_f32_e32(v[4], v[0]),
+                r3.v_cvt_f16_f32_e32(v[5], v[0]), r3.v_trunc_f32_e32(v[6], v[0]), r3.v_floor_f32_e32(v[7], v[0])], vgprs={0: x})
+  with np.errstate(all="ignore"):
+    same_f32(f32(w, 1), np.sqrt(x))
+    same_f32(f32(w, 4), np.float32(1) / x)
+    np.testing.assert_array_equal(w.v[2].view(np.int32), [2, -7, 2**31 - 1, -2**31, 0, 2**31 - 1, 0, 0] * 4)  # saturating, NaN -> 0
+    np.testing.assert_array_equal(w.v[3], [2, 0, 10**10 // 1 & 0 | 0xFFFFFFFF, 0, 0, 0xFFFFFFFF, 0, 0] * 4)
+    h = (w.v[5] & 0xFFFF).astype(np.uint16).view(np.float16)
+    np.testing.assert_array_equal(np.isnan(h), np.isnan(x.astype(np.float16)))
+    np.testing.assert_array_equal(h[~np.isnan(h)], x.astype(np.float16)[~np.isnan(h)])
+    same_f32(f32(w, 6), np.trunc(x))
+    same_f32(f32(w, 7), np.floor(x))
+
+def test_f16_halves_opsel_and_true16_high_half() -> None:
+  a, b = np.float16(1.5), np.float16(-2.25)
+  lo_hi = (np.uint32(a.view(np.uint16)) | (np.uint32(b.view(np.uint16)) << 16))
+  w = run_wave([r3.v_add_f16_e64(v[1], v[0].h, v[0]), r3.v_mul_f16_e32(v[2].h, v[0].h, v[0].h)], vgprs={0: np.full(32, lo_hi), 1: np.full(32, 0xAAAA0000),
+                                                                                                   2: np.full(32, 0x1234)})
+  assert (w.v[1][0] & 0xFFFF) == np.float16(a + b).view(np.uint16) and w.v[1][0] >> 16 == 0xAAAA  # the other half is kept
+  assert (w.v[2][0] >> 16) == np.float16(b * b).view(np.uint16) and (w.v[2][0] & 0xFFFF) == 0x1234
+
+def test_pk_f16_and_opsel_hi() -> None:
+  x = np.array([1.0, 2.0], np.float16).view(np.uint32)[0]
+  y = np.array([10.0, 0.5], np.float16).view(np.uint32)[0]
+  w = run_wave([r3.v_pk_add_f16(v[2], v[0], v[1]), r3.v_pk_mul_f16(v[3], v[0], v[1], op_sel=0, op_sel_hi=0) if False else r3.v_pk_mul_f16(v[3], v[0], v[1])],
+               vgprs={0: np.full(32, x), 1: np.full(32, y)})
+  np.testing.assert_array_equal(np.array([w.v[2][0]], np.uint32).view(np.float16), [11.0, 2.5])
+  np.testing.assert_array_equal(np.array([w.v[3][0]], np.uint32).view(np.float16), [10.0, 1.0])
+
+def test_integer_carries_and_vcc() -> None:
+  a = (LANE * 0x10000000) & 0xFFFFFFFF
+  w = run_wave([r3.v_add_co_u32(v[2], VCC_LO, v[0], v[1]), r3.v_add_co_ci_u32_e32(v[3], v[0], v[0]), r3.v_sub_co_u32(v[4], s[10], v[0], v[1]),
+                r3.v_mul_hi_u32(v[5], v[0], v[1]), r3.v_mad_u64_u32(v[6:7], s[12], v[0], v[1], v[0:1])],
+               vgprs={0: a, 1: np.full(32, 0x80000000)})
+  s64 = a.astype(np.uint64) + 0x80000000
+  np.testing.assert_array_equal(w.v[2], s64 & 0xFFFFFFFF)
+  carry = s64 >> np.uint64(32)
+  np.testing.assert_array_equal(w.v[3], (a.astype(np.uint64) * 2 + carry) & 0xFFFFFFFF)  # carry in from the first add's VCC
+  assert w.vcc == sum(1 << i for i in range(32) if (int(a[i]) * 2 + int(carry[i])) >> 32)
+  assert w.s[10] == sum(1 << i for i in range(32) if a[i] < 0x80000000)  # borrow
+  np.testing.assert_array_equal(w.v[5], (a.astype(np.uint64) * np.uint64(0x80000000)) >> np.uint64(32))
+  full = a.astype(np.uint64) * np.uint64(0x80000000) + (a.astype(np.uint64) | (np.uint64(0x80000000) << np.uint64(32)))
+  np.testing.assert_array_equal(w.v[6], full & np.uint64(0xFFFFFFFF))
+
+def test_scalar_ops_scc() -> None:
+  w = run_wave([r3.s_add_u32(s[0], s[1], s[2]), r3.s_addc_u32(s[3], s[4], 0), r3.s_bfe_u32(s[5], s[6], 0x40004), r3.s_ctz_i32_b32(s[7], s[8]),
+                r3.s_bcnt1_i32_b32(s[9], s[6]), r3.s_lshl_b64(s[10:11], s[12:13], 36), r3.s_cmp_lt_i32(s[1], 0)],
+               sgprs={1: 0xFFFFFFF0, 2: 0x20, 4: 7, 6: 0xABCD1234, 8: 0x100, 12: 3, 13: 0})
+  assert (w.s[0], w.s[3]) == (0x10, 8)
+  assert w.s[5] == (0xABCD1234 >> 4) & 0xF and w.s[7] == 8 and w.s[9] == bin(0xABCD1234).count("1")
+  assert (w.s[10], w.s[11]) == (0, 3 << 4)
+  assert w.scc == 1  # 0xFFFFFFF0 is -16 < 0
+
+def test_vopc_vcc_sgpr_and_exec_destinations() -> None:
+  x = np.where(LANE % 3 == 0, np.nan, LANE).astype(np.float32)
+  w = run_wave([r3.v_cmp_lt_f32_e32(v[0], v[1]), r3.v_cmp_neq_f32_e64(s[4], v[0], v[1]), r3.v_cmpx_gt_u32_e32(10, v[2]),
+                r3.v_mov_b32_e32(v[3], 7)], vgprs={0: x, 1: np.full(32, 5.0, np.float32), 2: LANE})
+  assert w.vcc == sum(1 << i for i in range(32) if x[i] < 5)
+  assert w.s[4] == sum(1 << i for i in range(32) if not x[i] == 5)  # NEQ is true for NaN
+  assert w.exec == (1 << 10) - 1
+  np.testing.assert_array_equal(w.v[3], np.where(LANE < 10, 7, 0))  # lanes EXEC turned off keep their value
+
+def test_vopd_reads_both_halves_before_writing() -> None:
+  inst = r3.vopd(r3.v_dual_mov_b32(v[0], v[1]), r3.v_dual_add_f32(v[1], v[0], v[0]))
+  w = run_wave([inst], vgprs={0: np.full(32, 1.0, np.float32), 1: np.full(32, 5.0, np.float32)})
+  assert f32(w, 0)[0] == 5.0 and f32(w, 1)[0] == 2.0
+
+def test_readlane_permute_and_mbcnt() -> None:
+  w = run_wave([r3.v_readlane_b32(s[0], v[0], 5), r3.v_readfirstlane_b32_e32(s[1], v[0]), r3.v_mbcnt_lo_u32_b32(v[1], -1, 0),
+                r3.ds_bpermute_b32(v[2], v[3], v[0])], vgprs={0: LANE * 10, 3: ((LANE + 1) % 32) * 4}, exec_mask=0xFFFFFFF0)
+  assert w.s[0] == 50 and w.s[1] == 40
+  np.testing.assert_array_equal(w.v[1][4:], LANE[4:])
+  np.testing.assert_array_equal(w.v[2][4:31], (LANE[4:31] + 1) * 10)
+
+def test_lds_load_store_and_atomics() -> None:
+  w = run_wave([r3.ds_store_b32(v[0], v[1], offset=16), r3.ds_add_rtn_u32(v[2], v[4], v[5]), r3.ds_load_b32(v[3], v[0], offset=16)],
+               vgprs={0: LANE * 4, 1: LANE + 100, 4: np.zeros(32, np.uint32), 5: np.ones(32, np.uint32)})
+  np.testing.assert_array_equal(w.v[3], LANE + 100)
+  np.testing.assert_array_equal(np.sort(w.v[2]), np.arange(32))  # every lane's atomic saw the counter before it
+  assert w.lds.view(np.uint32)[0] == 32
+
+def test_global_saddr_loads_stores_and_64bit() -> None:
+  mem = Memory()
+  buf = np.arange(128, dtype=np.uint32)
+  addr = mem.alloc(buf.nbytes, buf)
+  w = run_wave([r3.global_load_b64(v[2:3], v[0], s[0:1], offset=8), r3.global_store_b32(v[4], v[2], s[0:1], offset=-4),
+                r3.s_load_b128(s[4:7], s[0:1], 4)], sgprs={0: addr & 0xFFFFFFFF, 1: addr >> 32}, vgprs={0: LANE * 8, 4: LANE * 8 + 8}, memory=mem)
+  np.testing.assert_array_equal(w.v[2], 2 * LANE + 2)
+  np.testing.assert_array_equal(w.v[3], 2 * LANE + 3)
+  assert list(w.s[4:8]) == [1, 2, 3, 4]
+  np.testing.assert_array_equal(buf[1:64:2], 2 * LANE + 2)
+
+def test_memory_fault_message() -> None:
+  with pytest.raises(MemoryFault, match=r"memory fault: global_load_b32 v1, v0, s\[0:1\] at 0xdead00000010, no mapping \(pc=0x0, wave 0"):
+    run_wave([r3.global_load_b32(v[1], v[0], s[0:1])], sgprs={0: 0, 1: 0xDEAD}, vgprs={0: np.full(32, 16)})
+  with pytest.raises(MemoryFault, match="s_load_b32"):
+    run_wave([r3.s_load_b32(s[2], s[0:1], 0)], sgprs={0: 0x1000, 1: 0})
+
+def test_branch_loop_and_budget() -> None:
+  code = assemble("s_mov_b32 s0, 10\ns_mov_b32 s1, 0\nloop:\ns_add_u32 s1, s1, s0\ns_sub_u32 s0, s0, 1\ns_cmp_lg_u32 s0, 0\ns_cbranch_scc1 loop", "rdna3")
+  assert run_wave(code).s[1] == 55
+  with pytest.raises(RuntimeError, match="instruction budget exhausted"):
+    run_wave(assemble("loop:\ns_branch loop", "rdna3"), budget=1000)
+
+def test_undecodable_code_raises_with_pc_and_bytes() -> None:
+  with pytest.raises(RuntimeError, match=r"cannot decode.*pc=0x4"):
+    run_wave(assemble("s_nop 0", "rdna3") + bytes.fromhex("ffffffff"))
+
+def test_rdna4_renamed_ops_and_smem_ioffset() -> None:
+  mem = Memory()
+  buf = np.arange(16, dtype=np.uint32) * 3
+  addr = mem.alloc(buf.nbytes, buf)
+  w = run_wave([r4.s_load_b32(r4.s[2], r4.s[0:1], 8), r4.v_max_num_f32_e32(r4.v[1], 2.0, r4.v[0]), r4.s_add_co_u32(r4.s[3], r4.s[2], 1)], "rdna4",
+               sgprs={0: addr & 0xFFFFFFFF, 1: addr >> 32}, vgprs={0: np.array([np.nan, 1, 3, -1] * 8, np.float32)}, memory=mem)
+  assert w.s[2] == 6 and w.s[3] == 7
+  np.testing.assert_array_equal(f32(w, 1), [2, 2, 3, 2] * 8)  # max_num: a NaN operand gives the other one
+  _ = (EXEC_LO, NULL)
