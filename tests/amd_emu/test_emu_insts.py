@@ -118,8 +118,8 @@ def test_global_saddr_loads_stores_and_64bit() -> None:
   mem = Memory()
   buf = np.arange(128, dtype=np.uint32)
   addr = mem.alloc(buf.nbytes, buf)
-  w = run_wave([r3.global_load_b64(v[2:3], v[0], s[0:1], offset=8), r3.global_store_b32(v[4], v[2], s[0:1], offset=-4),
-                r3.s_load_b128(s[4:7], s[0:1], 4)], sgprs={0: addr & 0xFFFFFFFF, 1: addr >> 32}, vgprs={0: LANE * 8, 4: LANE * 8 + 8}, memory=mem)
+  w = run_wave([r3.s_load_b128(s[4:7], s[0:1], 4), r3.global_load_b64(v[2:3], v[0], s[0:1], offset=8),
+                r3.global_store_b32(v[4], v[2], s[0:1], offset=-4)], sgprs={0: addr & 0xFFFFFFFF, 1: addr >> 32}, vgprs={0: LANE * 8, 4: LANE * 8 + 8}, memory=mem)
   np.testing.assert_array_equal(w.v[2], 2 * LANE + 2)
   np.testing.assert_array_equal(w.v[3], 2 * LANE + 3)
   assert list(w.s[4:8]) == [1, 2, 3, 4]
