@@ -85,3 +85,14 @@ def test_llvm_fault_names_instruction_and_address() -> None:
   out = np.zeros(4, np.int32)
   with pytest.raises(MemoryFault, match=r"memory fault: global_store_b32 .* at 0x[0-9a-f]+, no mapping \(pc=0x[0-9a-f]+, wave 0"):
     launch(code_object("gfx1100"), "grid2d", (1, 1, 1), (8, 4, 1), [out, 1 << 20])
+
+def test_llvm_cli_run(tmp_path: pathlib.Path, capsys: pytest.CaptureFixture) -> None:
+  from tg.amd_emu.cli import main
+  co = tmp_path / "k.hsaco"
+  co.write_bytes(code_object("gfx1100"))
+  assert main(["run", str(co), "--kernel", "elementwise", "--block", "4,1,1", "--arg", "f32:4", "--arg", "f32=1,2,3,4", "--arg", "f32=4,4,4,4",
+               "--arg", "4", "--out", str(tmp_path)]) == 0
+  b, c = np.array([1, 2, 3, 4], np.float32), np.full(4, 4, np.float32)
+  np.testing.assert_allclose(np.load(tmp_path / "arg0.npy"), b * 2 + c / np.float32(3) - 2, rtol=1e-6)
+  assert main(["run", str(co), "--kernel", "grid2d", "--block", "8,4,1", "--arg", "i32:4", "--arg", "1"]) == 1
+  assert "memory fault: global_store_b32" in capsys.readouterr().err

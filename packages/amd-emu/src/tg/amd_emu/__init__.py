@@ -1,7 +1,19 @@
-"""tg.amd_emu: the RDNA3/RDNA4 instruction sets, for an emulator that runs AMD GPU code with no GPU.
+"""tg.amd_emu: the RDNA3/RDNA4 instruction sets and an emulator that runs AMD GPU code with no GPU.
 
-What exists: ISA tables generated from the shared ISA data (`isa`), an instruction DSL (`rdna3`, `rdna4`: one
-callable per opcode) whose instructions encode (`.to_bytes()`), decode (`decode`), print LLVM syntax
-(`.disasm()`) and rebuild from their repr, a text assembler (`asm.assemble`), a code-object reader/writer
-(`codeobj`), and the `tg-amd-emu` command. The wave/workgroup emulator comes in a later issue.
+ISA tables generated from the shared ISA data (`isa`), an instruction DSL (`rdna3`, `rdna4`: one callable per opcode)
+whose instructions encode, decode (`decode`), print LLVM syntax and rebuild from their repr, a text assembler
+(`asm.assemble`), a code-object reader/writer (`codeobj`), and the emulator (`emu`): `launch` runs a kernel of a code
+object on numpy arrays, `dispatch` runs a grid against a `Memory` map, `run_wave` runs DSL instructions on one wave.
+Instruction semantics come from AMD's pseudocode, compiled per instruction shape to UOps and C (`pcode`, `lower`,
+`shapes`, `kernel`, `program`). The `tg-amd-emu` command assembles, disassembles and runs.
 """
+from typing import Any
+
+_EMU = ("launch", "dispatch", "run_wave", "Memory", "MemoryFault", "Wave")
+
+def __getattr__(name: str) -> Any:
+  """The emulator's entry points, imported on first use (they pull in tg.codegen)."""
+  if name in _EMU:
+    from . import emu
+    return getattr(emu, name)
+  raise AttributeError(f"module 'tg.amd_emu' has no attribute {name!r}")

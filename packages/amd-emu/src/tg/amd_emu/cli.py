@@ -1,11 +1,14 @@
-"""`tg-amd-emu`: assemble LLVM-syntax text, disassemble code objects or raw code. (`run` comes with the emulator.)"""
+"""`tg-amd-emu`: assemble LLVM-syntax text, disassemble code objects or raw code, run a kernel of a code object."""
 from __future__ import annotations
 import argparse
 import pathlib
 import sys
+from typing import Any
+import numpy as np
 from .asm import assemble
 from .codeobj import KernelDescriptor, read, write
 from .decode import decode_all
+from .emu import launch
 
 def disasm_text(code: bytes, arch: str, base: int = 0) -> str:
   return "\n".join(f"  {inst.disasm():<60} // {base + off:06x}: {inst.to_bytes().hex()}" for off, inst in decode_all(code, arch))
@@ -26,8 +29,42 @@ def cmd_disasm(ns: argparse.Namespace) -> None:
     for a in k.args: print(f"  arg {a.get('.name', '?')}: offset {a['.offset']}, size {a['.size']}, {a['.value_kind']}")
     print(disasm_text(k.code, co.arch, co.text_addr + k.code_offset))
 
+def parse_arg(text: str, meta: dict) -> Any:
+  """A kernel argument from the command line: `f32:1024` (zeroed buffer), `f32:file.npy`/`f32:@file.bin` (contents), `f32=0,1,2`
+  (values), or a number for a by-value argument."""
+  if meta.get(".value_kind") != "global_buffer":
+    return float(text) if "." in text or "e" in text.lower() else int(text, 0)
+  if "=" in text:
+    dt, vals = text.split("=", 1)
+    return np.array([float(x) for x in vals.split(",")], DTYPES[dt])
+  dt, what = text.split(":", 1)
+  if what.endswith(".npy"): return np.ascontiguousarray(np.load(what).astype(DTYPES[dt]))
+  if what.startswith("@"): return np.fromfile(what[1:], DTYPES[dt])
+  return np.zeros(int(what, 0), DTYPES[dt])
+
+DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
+          "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16}
+
+def cmd_run(ns: argparse.Namespace) -> None:
+  data = pathlib.Path(ns.file).read_bytes()
+  co = read(data)
+  names = sorted(co.kernels)
+  kname = ns.kernel or (names[0] if len(names) == 1 else None)
+  if kname is None or kname not in co.kernels: raise ValueError(f"pick a kernel with --kernel: {', '.join(names)}")
+  metas = [a for a in co.kernels[kname].args if not a.get(".value_kind", "").startswith("hidden_")]
+  if len(ns.arg) != len(metas):
+    raise ValueError(f"{kname} takes {len(metas)} arguments ({', '.join(a.get('.name', '?') for a in metas)}), got {len(ns.arg)}")
+  args = [parse_arg(t, m) for t, m in zip(ns.arg, metas)]
+  dims = lambda t: tuple(int(x) for x in t.split(","))  # noqa: E731
+  n = launch(data, kname, dims(ns.grid), dims(ns.block), args, arch=ns.arch, budget=ns.budget)
+  print(f"{kname}: {n} wave-instructions")
+  for i, (a, m) in enumerate(zip(args, metas)):
+    if not isinstance(a, np.ndarray): continue
+    if ns.out: np.save(f"{ns.out}/arg{i}.npy", a); print(f"  arg {i} ({m.get('.name', '?')}): {ns.out}/arg{i}.npy")
+    else: print(f"  arg {i} ({m.get('.name', '?')}): {np.array2string(a, threshold=64)}")
+
 def main(argv: list[str] | None = None) -> int:
-  p = argparse.ArgumentParser(prog="tg-amd-emu", description="RDNA3/RDNA4 assembler and disassembler")
+  p = argparse.ArgumentParser(prog="tg-amd-emu", description="RDNA3/RDNA4 assembler, disassembler and emulator")
   sub = p.add_subparsers(dest="cmd", required=True)
   a = sub.add_parser("asm", help="assemble LLVM-syntax text to raw code (or a .hsaco code object)")
   a.add_argument("file"); a.add_argument("-o", "--out", required=True); a.add_argument("--arch", choices=("rdna3", "rdna4"), default="rdna3")
@@ -36,9 +73,16 @@ def main(argv: list[str] | None = None) -> int:
   d = sub.add_parser("disasm", help="disassemble a .hsaco code object or raw code bytes")
   d.add_argument("file"); d.add_argument("--arch", choices=("rdna3", "rdna4"), default="rdna3", help="for raw code (ELF files say it themselves)")
   d.set_defaults(fn=cmd_disasm)
+  r = sub.add_parser("run", help="run a kernel of a .hsaco on the emulator and print (or save) its buffer arguments")
+  r.add_argument("file"); r.add_argument("--kernel"); r.add_argument("--grid", default="1,1,1", help="workgroups per dimension: X,Y,Z")
+  r.add_argument("--block", default="32,1,1", help="work-items per workgroup: X,Y,Z")
+  r.add_argument("--arg", action="append", default=[], help="f32:N (zeroed), f32:file.npy, f32:@file.bin, f32=1,2,3, or a number")
+  r.add_argument("--arch", choices=("rdna3", "rdna4")); r.add_argument("--budget", type=int, default=10_000_000)
+  r.add_argument("--out", help="directory to save buffer arguments to as argN.npy")
+  r.set_defaults(fn=cmd_run)
   ns = p.parse_args(argv)
   try: ns.fn(ns)
-  except (ValueError, TypeError, OSError) as e:
+  except (ValueError, TypeError, OSError, RuntimeError) as e:
     print(f"tg-amd-emu: error: {e}", file=sys.stderr)
     return 1
   return 0

@@ -14,7 +14,7 @@ import numpy as np
 from .codeobj import CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
 from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
-from .shapes import ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, FAULT_PC, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
+from .shapes import ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
 DEFAULT_BUDGET = 10_000_000
 LDS_BYTES = 64 * 1024
@@ -104,13 +104,14 @@ def new_wave(pc: int, budget: int) -> Wave:
   st[126] = 0xFFFFFFFF
   return Wave(st, ctypes.c_longlong(budget))
 
-def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> None:
+def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
-  live wave has reached it."""
+  live wave has reached it. Returns the wave-instructions executed."""
   tab = ctypes.addressof(memory.table)
+  start = [w.budget.value for w in waves]
   while True:
     live = [w for w in waves if not w.done]
-    if not live: return
+    if not live: return sum(s - w.budget.value for s, w in zip(start, waves))
     if all(w.waiting for w in live):
       for w in live: w.waiting = False
     for i, w in enumerate(live):
@@ -136,9 +137,11 @@ def raise_stop(prog: Any, w: Wave, rc: int, who: str) -> None:
   raise RuntimeError(f"emulator stopped with code {rc} at pc={pc:#x}")
 
 def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
-             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0) -> None:
+             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0) -> int:
   """Run a grid of workgroups. `code` is the code mapped at `code_addr` (PC-relative data reads go through `memory`),
-  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup."""
+  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup.
+  Returns the number of wave-instructions executed."""
+  executed = 0
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
   prog = program(bytes(code), arch, code_addr, entry)
@@ -172,7 +175,8 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
           sbase = scratch.ctypes.data + w * WAVE * max(scratch_size, 4)
           st[SCRATCH_BASE], st[SCRATCH_BASE + 1], st[SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
           waves.append(wave)
-        run_waves(prog, waves, memory, f", workgroup ({wx}, {wy}, {wz})")
+        executed += run_waves(prog, waves, memory, f", workgroup ({wx}, {wy}, {wz})")
+  return executed
 
 def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
   out: list[int] = []
@@ -202,9 +206,10 @@ HIDDEN = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_co
           "hidden_group_size_z": 5, "hidden_remainder_x": 6, "hidden_remainder_y": 7, "hidden_remainder_z": 8, "hidden_grid_dims": 9}
 
 def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[int], block: Sequence[int], args: Sequence[Any],
-           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None) -> Memory:
+           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None) -> int:
   """Run a kernel of a code object. args follow the kernel's argument list: numpy arrays are mapped and passed by address
-  (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in."""
+  (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in.
+  Returns the number of wave-instructions executed."""
   data = code_object if isinstance(code_object, (bytes, bytearray)) else None
   co = read_codeobj(bytes(data)) if data is not None else code_object
   assert isinstance(co, CodeObject)
@@ -234,9 +239,8 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
       struct.pack_into(fmt, kernarg, meta[".offset"], hidden[HIDDEN[kind]])
   ka = mem.alloc(len(kernarg))
   mem.write(ka, bytes(kernarg))
-  dispatch(mem, co.text, base + co.text_addr + k.code_offset, k.descriptor, ka, (gx, gy, gz), (bx, by, bz), arch, base + co.text_addr,
-           budget)
-  return mem
+  return dispatch(mem, co.text, base + co.text_addr + k.code_offset, k.descriptor, ka, (gx, gy, gz), (bx, by, bz), arch,
+                  base + co.text_addr, budget)
 
 def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
   off, size = meta[".offset"], meta[".size"]
@@ -258,7 +262,10 @@ def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int
   prog = program(code, arch, 0, 0)
   w = new_wave(0, budget)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
-  for i, vals in (vgprs or {}).items(): w.st[VGPR + i * WAVE:VGPR + (i + 1) * WAVE] = np.asarray(vals).astype(np.uint64).astype(np.uint32) if np.asarray(vals).dtype.kind in "iu" else np.asarray(vals, np.float32).view(np.uint32)
+  for i, vals in (vgprs or {}).items():  # integers as their 32-bit pattern, floats as f32 bits
+    arr = np.asarray(vals)
+    bits = arr.astype(np.uint64).astype(np.uint32) if arr.dtype.kind in "iu" else arr.astype(np.float32).view(np.uint32)
+    w.st[VGPR + i * WAVE:VGPR + (i + 1) * WAVE] = bits
   w.st[126] = exec_mask
   w.st[SCC] = scc
   lds_arr = lds if lds is not None else np.zeros(LDS_BYTES, np.uint8)
@@ -267,4 +274,3 @@ def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int
   w.lds = lds_arr  # type: ignore[attr-defined]
   return w
 
-__all__ = ["Memory", "MemoryFault", "Wave", "dispatch", "launch", "run_wave", "FAULT_PC"]

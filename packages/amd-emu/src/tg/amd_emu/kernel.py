@@ -15,7 +15,7 @@ from tg.codegen.device import Device, diskcache_get, diskcache_put
 from tg.codegen.lower.linearize import linearize
 from .inst import Inst
 from .isa import get_arch
-from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, join_words, conv
+from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv
 from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key
 
 @dataclass(frozen=True)
@@ -34,15 +34,22 @@ def _version() -> str:
   return hashlib.sha256(b"".join((here / f).read_bytes() for f in ("pcode.py", "lower.py", "shapes.py", "kernel.py"))).hexdigest()[:16]
 
 _mem_cache: dict[tuple, ShapeCode] = {}
+_unsaved: list[tuple[str, ShapeCode]] = []
 
 def shape_code(inst: Inst) -> ShapeCode:
-  """The C function of an instruction's shape, from memory, the disk cache, or compiled now."""
+  """The C function of an instruction's shape, from memory, the disk cache, or compiled now (saved later by save_shapes)."""
   key = shape_key(inst)
   if (sc := _mem_cache.get(key)) is not None: return sc
   dkey = f"{_version()}:{key!r}"
-  if (sc := diskcache_get("amd_emu_shapes_v1", dkey)) is None: sc = diskcache_put("amd_emu_shapes_v1", dkey, render_shape(inst, key))
+  if (sc := diskcache_get("amd_emu_shapes_v1", dkey)) is None:
+    sc = render_shape(inst, key)
+    _unsaved.append((dkey, sc))
   _mem_cache[key] = sc
   return sc
+
+def save_shapes() -> None:
+  """Write newly compiled shapes to the disk cache (off the critical path: each write is a transaction)."""
+  while _unsaved: diskcache_put("amd_emu_shapes_v1", *_unsaved.pop())
 
 def render_shape(inst: Inst, key: tuple) -> ShapeCode:
   name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
@@ -93,7 +100,8 @@ def build(inst: Inst) -> UOp:
                                    *stores).end(lane))
     word = UOp.const(dtypes.uint32, 0)
     for k in range(WAVE):
-      word = word | (UOp(Ops.LOAD, dtypes.uint32, (UOp(Ops.INDEX, dtypes.uint32, (loop_st, UOp.const(dtypes.index, TMPBITS + k))),)) << UOp.const(dtypes.uint32, k))
+      bit = UOp(Ops.LOAD, dtypes.uint32, (UOp(Ops.INDEX, dtypes.uint32, (loop_st, UOp.const(dtypes.index, TMPBITS + k))),))
+      word = word | (bit << UOp.const(dtypes.uint32, k))
     post.append(UOp(Ops.INDEX, dtypes.uint32, (loop_st, target)).store(word))
     return UOp.sink(*post)
   return UOp.sink(*body)
@@ -133,7 +141,8 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
         old = b.ld(words[0])
         hi = name == "D0" and ctx.d16_hi()
         r16 = raw.u.cast(dtypes.uint32)
-        ws = [(old & UOp.const(dtypes.uint32, 0xFFFF)) | (r16 << UOp.const(dtypes.uint32, 16)) if hi else (old & UOp.const(dtypes.uint32, 0xFFFF0000)) | r16]
+        keep = old & UOp.const(dtypes.uint32, 0xFFFF if hi else 0xFFFF0000)
+        ws = [keep | (r16 << UOp.const(dtypes.uint32, 16)) if hi else keep | r16]
       else:
         r = resize(raw, 32 * len(words))
         ws = [resize(V(r.u >> UOp.const(r.u.dtype, 32 * i) if i else r.u, "u", r.width), 32).u for i in range(len(words))]

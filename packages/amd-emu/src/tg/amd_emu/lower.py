@@ -74,7 +74,8 @@ def norm(v: V) -> V:
 
 def cast_u(u: UOp, dt: DType) -> UOp:
   c = _cval(u)
-  if c is not None and dtypes.is_int(dt) and not isinstance(c, float): return UOp.const(dt, wrap(int(c), "i" if dt in IDT.values() else "u", dt.itemsize * 8))
+  if c is not None and dtypes.is_int(dt) and not isinstance(c, float):
+    return UOp.const(dt, wrap(int(c), "i" if dt in IDT.values() else "u", dt.itemsize * 8))
   return u.cast(dt)
 
 FMT = {16: "e", 32: "f", 64: "d"}
@@ -92,7 +93,8 @@ def bitcast_u(u: UOp, dt: DType) -> UOp:
 
 def bits(v: V) -> V:
   """The raw bits of v as an unsigned value of its width (a 1-bit value becomes a uint8 0/1)."""
-  if v.width == 1: return V(v.u.where(UOp.const(dtypes.uint8, 1), UOp.const(dtypes.uint8, 0)) if v.const is None else UOp.const(dtypes.uint8, int(v.const)), "u", 1)
+  if v.width == 1:
+    return V(v.u.where(UOp.const(dtypes.uint8, 1), UOp.const(dtypes.uint8, 0)) if v.const is None else UOp.const(dtypes.uint8, int(v.const)), "u", 1)
   if v.kind == "f": return V(bitcast_u(v.u, UDT[v.width]), "u", v.width)
   u = bitcast_u(v.u, UDT[container(v.width)])
   if v.kind == "i" and v.width != container(v.width): return and_mask(V(u, "u", v.width), v.width)
@@ -132,7 +134,9 @@ def conv(v: V, kind: str, w: int) -> V:
   if v.weak: return weak_to(v, kind, w)
   if (v.kind, v.width) == (kind, w) or (v.kind in "ub" and kind in "ub" and v.width == w): return V(v.u, kind, w)
   if w == 1 and kind != "f": return V(v.u.ne(UOp.const(v.u.dtype, 0)) if v.const is None else UOp.const(dtypes.bool, bool(v.const)), "u", 1)
-  if v.width == 1: return V(v.u.where(UOp.const(cdt(kind, w), 1), UOp.const(cdt(kind, w), 0)) if v.const is None else const(kind, w, int(v.const)).u, kind, w)
+  if v.width == 1:
+    if v.const is not None: return const(kind, w, int(v.const))
+    return V(v.u.where(UOp.const(cdt(kind, w), 1), UOp.const(cdt(kind, w), 0)), kind, w)
   if kind == "f": return V(cast_u(v.u, FDT[w]), "f", w)
   if v.kind == "f":
     x = v.u if v.width != 16 else v.u.cast(dtypes.float32)
@@ -180,7 +184,7 @@ def binop(op: str, a: V, b: V) -> V:
     return V(a.u.alu(Ops.AND if op == "&&" else Ops.OR, b.u), "u", 1)
   if op in ("<<", ">>"): return shift(op, a, b)
   if op == "**":
-    if a.const == 2.0 or a.const == 2: return f_exp2(conv(b, "f", 32 if a.weak or a.kind != "f" else a.width), a)
+    if a.const == 2.0 or a.const == 2: return f_exp2(conv(b, "f", 32 if a.weak or a.kind != "f" else a.width))
     raise Unsupported("** with a base other than 2")
   a, b, k, w = unify(a, b)
   if op in ARITH:
@@ -272,7 +276,7 @@ def quiet_bit(x: V) -> V:
   b, m, _ = fparts(x)
   return truth(alu(Ops.AND, b, const("u", b.width, 1 << (m - 1)), "u", b.width))
 
-def f_exp2(n: V, like: V) -> V:
+def f_exp2(n: V) -> V:
   u = n.u.exp2() if n.width != 16 else n.u.cast(dtypes.float32).exp2().cast(dtypes.float16)
   return V(u, "f", n.width)
 
@@ -556,7 +560,8 @@ class Interp:
       v = self.expr(x)
       if isinstance(v, Wide): v = join_words(v)
       if kind == "f" and v.weak and v.hexlit: return from_bits(const("u", width, v.const), "f", width)
-      if kind == "b": return from_bits(resize_any(v, width), "b", width) if v.kind != "f" or v.width == width else from_bits(bits(conv(v, "f", width)), "b", width)
+      if kind == "b":
+        return from_bits(resize_any(v, width) if v.kind != "f" or v.width == width else bits(conv(v, "f", width)), "b", width)
       if width > 64: raise Unsupported(f"{width}-bit cast")
       return conv(v, kind if width > 1 else "u", width)
     if t == "cat":
@@ -626,7 +631,7 @@ class Interp:
     if fn == "fract": return f_unary(lambda u: u - f_floor(u), x)
     if fn == "isEven": return f_unary_pred(x, lambda u: (f_floor(u * UOp.const(u.dtype, 0.5)) * UOp.const(u.dtype, 2.0)).eq(u))
     if fn == "pow":
-      if x.const in (2, 2.0): return f_exp2(conv(vals[1], "f", 32) if vals[1].kind != "f" else vals[1], x)
+      if x.const in (2, 2.0): return f_exp2(conv(vals[1], "f", 32) if vals[1].kind != "f" else vals[1])
       raise Unsupported("pow with a base other than 2")
     if fn == "ldexp": return ldexp(x, vals[1])
     if fn == "signext":
@@ -765,14 +770,16 @@ class OpCallCtx:
   def ignore_field(self, lv: tuple) -> None: pass
 
 CONST_NAMES = {"WAVE32": 1, "WAVE64": 0, "PI": math.pi, "ROUND_TOWARD_ZERO": ROUND_TOWARD_ZERO, "ROUND_NEAREST_EVEN": 0}
-FLOAT_NAMES = {"NAN": math.nan, "INF": math.inf, "UNDERFLOW_F32": 0.0, "UNDERFLOW_F64": 0.0, "OVERFLOW_F32": math.inf, "OVERFLOW_F64": math.inf, "MAX_FLOAT_F32": struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0],
+FLOAT_NAMES = {"NAN": math.nan, "INF": math.inf, "UNDERFLOW_F32": 0.0, "UNDERFLOW_F64": 0.0, "OVERFLOW_F32": math.inf, "OVERFLOW_F64": math.inf,
+               "MAX_FLOAT_F32": struct.unpack("<f", struct.pack("<I", 0x7F7FFFFF))[0],
                "MAX_FLOAT_F64": 1.7976931348623157e308}
 
 def const_name(name: str) -> Any:
   """Architectural constants of the pseudocode; None when the name is not one."""
   if name in CONST_NAMES:
     c = CONST_NAMES[name]
-    return V(UOp.const(dtypes.float64, c), "f", 64, True) if isinstance(c, float) else const("u", 1, c) if name.startswith("WAVE") else const("i", 32, c, True)
+    if isinstance(c, float): return V(UOp.const(dtypes.float64, c), "f", 64, True)
+    return const("u", 1, c) if name.startswith("WAVE") else const("i", 32, c, True)
   if name in FLOAT_NAMES: return V(UOp.const(dtypes.float64, FLOAT_NAMES[name]), "f", 64, True)
   if name == "DENORM": return V(UOp.const(dtypes.float64, 0.0), "denorm", 64)
   return None

@@ -9,15 +9,18 @@ from __future__ import annotations
 import ctypes
 import functools
 import re
+import threading
 from dataclasses import dataclass
 from tg.codegen.device import Device
+from tg.codegen.devices.cpu import ClangCompiler, CPUProgram
 from .decode import decode
 from .inst import Inst
-from .kernel import shape_code, ShapeCode
-from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, FAULT_PC, pcode_of
+from .kernel import shape_code, save_shapes, ShapeCode
+from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, pcode_of
 
 ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED = range(6)
-NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(32|64)|V_PIPEFLUSH.*|DS_NOP|S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
+NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(32|64)|V_PIPEFLUSH.*|DS_NOP|"
+                  r"S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
                   r"INST_PREFETCH|VERSION|BARRIER_SIGNAL.*|PREFETCH.*|ICACHE_INV|DCACHE_INV|GL1_INV|DENORM_MODE|ROUND_MODE|SETHALT)")
 BARRIERS = ("S_BARRIER", "S_BARRIER_WAIT")
 
@@ -51,27 +54,43 @@ def branch_target(d: Decoded) -> int | None:
   simm -= (simm >> 15) << 16
   return d.pc + 4 + simm * 4
 
+class QuickClang(ClangCompiler):
+  """The CPU device's compiler at -O0: a new program starts running at once while the -O2 build is made in the background."""
+  flags = tuple("-O0" if f == "-O2" else f for f in ClangCompiler.flags)
+
 class Program:
-  """The compiled code of one kernel."""
+  """The compiled code of one kernel: first a quick -O0 build, swapped for the -O2 one when that is ready (tiered JIT)."""
   def __init__(self, code: bytes, arch: str, base: int, entry: int):
     self.arch, self.base, self.code, self.entry = arch, base, code, entry
     self.insts = decode_code(code, arch, base)
     self.by_pc = {d.pc: d for d in self.insts}
     self.unsupported: dict[int, str] = {}
-    src = self.render()
-    lib = Device["CPU"].compiler.compile_cached(src)
-    from tg.codegen.devices.cpu import CPUProgram
-    self.prg = CPUProgram("run", lib)
-    self.fxn = self.prg.fxn
-    self.fxn.argtypes = [ctypes.c_void_p] * 4
-    self.fxn.restype = ctypes.c_int
+    self.src = self.render()
+    self.libs: list[CPUProgram] = []
+    self.load(QuickClang().compile_cached(self.src))
+    self.optimized = threading.Thread(target=self.optimize, daemon=True)
+    self.optimized.start()
+
+  def optimize(self) -> None:
+    save_shapes()
+    self.load(Device["CPU"].compiler.compile_cached(self.src))
+
+  def load(self, lib: bytes) -> None:
+    prg = CPUProgram("run", lib)
+    prg.fxn.argtypes = [ctypes.c_void_p] * 4
+    prg.fxn.restype = ctypes.c_int
+    self.libs.append(prg)  # the old build stays loaded: a call may still be running in it
+    self.fxn = prg.fxn
+
+  def wait_optimized(self) -> None: self.optimized.join()
 
   def render(self) -> str:
     starts = {self.base, self.entry}
     for i, d in enumerate(self.insts):
       t = branch_target(d)
       if t is not None: starts.add(t)
-      if d.inst is not None and (is_branch(d.inst) or d.inst.op.name in BARRIERS or d.inst.op.name.startswith("S_ENDPGM")) and i + 1 < len(self.insts):
+      ends = d.inst is not None and (is_branch(d.inst) or d.inst.op.name in BARRIERS or d.inst.op.name.startswith("S_ENDPGM"))
+      if ends and i + 1 < len(self.insts):
         starts.add(self.insts[i + 1].pc)
     shapes: dict[str, ShapeCode] = {}
     prelude: dict[str, None] = {}
@@ -116,7 +135,7 @@ class Program:
     branch = is_branch(d.inst)
     if branch or "PC" in (pcode_of(op) or ""): lines.append(f"      {set_pc(d.pc)}")
     lines.append(f"      {sc.name}({call});")
-    if 1 in sc.params: lines.append(f"      if (st[{FAULT_FLAG}]) {{ {set_pc(d.pc, FAULT_PC)} {set_pc(d.pc)} return {FAULT}; }}")
+    if 1 in sc.params: lines.append(f"      if (st[{FAULT_FLAG}]) {{ {set_pc(d.pc)} return {FAULT}; }}")
     if branch: lines.append("      continue;")
     return lines
 
@@ -124,7 +143,7 @@ def var_fields(inst: Inst) -> list[str]:
   """The field names whose values shape_args returns, in order."""
   return [f.name for f in inst.fmt.values if field_kind(inst, f.name)[0] in ("s", "v", "lit", "n")]
 
-def set_pc(pc: int, at: int = PC) -> str: return f"st[{at}] = {pc & 0xFFFFFFFF}u; st[{at + 1}] = {pc >> 32}u;"
+def set_pc(pc: int) -> str: return f"st[{PC}] = {pc & 0xFFFFFFFF}u; st[{PC + 1}] = {pc >> 32}u;"
 
 @functools.lru_cache(maxsize=64)
 def program(code: bytes, arch: str, base: int, entry: int) -> Program:

@@ -10,15 +10,15 @@ import functools
 import re
 import struct
 from typing import Any
-from tg.uop import UOp, Ops, dtypes, AxisType
+from tg.uop import UOp, Ops, dtypes
 from .inst import Inst
 from .isa import get_arch, Op
-from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, select, truth, const_name, \
-  join_words, split_words, write_bits, slice_bits, lnot, f_abs, neg, cdt, UDT
+from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, \
+  join_words, slice_bits, UDT
 from .operands import INV_2PI
 
 # state layout (uint32 words)
-SCC, PC, FAULT, FAULT_ADDR, FAULT_PC, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 135, 140, 142, 144, 145
+SCC, PC, FAULT, FAULT_ADDR, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 140, 142, 144, 145
 TMPBITS, VGPR, NVGPR = 160, 256, 256
 ST_WORDS = VGPR + NVGPR * 32
 TAB = 128  # memory ranges in the translation table: lo[TAB], hi[TAB], delta[TAB] (uint64)
@@ -28,13 +28,15 @@ APERTURES = {235: SHARED_HI << 32, 236: (SHARED_HI << 32) | 0xFFFFFFFF, 237: PRI
 FLOAT_CONSTS = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
 MEM_FMTS = ("DS", "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH", "SMEM")
 VAR_BITS = ("offset", "offset0", "offset1", "ioffset", "simm16", "literal")
-ADDR_FIELDS = {"addr", "vaddr"}
-DATA_FIELDS = {"data", "vsrc", "data0"}
 
 def fpbits(x: float, ftype: str) -> int:
   if ftype == "f16": return struct.unpack("<H", struct.pack("<e", x))[0]
   if ftype == "f32": return struct.unpack("<I", struct.pack("<f", x))[0]
   return struct.unpack("<Q", struct.pack("<d", x))[0]
+
+def pair64(lo: UOp, hi: UOp) -> UOp:
+  """A 64-bit value from two 32-bit register words."""
+  return lo.cast(dtypes.uint64) | (hi.cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
 
 def is_vector(op: Op) -> bool:
   return op.fmt.split("_")[0] in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "DS", "FLAT", "GLOBAL", "SCRATCH",
@@ -60,9 +62,7 @@ def field_kind(inst: Inst, name: str) -> tuple:
 
 def hi16(inst: Inst, name: str, code: int) -> bool:
   """A 16-bit VGPR operand of a VOP1/VOP2/VOPC encoding names its high half as v[n] + 128."""
-  return inst.fmt.base in ("VOP1", "VOP2", "VOPC") and code >= 384 and inst.operand(name).bits == 16 and not is_vgpr_field(inst, name)
-
-def is_vgpr_field(inst: Inst, name: str) -> bool: return inst.fmt.by_name[name].kind in ("vgpr",) and False
+  return inst.fmt.base in ("VOP1", "VOP2", "VOPC") and code >= 384 and inst.operand(name).bits == 16
 
 def shape_key(inst: Inst) -> tuple:
   return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values)
@@ -91,7 +91,7 @@ class Builder:
     self.loads: list[UOp] = []
     self.stores: list[tuple[UOp, UOp, UOp, UOp | None]] = []  # (buffer, index, value, gate)
 
-  def load(self, buf: UOp, idx: UOp, dt: Any = None) -> UOp:
+  def load(self, buf: UOp, idx: UOp) -> UOp:
     u = UOp(Ops.LOAD, buf.dtype.base, (UOp(Ops.INDEX, buf.dtype.base, (buf, idx)),))
     self.loads.append(u)
     return u
@@ -180,14 +180,14 @@ class InstCtx:
       return const("u", nbits, val & ((1 << nbits) - 1))
     if code in FLOAT_CONSTS or code == 248:
       bitsv = fpbits(FLOAT_CONSTS[code], ftype) if code != 248 else INV_2PI[ftype]
-      if opnd is not None and "F" not in opnd.dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f32") if nbits != 64 else fpbits(FLOAT_CONSTS[code], "f64")
+      if opnd is not None and "F" not in opnd.dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")
       return const("u", nbits, bitsv)
     if code == 124: return const("u", nbits, 0)
     if code in APERTURES: return const("u", nbits, APERTURES[code] if nbits == 64 else APERTURES[code] >> 32)
     if code == 253: return resize(V(self.b.ld(SCC), "u", 32), nbits)
     if code in (251, 252):
       m = self.b.ld(106 if code == 251 else 126)
-      return V(m.eq(UOp.const(dtypes.uint32, 0)).cast(dtypes.uint32), "u", 32) if nbits == 32 else resize(V(m.eq(UOp.const(dtypes.uint32, 0)).cast(dtypes.uint32), "u", 32), nbits)
+      return resize(V(m.eq(UOp.const(dtypes.uint32, 0)).cast(dtypes.uint32), "u", 32), nbits)
     raise Unsupported(f"source operand code {code}")
 
   def opsel_bit(self, name: str) -> bool:
@@ -261,13 +261,14 @@ class InstCtx:
       return V(self.b.ld(106), "b", 32)
     if name in ("EXEC", "EXEC_LO"): return V(self.b.ld(126), "b", 32)
     if name == "M0": return V(self.b.ld(125), "b", 32)
-    if name == "PC": return from_bits(V(self.b.ld(PC).cast(dtypes.uint64) | (self.b.ld(PC + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64), "i", 64)
+    if name == "PC": return from_bits(V(pair64(self.b.ld(PC), self.b.ld(PC + 1)), "u", 64), "i", 64)
     if name in ("VCCZ", "EXECZ"): return V(self.b.ld(106 if name == "VCCZ" else 126).eq(UOp.const(dtypes.uint32, 0)), "u", 1)
     if name in ("laneId", "laneID"): return self.lane if self.lane is not None else None
     if name == "SIMM16": return from_bits(V(self.var("simm16").cast(dtypes.uint32), "u", 32), "b", 16) if self.has("simm16") else None
     if name == "SIMM32": return V(self.var("literal").cast(dtypes.uint32), "b", 32)
     if name == "ROUND_MODE": return const("i", 32, 0, True)
-    raw_fields = {"SRC0": "src0", "VDST": "vdst", "DST": "vdst"} | ({"DATA0": "data0", "ADDR": "addr"} if self.fam == "DS" and self.lane is None else {})
+    raw_fields = {"SRC0": "src0", "VDST": "vdst", "DST": "vdst"}
+    if self.fam == "DS" and self.lane is None: raw_fields |= {"DATA0": "data0", "ADDR": "addr"}
     if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
       fld = raw_fields[name]
       k = self.kind(fld)
@@ -341,7 +342,8 @@ class InstCtx:
     """(field, dwords) of a data name of a memory instruction."""
     op = self.op
     def width(f: str) -> int: return max(1, op.operands[f].bits // 32) if f in op.operands else 1
-    if name in ("RETURN_DATA", "VGPR_RTN") or (name == "VDATA" and not self.stores_vdata): return ("vdst", width("vdst")) if "vdst" in op.operands else None
+    if name in ("RETURN_DATA", "VGPR_RTN") or (name == "VDATA" and not self.stores_vdata):
+      return ("vdst", width("vdst")) if "vdst" in op.operands else None
     if name == "SDATA": return ("sdata", width("sdata"))
     if name in ("DATA", "DATA0", "VDATA"):
       f = next((x for x in ("data", "vsrc", "data0") if x in op.operands), None)
@@ -364,7 +366,7 @@ class InstCtx:
       if fld == "sdata": words = [self.b.ld(self.var("sdata") + i) for i in range(n)]
       else: words = [self.b.ld(self.vgpr_idx(self.var(fld), i)) for i in range(n)]
       vs = tuple(V(w, "b", 32) for w in words)
-      return Wide(vs) if n > 2 else vs[0] if n == 1 else from_bits(V(words[0].cast(dtypes.uint64) | (words[1].cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64), "b", 64)
+      return Wide(vs) if n > 2 else vs[0] if n == 1 else from_bits(V(pair64(words[0], words[1]), "u", 64), "b", 64)
     if name.islower() or name in ("INST_OFFSET",): return const("u", 64, 0)  # RDNA4's CalcGlobalAddr(v_addr.b64, ...) arguments
     return None
 
