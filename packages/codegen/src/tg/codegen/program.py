@@ -20,6 +20,7 @@ it. Only these ops appear:
   selects), CAST (value conversion, C rules; float->int truncates), BITCAST (same bits), VECTORIZE (lanes
   from scalars), GEP (arg=tuple of lanes).
 - AFTER (src=(x, *deps)): the value x, at a point after deps; a renderer treats it as x (it only orders things).
+- GROUP (void): several effects as one source (of an END); nothing to run.
 - BARRIER (workgroup barrier), IF (src=(cond,)) ... ENDIF (src=(IF,)).
 Vector dtypes apply lane by lane to ALU ops.
 """

@@ -6,7 +6,7 @@ are applied only where the range analysis (vmin/vmax) proves the operands non-ne
 from __future__ import annotations
 import math
 from typing import Any
-from tg.uop.dtype import PtrDType, dtypes
+from tg.uop.dtype import PtrDType, dtypes, float_to_bits, bits_to_float
 from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
 from tg.uop.uop import Invalid, UOp
@@ -29,12 +29,19 @@ def fold_cast(c: UOp, x: UOp) -> UOp | None:
   if c.dtype.count > 1 or c.arg is Invalid: return None
   return UOp.const(x.dtype, c.arg)
 
+def fold_bitcast(c: UOp, x: UOp) -> UOp | None:
+  """The same bits, read as another scalar type."""
+  if x.dtype.count > 1 or c.arg is Invalid or x.dtype.itemsize != c.dtype.itemsize or dtypes.index in (x.dtype, c.dtype): return None
+  bits = float_to_bits(c.arg, c.dtype) if dtypes.is_float(c.dtype) else int(c.arg) & ((1 << 8 * c.dtype.itemsize) - 1)
+  return x.const_like(bits_to_float(bits, x.dtype) if dtypes.is_float(x.dtype) else bits)
+
 symbolic_simple = PatternMatcher([
   (UPat(GroupOp.ALU, src=UPat(Ops.CONST), name="x"), fold_consts),
   (UPat(GroupOp.ALU | {Ops.CAST}, name="x"), fold_by_range),
   (UPat(Ops.CAST, src=(UPat(Ops.CONST, name="c"),), name="x"), fold_cast),
   (UPat(Ops.CAST, name="x"), lambda x: x.src[0] if x.src[0].dtype == x.dtype else None),
   (UPat(Ops.BITCAST, name="x"), lambda x: x.src[0] if x.src[0].dtype == x.dtype else None),
+  (UPat(Ops.BITCAST, src=(UPat(Ops.CONST, name="c"),), name="x"), fold_bitcast),
   # identities
   (UPat.var("x") + 0, lambda x: x),
   (UPat.var("x") * 1, lambda x: x),

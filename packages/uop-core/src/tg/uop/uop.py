@@ -167,7 +167,7 @@ class UOp(metaclass=UOpMetaClass):
   def maximum(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.MAX, x)
   def minimum(self, x: UOp | ConstLike) -> UOp: return -((-self).maximum(-x if isinstance(x, UOp) else self.const_like(-x)))
   def where(self, t: UOp | ConstLike, f: UOp | ConstLike) -> UOp:
-    if not isinstance(t, UOp) and not isinstance(f, UOp): raise TypeError("where needs at least one UOp branch to know the dtype")
+    if not isinstance(t, UOp) and not isinstance(f, UOp): t = UOp.const(dtypes.from_py(t), t)  # both Python: their own dtype
     if not isinstance(t, UOp): t = f.const_like(t)  # type: ignore[union-attr]
     if not isinstance(f, UOp): f = t.const_like(f)
     return UOp(Ops.WHERE, t.dtype, (self, t, f))
@@ -335,7 +335,9 @@ def _min_max(u: UOp) -> tuple[Any, Any]:
   if op in (Ops.VECTORIZE, Ops.GEP) or (op is Ops.AFTER and not isinstance(dt, PtrDType)):
     srcs = u.src if op is Ops.VECTORIZE else u.src[:1]
     return min(s.vmin for s in srcs), max(s.vmax for s in srcs)
-  if dt.scalar() != dtypes.bool and not dtypes.is_int(dt) or isinstance(dt, PtrDType): return dtypes.min(dt), dtypes.max(dt)
+  if isinstance(dt, PtrDType): return 0, 2**64 - 1  # an address
+  if dt == dtypes.void: return 0, 0  # effects (STORE, END, ...) have no value
+  if dt.scalar() != dtypes.bool and not dtypes.is_int(dt): return dtypes.min(dt), dtypes.max(dt)
   lo, hi = dtypes.min(dt), dtypes.max(dt)
   def clamp(a: Any, b: Any) -> tuple[Any, Any]: return (a, b) if lo <= a and b <= hi else (lo, hi)
   s = u.src

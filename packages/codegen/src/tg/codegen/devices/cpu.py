@@ -5,9 +5,10 @@ from tg.codegen.device import Compiled, Compiler, MallocAllocator
 from tg.codegen.renderer import Renderer
 
 class ClangCompiler(Compiler):
-  """C -> shared object bytes. -ffp-contract=off keeps a*b+c two IEEE roundings; -fno-math-errno lets sqrt be an instruction;
-  -fwrapv gives signed integers the wraparound the C renderer relies on."""
-  flags = ("-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=off", "-fno-math-errno", "-fwrapv")
+  """C -> shared object bytes. -ffp-contract=on fuses a*b+c only inside one C expression, which the C renderer writes
+  for MULACC alone (every other op is its own statement, so stays two IEEE roundings); -fno-math-errno lets sqrt be an
+  instruction; -fwrapv gives signed integers the wraparound the C renderer relies on."""
+  flags = ("-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv")
   @functools.cached_property
   def cc(self) -> str:
     """CC from the environment, else clang, clang-19 or gcc, whichever is installed first."""

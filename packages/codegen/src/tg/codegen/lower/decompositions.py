@@ -6,7 +6,7 @@
 - bfloat16 and fp8 arithmetic in float32 (renderers that only store them).
 - EXP2, LOG2, SIN by polynomials (tg.codegen.lower.transcendental) for renderers without them."""
 from __future__ import annotations
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, DType
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite
 from tg.codegen.renderer import Renderer
 
 def threefry2x32(x: UOp, key: UOp) -> UOp:
@@ -65,6 +65,18 @@ pm_decompose = PatternMatcher([
   (UPat(Ops.POW, src=(UPat.var("a"), UPat.var("b"))), lambda ctx, a, b: None if _native(ctx, Ops.POW) else (b * a.log2()).exp2()),
 ])
 
+def fuse_mulaccs(sink: UOp, ren: Renderer) -> UOp:
+  """a*b+c on floats becomes one fused multiply-add where the device has one (one rounding: closer, and faster), when
+  a*b has no other use: a product that is also used alone stays the rounded product everywhere (exact-sum code relies
+  on that)."""
+  if not _native(ren, Ops.MULACC): return sink
+  uses: dict[UOp, int] = {}
+  for u in sink.toposort:
+    for s in u.src: uses[s] = uses.get(s, 0) + 1
+  def fuse(m: UOp, c: UOp) -> UOp | None:
+    return m.src[0].alu(Ops.MULACC, m.src[1], c) if dtypes.is_float(c.dtype) and uses.get(m, 0) == 1 else None
+  return graph_rewrite(sink, PatternMatcher([(UPat(Ops.ADD, src=[UPat(Ops.MUL, name="m"), UPat.var("c")]), fuse)]), name="fuse mulacc")
+
 pm_fast_idiv = PatternMatcher([
   (UPat.var("x") // UPat.cvar("c", vec=False), lambda x, c: magic_divide(x, c.arg)),
   (UPat.var("x") % UPat.cvar("c", vec=False), lambda x, c: fast_mod(x, c.arg)),
@@ -74,5 +86,3 @@ pm_narrow_floats = PatternMatcher([
   (UPat(GroupOp.ALU, name="u"), _in_float32),
   (UPat(Ops.CAST, name="c"), _narrow_cast),
 ])
-
-def float_dtypes_of(u: UOp) -> set[DType]: return {x.dtype.scalar() for x in u.toposort if dtypes.is_float(x.dtype)}

@@ -5,7 +5,7 @@ pm_devectorize: vector ALU becomes lanes of scalar ALU (the C compiler vectorize
 down to the lanes; a vector LOAD or STORE is split into runs of consecutive addresses, each one vector access of
 a width the renderer supports, or scalar accesses where the addresses are not consecutive."""
 from __future__ import annotations
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, PtrDType, AddrSpace, dtypes, graph_rewrite
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, PtrDType, dtypes, graph_rewrite
 from tg.uop.symbolic import symbolic
 from tg.codegen.renderer import Renderer
 
@@ -16,7 +16,8 @@ def _ptr_index(x: UOp) -> UOp:
   return x.replace(dtype=ptr.vec(x.dtype.count) if x.dtype.count > 1 else ptr)  # type: ignore[union-attr]
 
 def _load(idx: UOp, value_dtype: object, deps: tuple[UOp, ...] = ()) -> UOp:
-  alt = (UOp.const(value_dtype, 0),) if len(idx.src) > 2 else ()  # type: ignore[arg-type]
+  gated = len((idx.src[0] if idx.op is Ops.CAST else idx).src) > 2
+  alt = (UOp.const(value_dtype, 0),) if gated else ()  # type: ignore[arg-type]
   return UOp(Ops.LOAD, value_dtype, (idx, *alt, *deps))  # type: ignore[arg-type]
 
 def _is_val_index(x: UOp) -> bool: return x.op is Ops.INDEX and not isinstance(x.dtype, PtrDType)
@@ -31,9 +32,22 @@ pm_add_loads = PatternMatcher([
 
 # ***** devectorizing *****
 def no_vector_alu(ctx: Renderer | None, u: UOp) -> UOp | None:
-  if u.dtype.count == 1 or isinstance(u.dtype, PtrDType): return None
-  if ctx is not None and u.op in ctx.vector_alu and dtypes.is_float(u.dtype) and u.dtype.count in ctx.vector_alu_widths: return None
-  return UOp.vectorize(*[UOp(u.op, u.dtype.scalar(), tuple(s.gep(i) for s in u.src), u.arg) for i in range(u.dtype.count)])
+  """Vector ALU the renderer can't do is split into lanes, or into chunks of the widest vector it can do."""
+  n = u.dtype.count
+  if n == 1 or isinstance(u.dtype, PtrDType): return None
+  w = 1
+  if ctx is not None and u.op in ctx.vector_alu and dtypes.is_float(u.dtype) and u.dtype.scalar() not in ctx.emulated_dtypes:
+    if n in ctx.vector_alu_widths: return None
+    w = max((x for x in ctx.vector_alu_widths if n % x == 0), default=1)
+  chunks = [UOp(u.op, u.dtype.scalar().vec(w), tuple(s.gep(tuple(range(i, i + w)) if w > 1 else i) for s in u.src), u.arg)
+            for i in range(0, n, w)]
+  return UOp.vectorize(*[c.gep(j) if w > 1 else c for c in chunks for j in range(w)])
+
+def whole_vector(v: UOp) -> UOp | None:
+  """VECTORIZE(x[0], x[1], ..., x[n-1]) is x."""
+  x = v.src[0].src[0] if v.src[0].op is Ops.GEP else None
+  if x is None or x.dtype.count != len(v.src) or isinstance(x.dtype, PtrDType): return None
+  return x if all(s.op is Ops.GEP and s.src[0] is x and s.arg == (i,) for i, s in enumerate(v.src)) else None
 
 def gep_through(g: UOp) -> UOp | None:
   x, lanes = g.src[0], g.arg
@@ -120,6 +134,7 @@ pm_push_gep = PatternMatcher([(UPat(Ops.GEP, name="g"), push_gep)])
 pm_devectorize_math = symbolic + PatternMatcher([
   (UPat(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="u"), no_vector_alu),
   (UPat(Ops.GEP, name="g"), gep_through),
+  (UPat(Ops.VECTORIZE, name="v"), whole_vector),
 ])
 
 pm_devectorize = pm_devectorize_math + PatternMatcher([

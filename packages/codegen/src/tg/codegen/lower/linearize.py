@@ -81,5 +81,5 @@ def linearize(sink: UOp) -> list[UOp]:
       continue
     raise LinearizeError(f"can't order the kernel: open loops {[r.arg for r in stack]}, "
                          f"waiting {[(u.op, [r.arg for r in scope[u]]) for _, u in deferred[:5]]}")
-  # the final SINK and GROUPs only collect effects
-  return [u for u in out if u.op not in (Ops.SINK, Ops.GROUP, Ops.NOOP)]
+  # the final SINK only collects effects (GROUPs stay: an END may close over one)
+  return [u for u in out if u.op is not Ops.SINK]

@@ -85,10 +85,6 @@ def _isnan(x: UOp) -> UOp: return x.ne(x)
 def _pow2(n: UOp, f: Fmt) -> UOp:
   """2^n as a float for an integer n in the normal exponent range."""
   return ((n + f.bias).cast(_v(f.ut, n)) << f.mbits).bitcast(_v(f.dt, n))
-def _rounded(p: UOp) -> UOp:
-  """The product p, negated twice (exact): the lowering fuses `x + a*b` into one rounding of the exact a*b, but here it can
-  only fuse the negation, so an error-free sum that takes p sees p rounded."""
-  return (p * -1.0) * -1.0
 def _two_sum(a: UOp, b: UOp) -> tuple[UOp, UOp]:
   """s + e == a + b exactly, s = fl(a + b) (Knuth)."""
   s = a + b
@@ -140,7 +136,7 @@ def log2_f(x: UOp, f: Fmt, fma: bool) -> UOp:
   ph, pe = _two_prod(fr, _c(fr, inv_hi), f, fma)
   lo = pe + (fr * inv_lo + ln_lo * (inv_hi + inv_lo))
   ef = e.cast(_v(f.dt, x))
-  hi, e2 = _two_sum(ef, _rounded(ph))
+  hi, e2 = _two_sum(ef, ph)
   out = hi + (e2 + lo)
   inf = _c(x, math.inf)
   return _isnan(x).where(x, (x < 0.0).where(_c(x, math.nan), x.ne(0.0).where(x.ne(inf).where(out, inf), -inf)))
@@ -219,7 +215,7 @@ def _payne_hanek(ax: UOp, f: Fmt, fma: bool) -> tuple[UOp, UOp, UOp]:
       lo = lo + e
   pio2_hi, pio2_lo = _split_const(_pi_scaled(300), 301, f)
   ph, pe = _two_prod(hi, _c(hi, pio2_hi), f, fma)
-  rh, rl = _two_sum(_rounded(ph), pe + (hi * pio2_lo + lo * pio2_hi))
+  rh, rl = _two_sum(ph, pe + (hi * pio2_lo + lo * pio2_hi))
   return q.cast(_v(f.it, ax)), neg.where(-rh, rh), neg.where(-rl, rl)
 
 def sin_f(x: UOp, f: Fmt, fma: bool) -> UOp:

@@ -1,7 +1,7 @@
 """Hand-written choice of opts: what usually works, found by measuring (see bench/codegen.py).
 
-- a reduce with two or more output axes (a matmul): a 4x4 register tile (UPCAST the two innermost output axes) and
-  an UNROLL of the reduce, so every loaded value is used four times from registers;
+- a reduce with two or more output axes (a matmul): an 8x8 (or 4x4) register tile, UPCAST of the two innermost output
+  axes, so every loaded value is used eight times from registers (else an UNROLL of the reduce);
 - a reduce over everything else: UNROLL it, so independent accumulators break the add chain;
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis."""
@@ -26,10 +26,12 @@ def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
   red_size = range_size(reds[0]) if reds else None
   if reds and len(outs) >= 2 and red_size is not None and red_size >= 16:
     n = len(outs)
-    if sizes[-1] % 4 == 0 and sizes[-2] % 4 == 0 and sizes[-1] >= 16 and sizes[-2] >= 16:
-      attempt(Opt(OptOps.UPCAST, n - 2, 4), Opt(OptOps.UPCAST, n - 1, 4))
-    for amt in (4, 2):
-      if red_size % amt == 0 and attempt(Opt(OptOps.UNROLL, 0, amt)): break
+    # an 8x8 tile of accumulators (64 floats: registers on AVX2/AVX-512) with the innermost axis in the vector lanes
+    tiled = any(sizes[-1] % t == 0 and sizes[-2] % t == 0 and sizes[-2] >= 2 * t and
+                attempt(Opt(OptOps.UPCAST, n - 2, t), Opt(OptOps.UPCAST, n - 1, t)) for t in (8, 4))
+    if not tiled:
+      for amt in (4, 2):
+        if red_size % amt == 0 and attempt(Opt(OptOps.UNROLL, 0, amt)): break
   elif reds and red_size is not None:
     for amt in (8, 4, 2):
       if red_size % amt == 0 and red_size >= 4 * amt and attempt(Opt(OptOps.UNROLL, 0, amt)): break

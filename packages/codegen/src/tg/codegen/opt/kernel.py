@@ -66,10 +66,10 @@ def pad_range(ast: UOp, r: UOp, amt: int) -> UOp:
   if new_n == n: return ast
   nr = UOp.range(new_n, r.arg[0], r.arg[1])
   ast = graph_rewrite(ast, pm_split, ctx={r: (nr, (nr,))}, bottom_up=True, name="pad range")
+  valid = nr < n
   def gate(x: UOp) -> UOp | None:
-    if nr not in x.src[1].toposort or (len(x.src) > 2 and nr < n in x.src[2].toposort): return None
-    g = nr < n
-    return x.replace(src=(x.src[0], x.src[1], g if len(x.src) == 2 else x.src[2] & g))
+    if nr not in x.src[1].toposort or (len(x.src) > 2 and valid in x.src[2].toposort): return None
+    return x.replace(src=(x.src[0], x.src[1], valid if len(x.src) == 2 else x.src[2] & valid))
   return graph_rewrite(ast, PatternMatcher([(UPat(Ops.INDEX, name="x"), gate)]), name="pad gates")
 
 def parallel_ranges(ast: UOp) -> list[UOp]:

@@ -5,6 +5,7 @@ fp8 live in memory as their bits and are computed in float (see tg.codegen.lower
 from __future__ import annotations
 import math
 from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp
+from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
 
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
@@ -20,9 +21,10 @@ def c_const(x: object, dt: DType) -> str:
   if dt == dtypes.bool: return "1" if x else "0"
   if dtypes.is_int(dt):
     v = int(x)  # type: ignore[call-overload]
-    if dt.itemsize == 8 and v == dtypes.min(dt): return "(-9223372036854775807ll-1)"
+    if dt == dtypes.int64 and v == dtypes.min(dt): return "(-9223372036854775807ll-1)"
     return f"{v}{'ull' if dt == dtypes.uint64 else 'll' if dt.itemsize == 8 else 'u' if dt == dtypes.uint32 else ''}"
   f = float(x)  # type: ignore[arg-type]
+  if dt in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return f"(({C_TYPES[dt]}){float_to_bits(f, dt):#x})"  # stored as bits
   suffix = "f" if dt != dtypes.float64 else ""
   if math.isnan(f): s = f"__builtin_nan{suffix}(\"\")"
   elif math.isinf(f): s = f"{'-' if f < 0 else ''}__builtin_inf{suffix}()"
@@ -33,9 +35,9 @@ class CRenderer(Renderer):
   device = "CPU"
   has_threads = True
   vector_widths = (1, 2, 4, 8, 16)
-  vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV})
+  vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MULACC})
   vector_alu_widths = (2, 4, 8, 16)
-  native_ops = GroupOp.ALU - {Ops.MULACC, Ops.THREEFRY}
+  native_ops = GroupOp.ALU - {Ops.THREEFRY}
   emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
   def threads_for(self, uops: list[UOp]) -> int:
     from tg.codegen.devices.cpu import cpu_threads
@@ -89,7 +91,8 @@ class CRenderer(Renderer):
       elif u.op is Ops.GEP: val(u, f"{s[0]}[{u.arg[0]}]") if len(u.arg) == 1 else \
         val(u, f"(({self.ctype(u.dtype)}){{{', '.join(f'{s[0]}[{i}]' for i in u.arg)}}})")
       elif u.op is Ops.CAST: val(u, self.render_cast(u.dtype, u.src[0].dtype, s[0]))
-      elif u.op is Ops.BITCAST: val(u, f"({{{self.ctype(u.dtype)} t_; __builtin_memcpy(&t_, &{s[0]}, sizeof(t_)); t_;}})")
+      elif u.op is Ops.BITCAST:
+        val(u, f"({{{self.ctype(u.src[0].dtype)} s_ = {s[0]}; {self.ctype(u.dtype)} t_; __builtin_memcpy(&t_, &s_, sizeof(t_)); t_;}})")
       elif u.op in GroupOp.ALU: val(u, self.render_alu(u, s))
       elif u.op in (Ops.BARRIER, Ops.NOOP, Ops.SINK, Ops.GROUP): pass
       else: raise NotImplementedError(f"the C renderer can't render {u.op}")
@@ -103,12 +106,15 @@ class CRenderer(Renderer):
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     if to.scalar() == dtypes.bool: return f"({x}!=0)"
+    if to in NARROW: return f"tg_f32_to_{NARROW[to]}({x})"    # from float32 (pm_narrow_floats goes through it)
+    if frm in NARROW: return f"(({self.ctype(to)})tg_{NARROW[frm]}_to_f32({x}))"
     return f"(({self.ctype(to)})({x}))"
 
   def render_alu(self, u: UOp, s: list[str]) -> str:
     dt = u.src[0].dtype if u.op in GroupOp.Comparison else u.dtype
     if u.op in INFIX and not (u.op in (Ops.AND, Ops.OR, Ops.XOR) and dtypes.is_float(dt)): return f"({s[0]}{INFIX[u.op]}{s[1]})"
     if u.op is Ops.WHERE: return f"({s[0]}?{s[1]}:{s[2]})"
+    if u.op is Ops.MULACC: return f"({s[0]}*{s[1]}+{s[2]})"  # one expression: the compiler fuses it (-ffp-contract=on)
     if u.op is Ops.NEG: return f"(!{s[0]})" if dt == dtypes.bool else f"(-{s[0]})"
     if u.op is Ops.RECIPROCAL: return f"({c_const(1.0, dt)}/{s[0]})"
     if u.op is Ops.MAX: return f"(({s[0]}>{s[1]}){'||' + s[0] + '!=' + s[0] if dtypes.is_float(dt) else ''}?{s[0]}:{s[1]})"
@@ -124,12 +130,34 @@ class CRenderer(Renderer):
       return f"(({self.ctype(dt)})__builtin_{fn}f({', '.join(f'(float){x}' for x in s)}))"
     raise NotImplementedError(f"the C renderer has no rule for {u.op} on {dt}")
 
+NARROW = {dtypes.bfloat16: "bf16", dtypes.fp8e4m3: "e4m3", dtypes.fp8e5m2: "e5m2"}
+
 def _gate(idx: UOp, r: dict[UOp, str]) -> str | None:
   i = idx.src[0] if idx.op is Ops.CAST else idx
   return r[i.src[2]] if len(i.src) > 2 else None
+
+def _fp8_functions(name: str, ebits: int, mbits: int, fmax: float, has_inf: bool) -> list[str]:
+  """C conversions between float32 and an fp8 format: round to nearest even, finite overflow saturates (e4m3 also
+  saturates infinities: it has none), NaN maps to the format's NaN (the same rules as tg.uop.dtype.float_to_fp8)."""
+  bias, emask = 2**(ebits - 1) - 1, (1 << ebits) - 1
+  nan_bits, inf_bits = (0x7F, 0) if not has_inf else (0x7E, emask << mbits)
+  special = f"if (e == {emask} && m == {(1 << mbits) - 1}) return s * __builtin_nanf(\"\");" if not has_inf else \
+            f"if (e == {emask}) return m ? __builtin_nanf(\"\") : s * __builtin_inff();"
+  inf_case = f"if (a == __builtin_inff()) return sign | {inf_bits:#x};" if has_inf else ""
+  return [
+    f"static inline float tg_{name}_to_f32(unsigned char x) {{ float s = (x & 0x80) ? -1.0f : 1.0f; int e = (x >> {mbits}) & {emask},"
+    f" m = x & {(1 << mbits) - 1}; {special} if (e == 0) return s * __builtin_ldexpf((float)m, {1 - bias - mbits});"
+    f" return s * __builtin_ldexpf((float)({1 << mbits} | m), e - {bias + mbits}); }}",
+    f"static inline unsigned char tg_f32_to_{name}(float f) {{ unsigned char sign = __builtin_signbit(f) ? 0x80 : 0;"
+    f" if (f != f) return {nan_bits:#x}; float a = __builtin_fabsf(f); {inf_case} if (a == 0.0f) return sign; int e;"
+    f" __builtin_frexpf(a, &e); if (e - 1 < {1 - bias}) e = {2 - bias}; float q = __builtin_ldexpf(1.0f, e - 1 - {mbits});"
+    f" float r = __builtin_rintf(a / q) * q; if (r > {fmax!r}f) r = {fmax!r}f; float mant = __builtin_frexpf(r, &e);"
+    f" if (e - 1 + {bias} <= 0) return sign | (unsigned char)(r / {2.0 ** (1 - bias - mbits)!r}f);"
+    f" return sign | ((e - 1 + {bias}) << {mbits}) | ((int)(mant * {2 ** (mbits + 1)}) & {(1 << mbits) - 1}); }}"]
 
 PRELUDE = [
   "static inline float tg_bf16_to_f32(unsigned short x) { unsigned int u = (unsigned int)x << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }",
   "static inline unsigned short tg_f32_to_bf16(float f) { unsigned int u; __builtin_memcpy(&u, &f, 4);"
   " if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0; return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }",
+  *_fp8_functions("e4m3", 4, 3, 448.0, False), *_fp8_functions("e5m2", 5, 2, 57344.0, True),
 ]

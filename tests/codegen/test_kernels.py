@@ -1,0 +1,185 @@
+"""Hand-written kernel ASTs (tinygrad's custom-kernel style) lowered and run on CPU and PYTHON, checked against numpy."""
+import numpy as np
+import pytest
+from tg.uop import UOp, Ops, AxisType, KernelInfo, AddrSpace, dtypes, Context
+from tg.codegen.pipeline import get_program, CompiledRunner
+from tg.codegen.device import Device, Buffer
+from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError
+
+DEVICES = ["CPU", "PYTHON"]
+rng = np.random.default_rng(0)
+
+def run(ast: UOp, device: str, arrays: list[np.ndarray], var_vals: dict | None = None, opts=None) -> list[np.ndarray]:
+  """Run a kernel whose PARAM i is arrays[i] (inputs and outputs alike); returns the arrays after the run."""
+  spec = get_program(ast, Device[device].renderer, opts=opts)
+  bufs = []
+  for a in arrays:
+    b = Buffer(device, a.size, np_dtype(a)).allocate()
+    b.copyin(memoryview(np.ascontiguousarray(a)).cast("B"))
+    bufs.append(b)
+  CompiledRunner(spec)(bufs, var_vals or {}, wait=True)
+  outs = []
+  for a, b in zip(arrays, bufs):
+    o = np.empty_like(a)
+    b.copyout(memoryview(o).cast("B"))
+    outs.append(o)
+  return outs
+
+def np_dtype(a: np.ndarray): return next(d for d in dtypes.fields().values() if d.fmt == a.dtype.char)
+
+def sink(*x: UOp, name: str = "k", opts=()) -> UOp: return UOp.sink(*x, arg=KernelInfo(name=name, opts_to_apply=opts))
+
+# ***** the kernels of the issue *****
+
+def gemm_ast(M: int, N: int, K: int, opts=()) -> UOp:
+  C, A, B = UOp.param(0, dtypes.float, (M, N)), UOp.param(1, dtypes.float, (M, K)), UOp.param(2, dtypes.float, (K, N))
+  i, j = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1)
+  k = UOp.range(A.shape[1], 2, axis_type=AxisType.REDUCE)
+  C = C[i, j].set(0.0)
+  C = C[i, j].set(C.after(k)[i, j] + A[i, k] * B[k, j], end=k)
+  return C.end(i, j).sink(arg=KernelInfo(name="gemm", opts_to_apply=opts))
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gemm_as_written_in_the_issue(device):
+  a, b = rng.random((5, 7), np.float32), rng.random((7, 3), np.float32)
+  c, _, _ = run(gemm_ast(5, 3, 7), device, [np.zeros((5, 3), np.float32), a, b])
+  np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_arange_and_eye(device):
+  out = UOp.param(0, dtypes.int32, (10,))
+  i = UOp.range(10, 0)
+  (o,) = run(sink(out[i].store((i * 3 + 1).cast(dtypes.int32)).end(i)), device, [np.zeros(10, np.int32)])
+  np.testing.assert_array_equal(o, np.arange(10) * 3 + 1)
+  eye = UOp.param(0, dtypes.float, (4, 4))
+  r, c = UOp.range(4, 0), UOp.range(4, 1)
+  (e,) = run(sink(eye[r, c].store(r.eq(c).where(1.0, 0.0)).end(r, c)), device, [np.zeros((4, 4), np.float32)])
+  np.testing.assert_array_equal(e, np.eye(4, dtype=np.float32))
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_elementwise_two_outputs_in_a_group(device):
+  o1, o2, a, b = (UOp.param(s, dtypes.float, (16,)) for s in range(4))
+  i = UOp.range(16, 0)
+  ast = sink(UOp.group(o1[i].store(a[i] + b[i]), o2[i].store(a[i] * b[i])).end(i))
+  x, y = rng.random(16, np.float32), rng.random(16, np.float32)
+  r1, r2, _, _ = run(ast, device, [np.zeros(16, np.float32), np.zeros(16, np.float32), x, y])
+  np.testing.assert_array_equal(r1, x + y)
+  np.testing.assert_array_equal(r2, x * y)
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("opts", [(), (Opt(OptOps.UNROLL, 0, 4),), (Opt(OptOps.UNROLL, 0, 0),)])
+def test_sum(device, opts):
+  out, a = UOp.param(0, dtypes.float, (1,)), UOp.param(1, dtypes.float, (64,))
+  k = UOp.range(64, 0, AxisType.REDUCE)
+  ast = sink(out[0].store(a[k].reduce(k, arg=Ops.ADD)), opts=opts)
+  x = rng.random(64, np.float32)
+  o, _ = run(ast, device, [np.zeros(1, np.float32), x])
+  np.testing.assert_allclose(o[0], x.sum(dtype=np.float64), rtol=1e-6)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_per_row_sum_into_a_register(device):
+  out, a = UOp.param(0, dtypes.float, (6,)), UOp.param(1, dtypes.float, (6, 9))
+  acc = UOp.placeholder((1,), dtypes.float, 0, AddrSpace.REG)
+  i, k = UOp.range(6, 0), UOp.range(9, 1, AxisType.REDUCE)
+  acc = acc.after(i)[0].set(0.0)  # after(i): the register is reset in every row's iteration, not once before the loop
+  acc = acc[0].set(acc.after(k)[0] + a[i, k], end=k)
+  ast = sink(out[i].store(acc[0]).end(i))
+  x = rng.random((6, 9), np.float32)
+  o, _ = run(ast, device, [np.zeros(6, np.float32), x])
+  np.testing.assert_allclose(o, x.sum(axis=1), rtol=1e-6)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_upcast_range_with_contract_and_gep(device):
+  # out[i] = a[4i+3] - a[4i] : the 4 elements of a row become one vector (CONTRACT), its lanes picked by GEP
+  out, a = UOp.param(0, dtypes.float, (8,)), UOp.param(1, dtypes.float, (32,))
+  i, u = UOp.range(8, 0), UOp.range(4, 1, AxisType.UPCAST)
+  vec = a[i * 4 + u].contract(u)
+  assert vec.dtype == dtypes.float.vec(4)
+  ast = sink(out[i].store(vec.gep(3) - vec.gep(0)).end(i))
+  x = rng.random(32, np.float32)
+  o, _ = run(ast, device, [np.zeros(8, np.float32), x])
+  np.testing.assert_array_equal(o, x[3::4] - x[0::4])
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_two_reduces_over_one_range(device):
+  out, a = UOp.param(0, dtypes.float, (5, 2)), UOp.param(1, dtypes.float, (5, 12))
+  i, k = UOp.range(5, 0), UOp.range(12, 1, AxisType.REDUCE)
+  s, m = a[i, k].reduce(k, arg=Ops.ADD), a[i, k].reduce(k, arg=Ops.MAX)
+  ast = sink(UOp.group(out[i, 0].store(s), out[i, 1].store(m)).end(i))
+  spec = get_program(ast, Device["PYTHON"].renderer)
+  assert sum(u.op is Ops.RANGE for u in spec.uops) == 2, "both reduces share one loop over k"
+  x = rng.standard_normal((5, 12)).astype(np.float32)
+  o, _ = run(ast, device, [np.zeros((5, 2), np.float32), x])
+  np.testing.assert_allclose(o[:, 0], x.sum(1), rtol=1e-5)
+  np.testing.assert_array_equal(o[:, 1], x.max(1))
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_gated_store_and_load(device):
+  # out[i] = a[i-2] for 2 <= i < 10, untouched elsewhere; the load is gated too (a has 8 elements)
+  out, a = UOp.param(0, dtypes.float, (12,)), UOp.param(1, dtypes.float, (8,))
+  i = UOp.range(12, 0)
+  ok = (i > 1) & (i < 10)
+  ast = sink(out[i.valid(ok)].store(a[(i - 2).valid(ok)]).end(i))
+  x = rng.random(8, np.float32)
+  o, _ = run(ast, device, [np.full(12, -1, np.float32), x])
+  np.testing.assert_array_equal(o, np.concatenate([[-1, -1], x, [-1, -1]]).astype(np.float32))
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_index_math_with_div_mod_and_padding(device):
+  # a flat index split by div/mod, with a zero border: out (6, 5) is a (4, 3) padded by 1
+  out, a = UOp.param(0, dtypes.float, (30,)), UOp.param(1, dtypes.float, (12,))
+  g = UOp.range(30, 0)
+  r, c = g // 5 - 1, g % 5 - 1           # row and column in a, from -1 to one past the end
+  inside = (r >= 0) & (r < 4) & (c >= 0) & (c < 3)
+  val = a[(r * 3 + c).valid(inside)]
+  ast = sink(out[g].store(val).end(g))
+  x = rng.random(12, np.float32)
+  o, _ = run(ast, device, [np.zeros(30, np.float32), x])
+  np.testing.assert_array_equal(o.reshape(6, 5), np.pad(x.reshape(4, 3), 1))
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_variables(device):
+  n = UOp.variable("n", 1, 16)
+  out, a = UOp.param(0, dtypes.float, (16,)), UOp.param(1, dtypes.float, (16,))
+  i = UOp.range(n, 0)
+  ast = sink(out[i].store(a[i] * 2.0).end(i))
+  x = rng.random(16, np.float32)
+  o, _ = run(ast, device, [np.zeros(16, np.float32), x], {"n": 5})
+  np.testing.assert_array_equal(o, np.concatenate([x[:5] * 2, np.zeros(11, np.float32)]))
+
+# ***** opts *****
+
+def matmul_ast(M: int, N: int, K: int, opts=None) -> UOp:
+  C, A, B = UOp.param(0, dtypes.float, (M, N)), UOp.param(1, dtypes.float, (M, K)), UOp.param(2, dtypes.float, (K, N))
+  i, j, k = UOp.range(M, 0), UOp.range(N, 1), UOp.range(K, 2, AxisType.REDUCE)
+  return C[i, j].store((A[i, k] * B[k, j]).reduce(k, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="matmul", opts_to_apply=opts))
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("opts", [None, (), (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 2), Opt(OptOps.UNROLL, 0, 2)),
+                                  (Opt(OptOps.SWAP, 0, 1),), (Opt(OptOps.PADTO, 1, 8), Opt(OptOps.UPCAST, 1, 8))])
+def test_matmul_with_opts(device, opts):
+  a, b = rng.random((8, 12), np.float32), rng.random((12, 6), np.float32)
+  c, _, _ = run(matmul_ast(8, 6, 12, opts), device, [np.zeros((8, 6), np.float32), a, b])
+  np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+def test_bad_opts_raise():
+  with pytest.raises(KernelOptError, match="split"): get_program(matmul_ast(8, 6, 12, (Opt(OptOps.UPCAST, 0, 3),)), Device["CPU"].renderer)
+  with pytest.raises(KernelOptError, match="axis out of range"):
+    get_program(matmul_ast(8, 6, 12, (Opt(OptOps.UNROLL, 3, 2),)), Device["CPU"].renderer)
+  with pytest.raises(KernelOptError, match="no local dims"): get_program(matmul_ast(8, 6, 12, (Opt(OptOps.LOCAL, 0, 2),)), Device["CPU"].renderer)
+
+def test_local_dims_on_a_workgroup_device():
+  # PYTHON runs workgroups: LOCAL splits a global axis into workgroup threads
+  ast = matmul_ast(8, 16, 4, (Opt(OptOps.LOCAL, 1, 4), Opt(OptOps.UPCAST, 0, 2)))
+  from tg.codegen.opt.kernel import globalize
+  spec = get_program(globalize(ast), Device["PYTHON"].renderer)
+  assert spec.local_size == (4, 1, 1) and spec.global_size[0] == 4
+  a, b = rng.random((8, 4), np.float32), rng.random((4, 16), np.float32)
+  c, _, _ = run(globalize(ast), "PYTHON", [np.zeros((8, 16), np.float32), a, b])
+  np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+def test_spec_checks_both_ends():
+  with Context(SPEC=1):
+    a, b = rng.random((4, 3), np.float32), rng.random((3, 5), np.float32)
+    c, _, _ = run(gemm_ast(4, 5, 3), "CPU", [np.zeros((4, 5), np.float32), a, b])
+  np.testing.assert_allclose(c, a @ b, rtol=1e-5)
