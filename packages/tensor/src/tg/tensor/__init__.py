@@ -1,5 +1,7 @@
-"""tg.tensor: a lazy Tensor with autograd, fused scheduling, realize, JIT and nn.
+"""tg.tensor: a lazy Tensor with autograd, fused scheduling and realize."""
+from tg.uop import dtypes, UOp, Ops
+from tg.codegen.device import Device
+from tg.tensor.tensor import Tensor, no_grad
+from tg.tensor.realize import Counters
 
-Still to come (see the tg.tensor issues): Tensor, autograd as UOp rewrite rules, the scheduler that fuses the
-graph into kernels, TinyJit, nn layers, optimizers and safetensors state.
-"""
+__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Counters"]

@@ -87,7 +87,7 @@ def _movement_ok(x: UOp) -> bool:
 
 tensor_spec = shared_spec + PatternMatcher([
   (UPat((Ops.UNIQUE, Ops.DEVICE, Ops.BUFFER, Ops.BUFFER_VIEW, Ops.COPY, Ops.CONTIGUOUS, Ops.DETACH, Ops.ASSIGN, Ops.KERNEL, Ops.CALL,
-         Ops.CUSTOM_KERNEL, Ops.AFTER, Ops.PARAM)), lambda: True),
+         Ops.CUSTOM_KERNEL, Ops.AFTER, Ops.PARAM, Ops.IOTA)), lambda: True),
   (UPat(GroupOp.Movement, name="x"), _movement_ok),
   (UPat(Ops.REDUCE_AXIS, name="x"),
    lambda x: isinstance(x.arg, tuple) and x.arg[0] in GroupOp.ALU and all(0 <= a < len(x.src[0].shape) for a in x.arg[1])),

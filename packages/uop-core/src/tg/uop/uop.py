@@ -266,6 +266,11 @@ class UOp(metaclass=UOpMetaClass):
     if prod(shape) != prod(self.shape) and isinstance(prod(shape), int) and isinstance(prod(self.shape), int):
       raise ValueError(f"can't reshape {self.shape} to {shape}: {prod(self.shape)} != {prod(shape)} elements")
     return self if tuple(shape) == self.shape else UOp(Ops.RESHAPE, self.dtype, (self,), tuple(shape))
+  def expand(self, shape: tuple[int, ...]) -> UOp:
+    """Broadcast dimensions of size 1 (the tensor-level EXPAND)."""
+    if len(shape) != len(self.shape) or any(s != n and s != 1 for s, n in zip(self.shape, shape)):
+      raise ValueError(f"can't expand {self.shape} to {tuple(shape)}")
+    return self if tuple(shape) == self.shape else UOp(Ops.EXPAND, self.dtype, (self,), tuple(shape))
   @_cached
   def shape(self) -> tuple:
     _fill_cache(self, "shape")
@@ -314,7 +319,7 @@ def _fill_cache(u: UOp, attr: str) -> None:
 def _shape(u: UOp) -> tuple:
   if u.op in (Ops.RESHAPE, Ops.EXPAND): return u.arg
   if isinstance(u.dtype, PtrDType) and u.op in GroupOp.Defines: return (u.dtype.size,)
-  if u.op is Ops.BUFFER: return (u.arg,) if isinstance(u.arg, int) else (u.arg[0],)
+  if u.op in (Ops.BUFFER, Ops.IOTA): return (u.arg,) if isinstance(u.arg, int) else (u.arg[0],)
   if u.op is Ops.PERMUTE: return tuple(u.src[0].shape[i] for i in u.arg)
   if u.op is Ops.PAD: return tuple(s + b + a for s, (b, a) in zip(u.src[0].shape, u.arg))
   if u.op is Ops.SHRINK: return tuple(e - b for b, e in u.arg)

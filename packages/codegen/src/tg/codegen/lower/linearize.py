@@ -79,7 +79,7 @@ def linearize(sink: UOp) -> list[UOp]:
       for d in deferred: heapq.heappush(ready, d)
       deferred.clear()
       continue
-    raise LinearizeError(f"can't order the kernel: open loops {[r.arg for r in stack]}, "
+    raise LinearizeError(f"can't order the kernel: open loops {[r.arg for r in stack]}, unopened {[r.arg for r in waiting_ranges]}, "
                          f"waiting {[(u.op, [r.arg for r in scope[u]]) for _, u in deferred[:5]]}")
   # the final SINK only collects effects (GROUPs stay: an END may close over one)
   return [u for u in out if u.op is not Ops.SINK]

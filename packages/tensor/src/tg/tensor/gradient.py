@@ -1,0 +1,73 @@
+"""Autograd as rewrite rules: for each forward op, the gradients of its sources given the gradient of its result.
+The backward graph is UOps like any other, so it fuses like any other."""
+from __future__ import annotations
+import math
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes
+from tg.tensor.graph import const_uop, device_of, device_uop, mop
+
+def _c(like: UOp, v: float) -> UOp: return const_uop(v, like.dtype, device_of(like), like.shape)
+
+def _reduce_grad(ctx: UOp, ret: UOp) -> tuple[UOp | None, ...]:
+  x, (op, axes) = ret.src[0], ret.arg
+  if op is Ops.ADD: return (ctx.expand(x.shape),)
+  if op is Ops.MAX:  # shared equally among the maxima
+    mask = UOp(Ops.CMPEQ, dtypes.bool, (x, ret.expand(x.shape))).cast(ctx.dtype)
+    count = UOp(Ops.REDUCE_AXIS, ctx.dtype, (mask,), (Ops.ADD, axes))
+    return (mask * (ctx / count).expand(x.shape),)
+  if op is Ops.MUL:
+    return ((ctx * ret).expand(x.shape) / x,)
+  raise NotImplementedError(f"no gradient for a reduce of {op}")
+
+def _sum_to(g: UOp, shape: tuple[int, ...]) -> UOp:
+  axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if a != b)
+  return UOp(Ops.REDUCE_AXIS, g.dtype, (g,), (Ops.ADD, axes)) if axes else g
+
+pm_gradient = PatternMatcher([
+  (UPat(Ops.CAST, name="ret"), lambda ctx, ret: (ctx.cast(ret.src[0].dtype),) if dtypes.is_float(ret.src[0].dtype) else (None,)),
+  (UPat(Ops.RECIPROCAL, name="ret"), lambda ctx, ret: (-ctx * ret * ret,)),
+  (UPat(Ops.SIN, name="ret"), lambda ctx, ret: (ctx * (_c(ret, math.pi / 2) - ret.src[0]).sin(),)),
+  (UPat(Ops.LOG2, name="ret"), lambda ctx, ret: (ctx / (ret.src[0] * _c(ret, math.log(2))),)),
+  (UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ctx * ret * _c(ret, math.log(2)),)),
+  (UPat(Ops.SQRT, name="ret"), lambda ctx, ret: (ctx / (ret * _c(ret, 2.0)),)),
+  (UPat((Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.TRUNC, Ops.IDIV, Ops.MOD, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.THREEFRY), name="ret"),
+   lambda ctx, ret: (None,) * len(ret.src)),
+  (UPat(Ops.WHERE, name="ret"), lambda ctx, ret: (None, ret.src[0].where(ctx, _c(ctx, 0.0)), ret.src[0].where(_c(ctx, 0.0), ctx))),
+  (UPat(Ops.ADD), lambda ctx: (ctx, ctx)),
+  (UPat(Ops.SUB), lambda ctx: (ctx, -ctx)),
+  (UPat(Ops.NEG), lambda ctx: (-ctx,)),
+  (UPat(Ops.MUL, name="ret"), lambda ctx, ret: (ret.src[1] * ctx, ret.src[0] * ctx)),
+  (UPat(Ops.FDIV, name="ret"), lambda ctx, ret: (ctx / ret.src[1], -ctx * ret.src[0] / (ret.src[1] * ret.src[1]))),
+  (UPat(Ops.MAX, name="ret"), lambda ctx, ret: (
+    ctx * ((ret.src[0] > ret.src[1]).cast(ctx.dtype) + ret.src[0].eq(ret.src[1]).cast(ctx.dtype) * _c(ctx, 0.5)),
+    ctx * ((ret.src[1] > ret.src[0]).cast(ctx.dtype) + ret.src[0].eq(ret.src[1]).cast(ctx.dtype) * _c(ctx, 0.5)))),
+  (UPat(Ops.POW, name="ret"), lambda ctx, ret: (
+    ctx * ret.src[1] * ret / ret.src[0], ctx * ret * ret.src[0].log2() * _c(ret, math.log(2)))),
+  (UPat(Ops.REDUCE_AXIS, name="ret"), _reduce_grad),
+  (UPat((Ops.CONTIGUOUS, Ops.ASSIGN), name="ret"), lambda ctx, ret: (ctx,) + (None,) * (len(ret.src) - 1)),
+  (UPat(Ops.DETACH), lambda ctx: (None,)),
+  (UPat(Ops.COPY, name="ret"), lambda ctx, ret: (UOp(Ops.COPY, ctx.dtype, (ctx, device_uop(device_of(ret.src[0])))), None)),
+  (UPat(Ops.RESHAPE, name="ret"), lambda ctx, ret: (ctx.reshape(ret.src[0].shape),)),
+  (UPat(Ops.EXPAND, name="ret"), lambda ctx, ret: (_sum_to(ctx, ret.src[0].shape),)),
+  (UPat(Ops.PERMUTE, name="ret"), lambda ctx, ret: (mop(Ops.PERMUTE, ctx, tuple(ret.arg.index(i) for i in range(len(ret.arg)))),)),
+  (UPat(Ops.PAD, name="ret"), lambda ctx, ret: (mop(Ops.SHRINK, ctx, tuple((b, b + s) for (b, _), s in zip(ret.arg, ret.src[0].shape))),)),
+  (UPat(Ops.SHRINK, name="ret"), lambda ctx, ret: (mop(Ops.PAD, ctx, tuple((b, s - e) for (b, e), s in zip(ret.arg, ret.src[0].shape))),)),
+  (UPat(Ops.FLIP, name="ret"), lambda ctx, ret: (mop(Ops.FLIP, ctx, ret.arg),)),
+])
+
+def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, UOp]:
+  """d root / d t for every UOp t on a path from a target to root, given d root / d root = root_grad."""
+  # only UOps between the targets and the root carry gradient
+  needed: dict[UOp, bool] = {}
+  for u in root.toposort: needed[u] = u in targets or (u.op is not Ops.DETACH and any(needed[s] for s in u.src))
+  grads: dict[UOp, UOp] = {root: root_grad}
+  for u in reversed(list(root.toposort)):
+    if u not in grads or not u.src or not needed[u]: continue
+    if u.op in (Ops.BUFFER, Ops.CONST, Ops.DEFINE_VAR, Ops.BIND): continue
+    srcs = pm_gradient.rewrite(u, ctx=grads[u])
+    if srcs is None:
+      if u.op in GroupOp.Movement or u.op in GroupOp.ALU: raise NotImplementedError(f"no gradient rule for {u.op}")
+      continue
+    for s, g in zip(u.src, srcs):
+      if g is None or not needed[s]: continue
+      grads[s] = grads[s] + g if s in grads else g
+  return grads

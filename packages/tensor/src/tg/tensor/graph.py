@@ -1,0 +1,43 @@
+"""The tensor-level UOp graph: buffers, constants, movement ops, and where each lives.
+
+A realized tensor is RESHAPE(BUFFER) (BUFFER has src (DEVICE, UNIQUE) and arg = its size); a constant is
+EXPAND(RESHAPE(CONST(src=(DEVICE,)))); everything else is ALU, CAST, movement (RESHAPE, EXPAND, PERMUTE, PAD, SHRINK,
+FLIP), REDUCE_AXIS (arg=(op, axes), keeping the reduced axes as 1), CONTIGUOUS, COPY (src=(x, DEVICE)), ASSIGN,
+DETACH, CUSTOM_KERNEL and AFTER. The Buffer behind a BUFFER UOp lives in `buffers`."""
+from __future__ import annotations
+import itertools, weakref
+from typing import Any
+from tg.uop import UOp, Ops, DType
+from tg.codegen.device import Buffer, Device
+
+_unique = itertools.count()
+buffers: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
+
+def device_uop(device: str) -> UOp: return UOp(Ops.DEVICE, arg=Device.canonicalize(device))
+
+def new_buffer(device: str, size: int, dtype: DType, buf: Buffer | None = None) -> UOp:
+  """A BUFFER UOp with a fresh identity (UNIQUE), backed by `buf` or by a Buffer allocated when first used."""
+  u = UOp(Ops.BUFFER, dtype, (device_uop(device), UOp(Ops.UNIQUE, arg=next(_unique))), size)
+  buffers[u] = buf if buf is not None else Buffer(u.src[0].arg, size, dtype)
+  return u
+
+def const_uop(val: Any, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
+  c = UOp(Ops.CONST, dtype, (device_uop(device),), UOp.const(dtype, val).arg)
+  return c.reshape((1,) * len(shape)).expand(shape) if shape else c
+
+def device_of(u: UOp) -> str:
+  while True:
+    if u.op is Ops.DEVICE: return u.arg
+    if u.op is Ops.COPY: return u.src[1].arg
+    if not u.src: raise ValueError(f"{u.op} has no device")
+    u = next((s for s in u.src if s.op is not Ops.BIND and s.op is not Ops.DEFINE_VAR), u.src[0])
+
+def mop(op: Ops, x: UOp, arg: Any) -> UOp:
+  """A movement op; a no-op one returns x."""
+  if op is Ops.RESHAPE: return x.reshape(arg)
+  if op is Ops.EXPAND: return x.expand(arg)
+  if op is Ops.PERMUTE and tuple(arg) == tuple(range(len(arg))): return x
+  if op in (Ops.PAD,) and all(p == (0, 0) for p in arg): return x
+  if op is Ops.SHRINK and all(b == 0 and e == s for (b, e), s in zip(arg, x.shape)): return x
+  if op is Ops.FLIP and not any(arg): return x
+  return UOp(op, x.dtype, (x,), tuple(arg))

@@ -1,0 +1,153 @@
+"""Movement: views of a tensor that become index math in kernels (never copies), and what is built from them."""
+from __future__ import annotations
+from typing import TYPE_CHECKING, Any, Sequence
+from tg.uop import Ops, dtypes, prod
+from tg.tensor.graph import mop
+
+if TYPE_CHECKING:
+  from tg.tensor.tensor import Tensor
+
+class MovementMixin:
+  def _mop(self: Tensor, op: Ops, arg: Any) -> Tensor: return self._apply(lambda u: mop(op, u, arg))
+
+  def reshape(self: Tensor, *shape: Any) -> Tensor:
+    shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    if shp.count(-1) > 1: raise ValueError(f"reshape to {shp}: only one dimension can be -1")
+    if -1 in shp:
+      known = prod(s for s in shp if s != -1)
+      if known == 0 or self.numel() % known: raise ValueError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+      shp = tuple(self.numel() // known if s == -1 else s for s in shp)
+    if prod(shp) != self.numel(): raise ValueError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+    return self._mop(Ops.RESHAPE, shp)
+  def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
+  def expand(self: Tensor, *shape: Any) -> Tensor:
+    shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
+    new = tuple(s if n == -1 else n for s, n in zip(x.shape, shp))
+    if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)): raise ValueError(f"can't expand {self.shape} to {shp}")
+    return x._mop(Ops.EXPAND, new)
+  def permute(self: Tensor, *order: Any) -> Tensor:
+    o = tuple(order[0]) if len(order) == 1 and isinstance(order[0], (tuple, list)) else tuple(order)
+    o = tuple(self._axis(a) for a in o)
+    if sorted(o) != list(range(self.ndim)): raise ValueError(f"permute order {o} is not a permutation of {self.ndim} axes")
+    return self._mop(Ops.PERMUTE, o)
+  def transpose(self: Tensor, dim0: int = 1, dim1: int = 0) -> Tensor:
+    order = list(range(self.ndim))
+    a, b = self._axis(dim0), self._axis(dim1)
+    order[a], order[b] = order[b], order[a]
+    return self.permute(order)
+  @property
+  def T(self: Tensor) -> Tensor: return self.transpose(-1, -2) if self.ndim > 1 else self
+  def flatten(self: Tensor, start_dim: int = 0, end_dim: int = -1) -> Tensor:
+    if self.ndim == 0: return self.reshape(1)
+    s, e = self._axis(start_dim), self._axis(end_dim)
+    return self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
+  def unflatten(self: Tensor, dim: int, sizes: Sequence[int]) -> Tensor:
+    d = self._axis(dim)
+    return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+  def squeeze(self: Tensor, dim: int | None = None) -> Tensor:
+    if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
+    d = self._axis(dim)
+    return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
+  def unsqueeze(self: Tensor, dim: int) -> Tensor:
+    d = dim + self.ndim + 1 if dim < 0 else dim
+    if not 0 <= d <= self.ndim: raise IndexError(f"unsqueeze dim {dim} is out of range for {self.ndim} dimensions")
+    return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+  def shrink(self: Tensor, arg: Sequence[tuple[int, int] | None]) -> Tensor:
+    full = tuple((0, s) if a is None else a for a, s in zip(arg, self.shape))
+    if any(not 0 <= b <= e <= s for (b, e), s in zip(full, self.shape)): raise ValueError(f"shrink {full} is out of bounds of {self.shape}")
+    return self._mop(Ops.SHRINK, full)
+  def flip(self: Tensor, axis: int | Sequence[int]) -> Tensor:
+    axes = {self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
+    return self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
+  def pad(self: Tensor, padding: Sequence[int] | Sequence[tuple[int, int] | None], mode: str = "constant", value: float = 0.0) -> Tensor:
+    """Pad with (before, after) per axis, or PyTorch's flat (last_before, last_after, ...) list; modes constant, reflect,
+    replicate and circular."""
+    if padding and all(isinstance(p, int) for p in padding):
+      flat = list(padding)
+      if len(flat) % 2: raise ValueError(f"a flat padding has pairs, got {len(flat)} numbers")
+      pads = [(0, 0)] * (self.ndim - len(flat) // 2) + [(flat[i], flat[i + 1]) for i in range(len(flat) - 2, -1, -2)]
+    else: pads = [(0, 0) if p is None else tuple(p) for p in padding]  # type: ignore[misc]
+    if len(pads) != self.ndim: raise ValueError(f"padding for {len(pads)} axes of a tensor with {self.ndim}")
+    if mode != "constant": return self._pad_mode(pads, mode)  # type: ignore[arg-type]
+    if any(b < 0 or a < 0 for b, a in pads):  # negative padding crops
+      x = self.shrink([(max(0, -b), s + min(0, a)) for (b, a), s in zip(pads, self.shape)])
+      return x.pad([(max(0, b), max(0, a)) for b, a in pads], value=value)
+    ret = self._mop(Ops.PAD, tuple(pads))
+    if value == 0: return ret
+    inside = self.ones_like(dtype=dtypes.bool)._mop(Ops.PAD, tuple(pads))
+    return inside.where(ret, value)
+  def _pad_mode(self: Tensor, pads: list[tuple[int, int]], mode: str) -> Tensor:
+    from tg.tensor.tensor import Tensor
+    x = self
+    for ax, (b, a) in enumerate(pads):
+      if b == 0 and a == 0: continue
+      n = x.shape[ax]
+      def piece(lo: int, hi: int, t: Tensor = x, ax: int = ax) -> Tensor: return t.shrink([(lo, hi) if i == ax else None for i in range(t.ndim)])
+      if mode == "reflect":
+        if b >= n or a >= n: raise ValueError(f"reflect padding {b, a} must be smaller than the axis ({n})")
+        parts = [piece(1, b + 1).flip(ax), x, piece(n - a - 1, n - 1).flip(ax)]
+      elif mode == "replicate": parts = [piece(0, 1).expand(*[b if i == ax else s for i, s in enumerate(x.shape)]) if b else None, x,
+                                         piece(n - 1, n).expand(*[a if i == ax else s for i, s in enumerate(x.shape)]) if a else None]
+      elif mode == "circular":
+        if b > n or a > n: raise ValueError(f"circular padding {b, a} can't exceed the axis ({n})")
+        parts = [piece(n - b, n), x, piece(0, a)]
+      else: raise ValueError(f"unknown pad mode {mode!r}: constant, reflect, replicate or circular")
+      x = Tensor.cat(*[p for p in parts if p is not None and p.shape[ax] > 0], dim=ax)
+    return x
+
+  def cat(self: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
+    ts = [self, *others]
+    d = self._axis(dim)
+    for t in ts:
+      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
+        raise ValueError(f"cat of shapes {[x.shape for x in ts]} along dim {d}: the other dims must match")
+    total, start, out = sum(t.shape[d] for t in ts), 0, None
+    for t in ts:
+      padded = t.pad([(start, total - start - t.shape[d]) if i == d else (0, 0) for i in range(t.ndim)])
+      out = padded if out is None else out + padded
+      start += t.shape[d]
+    assert out is not None
+    return out
+  def stack(self: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
+    return self.unsqueeze(dim).cat(*[t.unsqueeze(dim) for t in others], dim=dim)
+  def split(self: Tensor, sizes: int | Sequence[int], dim: int = 0) -> list[Tensor]:
+    d = self._axis(dim)
+    n = self.shape[d]
+    lens = [min(sizes, n - i) for i in range(0, n, sizes)] if isinstance(sizes, int) else list(sizes)
+    if sum(lens) != n: raise ValueError(f"split sizes {lens} don't add up to {n}")
+    out, start = [], 0
+    for ln in lens:
+      out.append(self.shrink([(start, start + ln) if i == d else None for i in range(self.ndim)]))
+      start += ln
+    return out
+  def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    n = self.shape[self._axis(dim)]
+    return self.split(-(-n // chunks) if n else 1, dim)
+  def repeat(self: Tensor, *repeats: Any) -> Tensor:
+    reps = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else tuple(repeats)
+    x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
+    expanded = x.reshape(tuple(v for s in x.shape for v in (1, s))).expand(tuple(v for r, s in zip(reps, x.shape) for v in (r, s)))
+    return expanded.reshape(tuple(r * s for r, s in zip(reps, x.shape)))
+  def repeat_interleave(self: Tensor, repeats: int, dim: int | None = None) -> Tensor:
+    x, d = (self.flatten(), 0) if dim is None else (self, self._axis(dim))
+    return x.unsqueeze(d + 1).expand(*x.shape[:d + 1], repeats, *x.shape[d + 1:]).flatten(d, d + 1)
+  def roll(self: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
+    if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
+    sh, ds = ((shifts,), (dims,)) if isinstance(shifts, int) else (tuple(shifts), tuple(dims))  # type: ignore[arg-type]
+    x = self
+    for s, d in zip(sh, ds):
+      d, n = x._axis(d), x.shape[x._axis(d)]
+      if n == 0 or s % n == 0: continue
+      s %= n
+      x = x._pad_mode([(s, 0) if i == d else (0, 0) for i in range(x.ndim)], "circular").shrink([(0, n) if i == d else None for i in range(x.ndim)])
+    return x
+  def _tri(self: Tensor, diagonal: int, upper: bool) -> Tensor:
+    from tg.tensor.tensor import Tensor
+    r, c = self.shape[-2:]
+    rows = Tensor.arange(r, device=self.device).unsqueeze(1)
+    cols = Tensor.arange(c, device=self.device).unsqueeze(0)
+    keep = (cols - rows >= diagonal) if upper else (cols - rows <= diagonal)
+    return keep.where(self, self.zeros_like())
+  def tril(self: Tensor, diagonal: int = 0) -> Tensor: return self._tri(diagonal, False)
+  def triu(self: Tensor, diagonal: int = 0) -> Tensor: return self._tri(diagonal, True)

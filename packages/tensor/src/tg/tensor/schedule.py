@@ -1,0 +1,163 @@
+"""The scheduler: a lazy tensor graph becomes a list of ExecItems (kernels and copies) in dependency order.
+
+Where buffers must exist: the tensors asked for, CONTIGUOUS, COPY (and what it copies), ASSIGN, CUSTOM_KERNEL
+outputs, and a REDUCE_AXIS whose result is broadcast again (EXPAND) or is needed by more than one kernel. Everything
+else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
+copies), with the elementwise work before and after a reduce in the same kernel."""
+from __future__ import annotations
+import functools
+from dataclasses import dataclass, field
+from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, type_verify, kernel_spec, tensor_spec, SPEC
+from tg.codegen.device import Buffer
+from tg.tensor.graph import buffers, new_buffer, device_of
+
+@dataclass
+class ExecItem:
+  """A kernel AST (SINK) with its buffers in PARAM slot order, or a COPY between two buffers (ast.op is COPY)."""
+  ast: UOp
+  bufs: list[Buffer]
+  var_vals: dict[str, int] = field(default_factory=dict)
+
+def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
+  sink = UOp.sink(*outs)
+  topo = sink.toposort
+  consumers: dict[UOp, list[UOp]] = {u: [] for u in topo}
+  for u in topo:
+    for s in u.src: consumers[s].append(u)
+  points: dict[UOp, None] = {}
+  for u in topo:
+    if u.op is Ops.SINK: continue
+    if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not is_buffer_view(u): points[u] = None
+    if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
+  for u in topo:
+    if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points): points[u] = None
+  return {u: None for u in topo if u in points}  # in dependency order
+
+def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> bool:
+  """A reduce is realized when it is broadcast again downstream, or when more than one kernel uses it."""
+  roots: set[UOp] = set()
+  stack, seen = [r], {r}
+  while stack:
+    for c in consumers[stack.pop()]:
+      if c in seen or c.op is Ops.SINK: continue
+      seen.add(c)
+      if c.op is Ops.EXPAND and c.src[0].shape != c.shape: return True
+      if c in points or c.op is Ops.REDUCE_AXIS: roots.add(c)
+      else: stack.append(c)
+  return len(roots) > 1
+
+def is_buffer_view(u: UOp) -> bool:
+  """RESHAPE(BUFFER) (or the BUFFER itself): already realized, contiguous."""
+  return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+
+class KernelBuilder:
+  """Builds one kernel: the value of `root` at every index of its shape, stored into its buffer."""
+  def __init__(self, bufmap: dict[UOp, UOp]):
+    self.bufmap, self.params, self.next_axis = bufmap, {}, 0
+    self.memo: dict[tuple, UOp] = {}
+  def param(self, b: UOp) -> UOp:
+    if b not in self.params: self.params[b] = UOp.param(len(self.params), b.dtype, b.arg)
+    return self.params[b]
+  def axis(self, size: int, axis_type: AxisType) -> UOp:
+    self.next_axis += 1
+    return UOp.range(size, self.next_axis - 1, axis_type)
+
+  def build(self, root: UOp, out: UOp, name: str) -> UOp:
+    shape = root.shape
+    self.param(out)
+    rngs = [self.axis(s, AxisType.LOOP) if s != 1 else UOp.const(dtypes.index, 0) for s in shape]
+    val = self.lower(root, tuple(rngs), None, top=True)
+    store = self.param(out).index(flat_index(rngs, shape)).store(val)
+    return store.end(*[r for r in rngs if r.op is Ops.RANGE]).sink(arg=KernelInfo(name=name))
+
+  def lower(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None, top: bool = False) -> UOp:
+    """The value of tensor UOp u at index idx (a UOp per dimension), loads gated by `valid`."""
+    key = (u, idx, valid, top)
+    if (ret := self.memo.get(key)) is None: ret = self.memo[key] = self._lower(u, idx, valid, top)
+    return ret
+
+  def _lower(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None, top: bool) -> UOp:
+    if not top and u in self.bufmap:
+      b = self.bufmap[u]
+      flat = flat_index(list(idx), u.shape)
+      return self.param(b).index(flat.valid(valid) if valid is not None else flat)
+    op, src = u.op, u.src
+    if op is Ops.BUFFER: return self.param(u).index(idx[0].valid(valid) if valid is not None else idx[0])
+    if op is Ops.CONST: return UOp.const(u.dtype, u.arg)
+    if op is Ops.IOTA: return idx[0].cast(u.dtype)
+    if op in (Ops.CONTIGUOUS, Ops.DETACH): return self.lower(src[0], idx, valid)
+    if op in GroupOp.ALU or op in (Ops.CAST, Ops.BITCAST):
+      return UOp(op, u.dtype, tuple(self.lower(s, idx, valid) for s in src), u.arg)
+    if op is Ops.RESHAPE:
+      return self.lower(src[0], unflat_index(flat_index(list(idx), u.shape), src[0].shape), valid)
+    if op is Ops.EXPAND:
+      return self.lower(src[0], tuple(UOp.const(dtypes.index, 0) if s == 1 and n != 1 else i for i, s, n in zip(idx, src[0].shape, u.shape)),
+                        valid)
+    if op is Ops.PERMUTE:
+      new = [UOp.const(dtypes.index, 0)] * len(idx)
+      for i, p in enumerate(u.arg): new[p] = idx[i]
+      return self.lower(src[0], tuple(new), valid)
+    if op is Ops.SHRINK: return self.lower(src[0], tuple(i + b if b else i for i, (b, _) in zip(idx, u.arg)), valid)
+    if op is Ops.FLIP: return self.lower(src[0], tuple((s - 1 - i) if f else i for i, f, s in zip(idx, u.arg, u.shape)), valid)
+    if op is Ops.PAD:
+      conds = [c for i, (b, a), s in zip(idx, u.arg, src[0].shape) for c in ((i >= b) if b else None, (i < b + s) if a else None)
+               if c is not None]
+      inside = functools.reduce(lambda x, y: x & y, conds) if conds else None
+      gate = inside if valid is None else (valid & inside if inside is not None else valid)
+      inner = self.lower(src[0], tuple(i - b if b else i for i, (b, _) in zip(idx, u.arg)), gate)
+      return inside.where(inner, inner.const_like(0)) if inside is not None else inner
+    if op is Ops.REDUCE_AXIS:
+      red_op, axes = u.arg
+      new = list(idx)
+      rngs = []
+      for a in axes:
+        s = src[0].shape[a]
+        if s == 1: new[a] = UOp.const(dtypes.index, 0)
+        else: new[a] = r = self.axis(s, AxisType.REDUCE); rngs.append(r)
+      return self.lower(src[0], tuple(new), valid).reduce(*rngs, arg=red_op)
+    raise NotImplementedError(f"the scheduler can't lower {op} inside a kernel")
+
+def flat_index(idx: list[UOp], shape: tuple[int, ...]) -> UOp:
+  out = UOp.const(dtypes.index, 0)
+  for i, s in zip(idx, shape):
+    out = out * s + i if s != 1 else out
+  return out
+
+def unflat_index(flat: UOp, shape: tuple[int, ...]) -> tuple[UOp, ...]:
+  out = []
+  stride = prod(shape)
+  for s in shape:
+    stride //= s
+    out.append(UOp.const(dtypes.index, 0) if s == 1 else (flat // stride) % s if stride != 1 else flat % s)
+  return tuple(out)
+
+def kernel_name(root: UOp) -> str:
+  red = [u for u in root.toposort if u.op is Ops.REDUCE_AXIS]
+  return ("r_" if red else "E_") + "_".join(str(s) for s in root.shape) if root.shape else ("r" if red else "E")
+
+def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
+  """The ExecItems that compute `outs`, and what each out becomes (a RESHAPE of its BUFFER)."""
+  if SPEC: type_verify(UOp.sink(*outs), tensor_spec)
+  points = _realize_points(outs)
+  bufmap: dict[UOp, UOp] = {}
+  items: list[ExecItem] = []
+  for p in points:  # toposort order: inputs first
+    if p.op is Ops.ASSIGN:
+      target = p.src[0]
+      bufmap[p] = tb = target if target.op is Ops.BUFFER else target.src[0]
+    else: bufmap[p] = tb = new_buffer(device_of(p), prod(p.shape), p.dtype)
+    if p.op is Ops.COPY:
+      items.append(ExecItem(p, [buffers[tb], buffers[_buffer_of(p.src[0], bufmap)]]))
+      continue
+    value = p.src[1] if p.op is Ops.ASSIGN else p
+    kb = KernelBuilder({k: v for k, v in bufmap.items() if k is not p})
+    ast = kb.build(value, tb, kernel_name(value))
+    if SPEC: type_verify(ast, kernel_spec)
+    items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
+  becomes = {o: (bufmap[o] if o in bufmap else o).reshape(o.shape) if not is_buffer_view(o) else o for o in outs}
+  return items, becomes
+
+def _buffer_of(u: UOp, bufmap: dict[UOp, UOp]) -> UOp:
+  if u in bufmap: return bufmap[u]
+  if is_buffer_view(u): return u if u.op is Ops.BUFFER else u.src[0]
+  raise RuntimeError(f"COPY of an unrealized {u.op}")

@@ -1,0 +1,613 @@
+"""Tensor: a lazy n-dimensional array over a UOp graph, with tinygrad's and PyTorch's names and semantics.
+
+Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is scheduled into fused kernels.
+The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
+tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
+from __future__ import annotations
+import contextlib, math, weakref
+from typing import Any, Callable, Iterator, Sequence
+import numpy as np
+from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, all_int
+from tg.codegen.device import Buffer, Device
+from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view
+from tg.tensor.realize import run_schedule
+from tg.tensor.gradient import compute_gradient
+from tg.tensor.movement import MovementMixin
+from tg.tensor.nnops import NNMixin
+
+Scalar = int | float | bool
+if default_float := getenv("DEFAULT_FLOAT", ""): dtypes.default_float = to_dtype(default_float.lower())  # e.g. DEFAULT_FLOAT=HALF
+
+def _np_dtype(dt: DType) -> Any:
+  if dt.fmt is None: raise TypeError(f"numpy has no {dt}; cast it first (e.g. .float())")
+  return np.dtype(dt.fmt)
+
+def _from_np_dtype(d: Any) -> DType:
+  d = np.dtype(d)
+  for dt in dtypes.fields().values():
+    if dt.fmt == d.char: return dt
+  raise TypeError(f"no tg dtype for numpy {d}")
+
+def _flatten_py(x: Any) -> tuple[list, tuple[int, ...]]:
+  if not isinstance(x, (list, tuple)): return [x], ()
+  if len(x) == 0: return [], (0,)
+  parts = [_flatten_py(e) for e in x]
+  if any(p[1] != parts[0][1] for p in parts): raise ValueError(f"ragged nested sequence: element shapes {sorted({p[1] for p in parts})}")
+  return [v for p in parts for v in p[0]], (len(x), *parts[0][1])
+
+def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  n = max(len(s) for s in shapes)
+  padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
+  out = []
+  for dims in zip(*padded):
+    big = {d for d in dims if d != 1}
+    if len(big) > 1: raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
+    out.append(big.pop() if big else 1)
+  return tuple(out)
+
+class Tensor(MovementMixin, NNMixin):
+  """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
+  training: bool = False
+  no_grad: bool = False
+  _seed: int = 0
+  _rng_counter: int = 0
+
+  def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
+    dev = Device.canonicalize(device or Device.DEFAULT)
+    dt = to_dtype(dtype) if dtype is not None else None
+    if isinstance(data, UOp): uop = data
+    elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
+    elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or dtypes.from_py(data), dev, ())
+    elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_from(np.frombuffer(bytes(data), np.uint8), dev, dt or dtypes.uint8)
+    elif isinstance(data, np.ndarray) or np.isscalar(data):
+      arr = np.asarray(data)
+      uop = _buffer_from(arr, dev, dt or (_from_np_dtype(arr.dtype) if arr.dtype != np.float64 or dt else dtypes.default_float))
+    elif isinstance(data, (list, tuple)):
+      flat, shape = _flatten_py(data)
+      if dt is None: dt = dtypes.from_py(flat) if flat else dtypes.default_float
+      uop = _buffer_from(np.array(flat, dtype=_np_dtype(dt) if dt.fmt else np.float64).reshape(shape), dev, dt)
+    else: raise TypeError(f"can't make a Tensor from {type(data).__name__}")
+    self.uop: UOp = uop
+    self.grad: Tensor | None = None
+    self.requires_grad_(requires_grad)
+
+  # ***** properties *****
+  @property
+  def shape(self) -> tuple[int, ...]: return self.uop.shape
+  @property
+  def dtype(self) -> DType: return self.uop.dtype
+  @property
+  def device(self) -> str: return device_of(self.uop)
+  @property
+  def ndim(self) -> int: return len(self.shape)
+  def numel(self) -> int: return prod(self.shape)
+  def element_size(self) -> int: return self.dtype.itemsize
+  def nbytes(self) -> int: return self.numel() * self.element_size()
+  def __len__(self) -> int:
+    if not self.shape: raise TypeError("len() of a 0-d tensor")
+    return self.shape[0]
+  def __repr__(self) -> str: return f"<Tensor {self.shape} {self.dtype} on {self.device}{' with grad' if self.grad is not None else ''}>"
+  def __hash__(self) -> int: return id(self)
+  def __bool__(self) -> bool: raise TypeError("the truth value of a Tensor is ambiguous: use .item() or .numpy()")
+
+  # ***** realizing and data out *****
+  def schedule(self, *others: Tensor) -> list[ExecItem]:
+    """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers."""
+    ts = [t for t in (self, *others) if not is_buffer_view(t.uop)]
+    if not ts: return []
+    items, becomes = schedule([t.uop for t in ts])
+    for t in ts: t.uop = becomes[t.uop]
+    return items
+  def realize(self, *others: Tensor) -> Tensor:
+    run_schedule(self.schedule(*others))
+    return self
+  @staticmethod
+  def realize_all(*ts: Tensor) -> None:
+    if ts: ts[0].realize(*ts[1:])
+  def _buffer(self) -> Buffer:
+    self.realize()
+    u = self.uop if self.uop.op is Ops.BUFFER else self.uop.src[0]
+    return buffers[u].ensure_allocated()
+  def data(self) -> memoryview:
+    """The realized contents as a memoryview of the buffer's bytes, shaped."""
+    return memoryview(self.numpy())
+  def numpy(self) -> np.ndarray:
+    if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return self.float().numpy()
+    if self.numel() == 0: return np.zeros(self.shape, _np_dtype(self.dtype))
+    out = np.empty(self.shape, _np_dtype(self.dtype))
+    self.contiguous()._buffer().copyout(memoryview(out.reshape(-1)).cast("B"))
+    return out
+  def tolist(self) -> Any: return self.numpy().tolist()
+  def item(self) -> Scalar:
+    if self.numel() != 1: raise ValueError(f"item() needs one element, this tensor has shape {self.shape}")
+    return self.numpy().reshape(()).item()
+  def to(self, device: str | None) -> Tensor:
+    dev = Device.canonicalize(device or Device.DEFAULT)
+    if dev == self.device: return self
+    ret = Tensor(UOp(Ops.COPY, self.dtype, (self.contiguous().uop, device_uop(dev))).reshape(self.shape), requires_grad=self.requires_grad)
+    return ret
+  def to_(self, device: str | None) -> Tensor:
+    self.uop = self.to(device).uop
+    return self
+  def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), requires_grad=self.requires_grad)
+  def contiguous(self) -> Tensor:
+    if is_buffer_view(self.uop): return self
+    return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
+  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+  def assign(self, x: Tensor | Any) -> Tensor:
+    """Write x into this tensor's buffer (in place: views of the buffer see the new values)."""
+    x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
+    if x.shape != self.shape: raise ValueError(f"assign of shape {x.shape} to a tensor of shape {self.shape}")
+    if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
+    if x.device != self.device: x = x.to(self.device)
+    if not is_buffer_view(self.uop): self.realize()
+    base = self.uop if self.uop.op is Ops.BUFFER else self.uop.src[0]
+    self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
+    return self
+  def replace(self, x: Tensor) -> Tensor:
+    if x.shape != self.shape: raise ValueError(f"replace with shape {x.shape} on a tensor of shape {self.shape}")
+    self.uop = x.uop
+    return self
+
+  # ***** creation *****
+  @staticmethod
+  def empty(*shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+    shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
+    return Tensor(new_buffer(device or Device.DEFAULT, prod(shp), dt).reshape(shp), **kw)
+  @staticmethod
+  def full(shape: Any, fill: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+    shp = _shape((shape,) if isinstance(shape, int) else shape)
+    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill)
+    return Tensor(const_uop(fill, dt, Device.canonicalize(device or Device.DEFAULT), shp), **kw)
+  @staticmethod
+  def zeros(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 0.0, **{"dtype": dtypes.default_float, **kw})
+  @staticmethod
+  def ones(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 1.0, **{"dtype": dtypes.default_float, **kw})
+  def full_like(self, fill: Scalar, **kw: Any) -> Tensor: return Tensor.full(self.shape, fill, **{"dtype": self.dtype, "device": self.device, **kw})
+  def zeros_like(self, **kw: Any) -> Tensor: return self.full_like(0, **kw)
+  def ones_like(self, **kw: Any) -> Tensor: return self.full_like(1, **kw)
+  def empty_like(self, **kw: Any) -> Tensor: return Tensor.empty(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  @staticmethod
+  def arange(start: Scalar, stop: Scalar | None = None, step: Scalar = 1, **kw: Any) -> Tensor:
+    if stop is None: start, stop = 0, start
+    n = max(0, math.ceil((stop - start) / step))
+    dt = kw.pop("dtype", None) or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
+    if n == 0: return Tensor.empty(0, dtype=dt, **kw)
+    idx = _iota(n, to_dtype(dt), kw.get("device"))
+    return (idx * step + start).cast(dt) if (step != 1 or start != 0) else idx
+  @staticmethod
+  def linspace(start: float, stop: float, steps: int, **kw: Any) -> Tensor:
+    if steps == 1: return Tensor([float(start)], **kw)
+    return Tensor.arange(steps, **{k: v for k, v in kw.items() if k != "dtype"}).float() * ((stop - start) / (steps - 1)) + start
+  @staticmethod
+  def eye(n: int, m: int | None = None, **kw: Any) -> Tensor:
+    m = n if m is None else m
+    return (Tensor.arange(n, device=kw.get("device")).unsqueeze(1) == Tensor.arange(m, device=kw.get("device"))).cast(kw.get("dtype") or
+                                                                                                                        dtypes.default_float)
+
+  # ***** random numbers: threefry on a counter, the same on every device *****
+  @staticmethod
+  def manual_seed(seed: int = 0) -> None: Tensor._seed, Tensor._rng_counter = seed, 0
+  @staticmethod
+  def _random_bits(n: int, device: str | None) -> Tensor:
+    """n uniformly random uint32 values from threefry-2x32 of (counter, seed)."""
+    start = Tensor._rng_counter
+    Tensor._rng_counter += n
+    dev = Device.canonicalize(device or Device.DEFAULT)
+    ctr = _iota(n, dtypes.uint64, dev) + start
+    key = const_uop(Tensor._seed & 0xFFFFFFFFFFFFFFFF, dtypes.uint64, dev, (n,))
+    return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
+  @staticmethod
+  def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+    """Uniform in [0, 1)."""
+    shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
+    bits = Tensor._random_bits(prod(shp), device)
+    return ((bits >> 8).cast(dtypes.float32) * (2.0 ** -24)).cast(dt).reshape(shp).requires_grad_(kw.get("requires_grad"))
+  @staticmethod
+  def randn(*shape: Any, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+    """Standard normal by Box-Muller."""
+    shp = _shape(shape)
+    u = Tensor.rand(2, prod(shp), **{k: v for k, v in kw.items() if k != "requires_grad"})
+    r = ((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()
+    return r.reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float).requires_grad_(kw.get("requires_grad"))
+  @staticmethod
+  def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
+    if high <= low: raise ValueError(f"randint needs low < high, got {low} and {high}")
+    return (Tensor.rand(*shape, device=kw.get("device")) * (high - low)).floor().cast(kw.get("dtype") or dtypes.int32) + low
+  @staticmethod
+  def uniform(*shape: Any, low: float = 0.0, high: float = 1.0, **kw: Any) -> Tensor:
+    rg = kw.pop("requires_grad", None)
+    return (Tensor.rand(*shape, **kw) * (high - low) + low).requires_grad_(rg)
+  @staticmethod
+  def normal(*shape: Any, mean: float = 0.0, std: float = 1.0, **kw: Any) -> Tensor:
+    rg = kw.pop("requires_grad", None)
+    return (Tensor.randn(*shape, **kw) * std + mean).requires_grad_(rg)
+  @staticmethod
+  def scaled_uniform(*shape: Any, **kw: Any) -> Tensor:
+    return Tensor.uniform(*shape, low=-1.0, high=1.0, **kw) * (prod(_shape(shape)) ** -0.5)
+  @staticmethod
+  def glorot_uniform(*shape: Any, **kw: Any) -> Tensor:
+    shp = _shape(shape)
+    bound = math.sqrt(6 / (shp[0] + prod(shp[1:])))
+    return Tensor.uniform(*shp, low=-bound, high=bound, **kw)
+  @staticmethod
+  def kaiming_uniform(*shape: Any, a: float = 0.01, **kw: Any) -> Tensor:
+    shp = _shape(shape)
+    bound = math.sqrt(3.0) * math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(shp[1:]))
+    return Tensor.uniform(*shp, low=-bound, high=bound, **kw)
+  @staticmethod
+  def kaiming_normal(*shape: Any, a: float = 0.01, **kw: Any) -> Tensor:
+    shp = _shape(shape)
+    std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(shp[1:]))
+    return Tensor.normal(*shp, mean=0.0, std=std, **kw)
+  def requires_grad_(self, requires_grad: bool | None = True) -> Tensor:
+    self.requires_grad = requires_grad
+    if requires_grad: _grad_tensors.add(self)
+    return self
+
+  # ***** dtypes *****
+  def cast(self, dtype: DType | str) -> Tensor:
+    dt = to_dtype(dtype)
+    return self if dt == self.dtype else self._apply(lambda x: x.cast(dt))
+  def bitcast(self, dtype: DType | str) -> Tensor:
+    dt = to_dtype(dtype)
+    if dt.itemsize != self.dtype.itemsize:
+      raise TypeError(f"bitcast from {self.dtype} to {dt} changes the item size ({self.dtype.itemsize} vs {dt.itemsize} bytes)")
+    return self if dt == self.dtype else self._apply(lambda x: x.bitcast(dt))
+  def float(self) -> Tensor: return self.cast(dtypes.float32)
+  def half(self) -> Tensor: return self.cast(dtypes.float16)
+  def double(self) -> Tensor: return self.cast(dtypes.float64)
+  def int(self) -> Tensor: return self.cast(dtypes.int32)
+  def long(self) -> Tensor: return self.cast(dtypes.int64)
+  def bool(self) -> Tensor: return self.cast(dtypes.bool)
+  def is_floating_point(self) -> bool: return dtypes.is_float(self.dtype)
+
+  # ***** building the graph *****
+  def _apply(self, fn: Callable[..., UOp], *others: Tensor) -> Tensor:
+    """A new tensor from fn over the UOps of self and others; it needs grad if any input does."""
+    rg = True if any(t.requires_grad for t in (self, *others)) and not Tensor.no_grad else None
+    return Tensor(fn(self.uop, *[t.uop for t in others]), requires_grad=rg)
+  def _const(self, v: Scalar, dtype: DType | None = None) -> Tensor:
+    return Tensor(const_uop(v, dtype or self.dtype, self.device, self.shape))
+  def _broadcasted(self, y: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
+    """Both operands with one dtype and one shape: Python scalars take the tensor's dtype (a float scalar makes an int
+    tensor float), tensors promote by the lattice, shapes broadcast numpy-style."""
+    x = self
+    if not isinstance(y, Tensor):
+      if isinstance(y, UOp): raise TypeError("mix Tensors with Tensors or Python numbers, not UOps")
+      dt = x.dtype
+      if isinstance(y, float) and not dtypes.is_float(dt): dt = least_upper_float(dt)
+      elif isinstance(y, int) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
+      x = x.cast(dt)
+      y = Tensor(const_uop(y, dt, x.device, ()))
+    else:
+      if y.device != x.device: raise RuntimeError(f"tensors on different devices: {x.device} and {y.device}; move one with .to()")
+      dt = least_upper_dtype(x.dtype, y.dtype)
+      x, y = x.cast(dt), y.cast(dt)
+    shape = broadcast_shape(x.shape, y.shape)
+    x, y = x._broadcast_to(shape), y._broadcast_to(shape)
+    return (y, x) if reverse else (x, y)
+  def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
+    if self.shape == shape: return self
+    x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
+    return x.expand(shape)
+  def _binop(self, op: Ops, y: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    a, b = self._broadcasted(y, reverse)
+    return a._apply(lambda x, z: x.alu(op, z), b)
+
+  # ***** elementwise *****
+  def add(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor: return self._binop(Ops.ADD, x, reverse)
+  def mul(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor: return self._binop(Ops.MUL, x, reverse)
+  def sub(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    a, b = self._broadcasted(x, reverse)
+    return a + (-b)
+  def div(self, x: Tensor | Scalar, reverse: bool = False, rounding_mode: str | None = None) -> Tensor:
+    a, b = self._broadcasted(x, reverse)
+    if rounding_mode == "trunc": return a._apply(lambda p, q: p.alu(Ops.IDIV, q), b) if dtypes.is_int(a.dtype) else (a / b).trunc()
+    if rounding_mode == "floor": return a._floordiv(b)
+    if not dtypes.is_float(a.dtype): a, b = a.cast(least_upper_float(a.dtype)), b.cast(least_upper_float(b.dtype))
+    return a._apply(lambda p, q: p.alu(Ops.FDIV, q), b)
+  def _floordiv(self, b: Tensor) -> Tensor:
+    if not dtypes.is_int(self.dtype): return (self / b).floor()
+    q = self._apply(lambda p, r: p.alu(Ops.IDIV, r), b)
+    rem = self - q * b
+    return q - (rem.ne(0) & ((rem < 0).ne(b < 0))).cast(q.dtype)
+  def mod(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    a, b = self._broadcasted(x, reverse)
+    return a - a._floordiv(b) * b
+  def neg(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self * -1
+  def pow(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4:
+      ret = self.ones_like() if dtypes.is_float(self.dtype) or x == 0 else None
+      for _ in range(int(x)): ret = self if ret is None else ret * self
+      return ret if ret is not None else self.ones_like()
+    a, b = self._broadcasted(x, reverse)
+    if not dtypes.is_float(a.dtype): return a.float().pow(b.float()).round().cast(a.dtype)
+    # |a|**b, with the sign of a for odd integer b, nan for a negative base and a fractional b
+    mag = (b * a.abs().log2()).exp2()
+    is_int_b = b.eq(b.trunc())
+    odd = is_int_b & (b - (b / 2).floor() * 2).ne(0)
+    neg = a < 0
+    ret = neg.where(is_int_b.where(odd.where(-mag, mag), mag._const(math.nan)), mag)
+    return (a.eq(0) & b.eq(0)).where(1.0, ret)
+  def __add__(self, x: Any) -> Tensor: return self.add(x)
+  def __radd__(self, x: Any) -> Tensor: return self.add(x, True)
+  def __sub__(self, x: Any) -> Tensor: return self.sub(x)
+  def __rsub__(self, x: Any) -> Tensor: return self.sub(x, True)
+  def __mul__(self, x: Any) -> Tensor: return self.mul(x)
+  def __rmul__(self, x: Any) -> Tensor: return self.mul(x, True)
+  def __truediv__(self, x: Any) -> Tensor: return self.div(x)
+  def __rtruediv__(self, x: Any) -> Tensor: return self.div(x, True)
+  def __floordiv__(self, x: Any) -> Tensor: return self.div(x, rounding_mode="floor")
+  def __rfloordiv__(self, x: Any) -> Tensor: return self.div(x, True, rounding_mode="floor")
+  def __mod__(self, x: Any) -> Tensor: return self.mod(x)
+  def __rmod__(self, x: Any) -> Tensor: return self.mod(x, True)
+  def __pow__(self, x: Any) -> Tensor: return self.pow(x)
+  def __rpow__(self, x: Any) -> Tensor: return self.pow(x, True)
+  def __neg__(self) -> Tensor: return self.neg()
+  def __matmul__(self, x: Tensor) -> Tensor: return self.matmul(x)
+  def __rmatmul__(self, x: Tensor) -> Tensor: return x.matmul(self)
+  def __and__(self, x: Any) -> Tensor: return self.bitwise_and(x)
+  def __rand__(self, x: Any) -> Tensor: return self.bitwise_and(x)
+  def __or__(self, x: Any) -> Tensor: return self.bitwise_or(x)
+  def __ror__(self, x: Any) -> Tensor: return self.bitwise_or(x)
+  def __xor__(self, x: Any) -> Tensor: return self.bitwise_xor(x)
+  def __rxor__(self, x: Any) -> Tensor: return self.bitwise_xor(x)
+  def __invert__(self) -> Tensor: return self.bitwise_not()
+  def __lshift__(self, x: int) -> Tensor: return self.lshift(x)
+  def __rshift__(self, x: int) -> Tensor: return self.rshift(x)
+  def __iadd__(self, x: Any) -> Tensor: return self.assign(self + x)
+  def __isub__(self, x: Any) -> Tensor: return self.assign(self - x)
+  def __imul__(self, x: Any) -> Tensor: return self.assign(self * x)
+  def __itruediv__(self, x: Any) -> Tensor: return self.assign(self / x)
+  def __lt__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPLT, x)
+  def __gt__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPLT, x, True)
+  def __ge__(self, x: Any) -> Tensor: return (self < x).logical_not()
+  def __le__(self, x: Any) -> Tensor: return (self > x).logical_not()
+  def __eq__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPEQ, x)  # type: ignore[override]
+  def __ne__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPNE, x)  # type: ignore[override]
+  def eq(self, x: Any) -> Tensor: return self == x
+  def ne(self, x: Any) -> Tensor: return self != x
+  def _cmp(self, op: Ops, x: Any, reverse: bool = False) -> Tensor:
+    a, b = self._broadcasted(x, reverse)
+    return Tensor(UOp(op, dtypes.bool, (a.uop, b.uop)))
+  def _bitwise(self, op: Ops, x: Any) -> Tensor:
+    if dtypes.is_float(self.dtype): raise TypeError(f"bitwise {op.name.lower()} needs an integer or bool tensor, got {self.dtype}")
+    return self._binop(op, x)
+  def bitwise_and(self, x: Any) -> Tensor: return self._bitwise(Ops.AND, x)
+  def bitwise_or(self, x: Any) -> Tensor: return self._bitwise(Ops.OR, x)
+  def bitwise_xor(self, x: Any) -> Tensor: return self._bitwise(Ops.XOR, x)
+  def bitwise_not(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self.bitwise_xor(-1)
+  def logical_not(self) -> Tensor: return Tensor(UOp(Ops.CMPNE, dtypes.bool, (self.bool().uop, self._const(True, dtypes.bool).uop)))
+  def logical_and(self, x: Any) -> Tensor: return self.bool().bitwise_and(x if not isinstance(x, Tensor) else x.bool())
+  def logical_or(self, x: Any) -> Tensor: return self.bool().bitwise_or(x if not isinstance(x, Tensor) else x.bool())
+  def logical_xor(self, x: Any) -> Tensor: return self.bool().bitwise_xor(x if not isinstance(x, Tensor) else x.bool())
+  def lshift(self, x: int) -> Tensor:
+    if not dtypes.is_int(self.dtype): raise TypeError(f"shift needs an integer tensor, got {self.dtype}")
+    return self * (2 ** x)
+  def rshift(self, x: int) -> Tensor:
+    if not dtypes.is_int(self.dtype): raise TypeError(f"shift needs an integer tensor, got {self.dtype}")
+    return self._apply(lambda u: u.alu(Ops.SHR, u.const_like(x)))
+  def where(self, x: Tensor | Scalar, y: Tensor | Scalar) -> Tensor:
+    """self ? x : y, broadcasting all three."""
+    if isinstance(x, Tensor) and isinstance(y, Tensor): x, y = x._broadcasted(y)
+    elif isinstance(x, Tensor): x, y = x._broadcasted(y)
+    elif isinstance(y, Tensor): y, x = y._broadcasted(x)
+    else: x, y = Tensor(x, self.device)._broadcasted(y)
+    shape = broadcast_shape(self.shape, x.shape)
+    c, x, y = self.bool()._broadcast_to(shape), x._broadcast_to(shape), y._broadcast_to(shape)
+    return c._apply(lambda cu, xu, yu: UOp(Ops.WHERE, xu.dtype, (cu, xu, yu)), x, y)
+  def maximum(self, x: Tensor | Scalar) -> Tensor:
+    a, b = self._broadcasted(x)
+    return a._apply(lambda p, q: p.alu(Ops.MAX, q), b) if a.dtype != dtypes.bool else a | b
+  def minimum(self, x: Tensor | Scalar) -> Tensor:
+    a, b = self._broadcasted(x)
+    return -((-a).maximum(-b)) if a.dtype != dtypes.bool else a & b
+  def clip(self, min_: Scalar | Tensor | None = None, max_: Scalar | Tensor | None = None) -> Tensor:
+    if min_ is None and max_ is None: raise ValueError("clip needs a min or a max")
+    ret = self if min_ is None else self.maximum(min_)
+    return ret if max_ is None else ret.minimum(max_)
+  clamp = clip
+
+  def _unary(self, op: Ops) -> Tensor:
+    x = self if dtypes.is_float(self.dtype) else self.cast(least_upper_float(self.dtype))
+    return x._apply(lambda u: u.alu(op))
+  def exp2(self) -> Tensor: return self._unary(Ops.EXP2)
+  def log2(self) -> Tensor: return self._unary(Ops.LOG2)
+  def exp(self) -> Tensor: return (self * (1 / math.log(2))).exp2() if dtypes.is_float(self.dtype) else self.float().exp()
+  def log(self) -> Tensor: return self.log2() * math.log(2)
+  def sqrt(self) -> Tensor: return self._unary(Ops.SQRT)
+  def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
+  def sin(self) -> Tensor: return self._unary(Ops.SIN)
+  def cos(self) -> Tensor: return (self.float() if not dtypes.is_float(self.dtype) else self).mul(-1).add(math.pi / 2).sin()
+  def tan(self) -> Tensor: return self.sin() / self.cos()
+  def reciprocal(self) -> Tensor: return self._unary(Ops.RECIPROCAL)
+  def trunc(self) -> Tensor: return self._apply(lambda u: u.alu(Ops.TRUNC)) if dtypes.is_float(self.dtype) else self
+  def floor(self) -> Tensor:
+    if not dtypes.is_float(self.dtype): return self
+    t = self.trunc()
+    return (self < t).where(t - 1, t)
+  def ceil(self) -> Tensor:
+    if not dtypes.is_float(self.dtype): return self
+    t = self.trunc()
+    return (self > t).where(t + 1, t)
+  def round(self) -> Tensor:
+    """Round half to even (as numpy and PyTorch)."""
+    if not dtypes.is_float(self.dtype): return self
+    f = (self + 0.5).floor()
+    tie = (f - self).eq(0.5) & ((f / 2).floor() * 2).ne(f)
+    return tie.where(f - 1, f)
+  def abs(self) -> Tensor: return self if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool else (self < 0).where(-self, self)
+  def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype != dtypes.bool else self
+  def square(self) -> Tensor: return self * self
+  def isnan(self) -> Tensor: return self != self
+  def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
+    return (self.eq(math.inf) & detect_positive) | (self.eq(-math.inf) & detect_negative)
+  def isfinite(self) -> Tensor: return (self.isinf() | self.isnan()).logical_not()
+  def lerp(self, end: Tensor, weight: Tensor | float) -> Tensor: return self + (end - self) * weight
+
+  # ***** activations *****
+  def relu(self) -> Tensor: return (self > 0).where(self, 0)
+  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
+  def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
+  def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - (1 - self.exp()).relu() * alpha
+  def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
+  def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
+  def sigmoid(self) -> Tensor: return (1 + (self * (-1 / math.log(2))).exp2()).reciprocal()
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
+  def tanh(self) -> Tensor: return 2.0 * (2.0 * self).sigmoid() - 1.0
+  def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
+  def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).tanh())
+  def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
+  def silu(self) -> Tensor: return self * self.sigmoid()
+  swish = silu
+  def softplus(self, beta: float = 1.0) -> Tensor: return (1 / beta) * (1 + (self * beta).exp()).log()
+  def mish(self) -> Tensor: return self * self.softplus().tanh()
+  def softsign(self) -> Tensor: return self / (1 + self.abs())
+  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+  def logsigmoid(self) -> Tensor: return -(-self).softplus()
+
+  # ***** reductions *****
+  def _reduce(self, op: Ops, axis: int | Sequence[int] | None, keepdim: bool) -> Tensor:
+    axes = self._resolve_axes(axis)
+    if self.numel() == 0 and any(self.shape[a] == 0 for a in axes):
+      if op is Ops.ADD: return Tensor.zeros(*self._reduced_shape(axes, keepdim), dtype=self.dtype, device=self.device)
+      raise ValueError(f"reduce of {op.name.lower()} over an empty axis has no identity")
+    ret = self._apply(lambda u: UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes))) if axes else self
+    return ret if keepdim else ret.reshape(self._reduced_shape(axes, False))
+  def _resolve_axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:
+    if axis is None: return tuple(range(self.ndim))
+    axes = (axis,) if isinstance(axis, int) else tuple(axis)
+    return tuple(sorted({self._axis(a) for a in axes}))
+  def _axis(self, a: int) -> int:
+    if not -max(self.ndim, 1) <= a < max(self.ndim, 1): raise IndexError(f"axis {a} is out of range for a tensor of {self.ndim} dimensions")
+    return a + self.ndim if a < 0 else a
+  def _reduced_shape(self, axes: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
+    return tuple(1 if i in axes else s for i, s in enumerate(self.shape)) if keepdim else tuple(s for i, s in enumerate(self.shape) if i not in axes)
+  def sum(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None, dtype: DType | None = None) -> Tensor:
+    acc = acc_dtype or sum_acc_dtype(self.dtype)
+    ret = self.cast(acc)._reduce(Ops.ADD, axis, keepdim)
+    out = dtype or (self.dtype if dtypes.is_float(self.dtype) and acc_dtype is None else acc)
+    return ret.cast(out)
+  def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None) -> Tensor:
+    return self.cast(acc_dtype or self.dtype)._reduce(Ops.MUL, axis, keepdim)
+  def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
+  def min(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    if self.dtype == dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
+    if dtypes.is_unsigned(self.dtype): return dtypes.max(self.dtype) - (dtypes.max(self.dtype) - self).max(axis, keepdim)
+    return -((-self).max(axis, keepdim))
+  def mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
+    x = self if dtypes.is_float(self.dtype) else self.cast(least_upper_float(self.dtype))
+    n = prod(s for i, s in enumerate(self.shape) if i in self._resolve_axes(axis))
+    return x.sum(axis, keepdim).div(n) if n else x.sum(axis, keepdim) * math.nan
+  def var(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    n = prod(s for i, s in enumerate(self.shape) if i in self._resolve_axes(axis))
+    sq = (self - self.mean(axis, keepdim=True)).square()
+    return sq.sum(axis, keepdim) / max(0, n - correction)
+  def std(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
+    return self.var(axis, keepdim, correction).sqrt()
+  def any(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
+  def all(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
+  def _softmax(self, axis: int) -> tuple[Tensor, Tensor, Tensor]:
+    m = self - self.max(axis, keepdim=True).detach()
+    e = m.exp()
+    return m, e, e.sum(axis, keepdim=True)
+  def softmax(self, axis: int = -1) -> Tensor:
+    _, e, ss = self._softmax(axis)
+    return e / ss
+  def log_softmax(self, axis: int = -1) -> Tensor:
+    m, _, ss = self._softmax(axis)
+    return m - ss.log()
+  def logsumexp(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    m = self.max(axis, keepdim=True)
+    return (self - m).exp().sum(axis, keepdim=True).log().add(m).reshape(self.max(axis, keepdim).shape)
+  def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    """The index of the first maximum."""
+    if axis is None: return self.flatten().argmax(0)
+    axis = self._axis(axis)
+    n = self.shape[axis]
+    idx = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - axis - 1))
+    return (n - (self.eq(self.max(axis, keepdim=True)) * idx).max(axis, keepdim)).cast(dtypes.int32)
+  def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    return (-self if self.dtype != dtypes.bool else self.logical_not()).argmax(axis, keepdim)
+  def cumsum(self, axis: int = 0) -> Tensor:
+    """Running sum along an axis (as a masked sum: fine for the sizes tensors here have)."""
+    if self.ndim == 0: return self
+    axis = self._axis(axis)
+    n = self.shape[axis]
+    x = self.transpose(axis, -1)
+    mask = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()
+    return (x.unsqueeze(-2) * mask.cast(x.dtype)).sum(-1).transpose(axis, -1)
+
+  # ***** linear algebra *****
+  def dot(self, w: Tensor) -> Tensor: return self.matmul(w)
+  def matmul(self, w: Tensor, reverse: bool = False) -> Tensor:
+    """Batched, broadcasting matrix product: a multiply and a sum that fuse into one kernel."""
+    x, w = (w, self) if reverse else (self, w)
+    if x.ndim == 0 or w.ndim == 0: raise ValueError(f"matmul needs at least 1-d tensors, got shapes {x.shape} and {w.shape}")
+    if x.shape[-1] != w.shape[-2 if w.ndim > 1 else 0]:
+      raise ValueError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
+    dt = least_upper_dtype(x.dtype, w.dtype)
+    x, w = x.cast(dt), w.cast(dt)
+    x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
+    w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
+    return (x_ * w_).sum(-1, acc_dtype=sum_acc_dtype(dt) if not dtypes.is_float(dt) else None).cast(dt)
+  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
+    x = self.matmul(weight) if weight.ndim > 1 else self * weight
+    return x + bias if bias is not None else x
+
+  # ***** autograd *****
+  def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
+    """d self / d target for each target (self must be a scalar unless `gradient` is given)."""
+    if gradient is None:
+      if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {self.shape} needs `gradient=`: it is not a scalar")
+      gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
+    grads = compute_gradient(self.uop, gradient.uop, {t.uop for t in targets})
+    return [Tensor(grads[t.uop]) if t.uop in grads else t.zeros_like() for t in targets]
+  def backward(self, gradient: Tensor | None = None) -> Tensor:
+    """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
+    graph = self.uop.toposort
+    leaves = [t for t in list(_grad_tensors) if t.requires_grad and t.uop in graph]
+    if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
+    for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
+      if g.shape != t.shape: raise RuntimeError(f"gradient shape {g.shape} != tensor shape {t.shape}")
+      t.grad = g if t.grad is None else t.grad + g
+    return self
+
+  @staticmethod
+  @contextlib.contextmanager
+  def train(mode: bool = True) -> Iterator[None]:
+    prev, Tensor.training = Tensor.training, mode
+    try: yield
+    finally: Tensor.training = prev
+  @staticmethod
+  @contextlib.contextmanager
+  def test() -> Iterator[None]:
+    with Tensor.train(False): yield
+
+class _NoGrad(contextlib.ContextDecorator):
+  """`with no_grad():` (or as a decorator): tensors built inside don't track gradients."""
+  def __enter__(self) -> None: self.prev, Tensor.no_grad = Tensor.no_grad, True
+  def __exit__(self, *exc: Any) -> None: Tensor.no_grad = self.prev
+no_grad = _NoGrad
+
+_grad_tensors: weakref.WeakSet[Tensor] = weakref.WeakSet()  # live tensors with requires_grad: backward's leaves
+
+def _shape(shape: tuple) -> tuple[int, ...]:
+  """Shape from f(2, 3) or f((2, 3))."""
+  shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+  if not all_int(shp) or any(s < 0 for s in shp): raise ValueError(f"a shape is non-negative ints, got {shp}")
+  return shp
+
+def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
+  if dt in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2):
+    return Tensor(arr.astype(np.float32), device).cast(dt).realize().uop
+  data = np.ascontiguousarray(arr, dtype=_np_dtype(dt))
+  u = new_buffer(device, data.size, dt)
+  if data.size: buffers[u].copyin(memoryview(data.reshape(-1)).cast("B"))
+  return u.reshape(data.shape)
+
+def _iota(n: int, dt: DType, device: str | None) -> Tensor:
+  """0, 1, ..., n-1 computed on the device (no host data)."""
+  return Tensor(UOp(Ops.IOTA, dt, (device_uop(Device.canonicalize(device or Device.DEFAULT)),), n))
