@@ -6,7 +6,7 @@ flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> lower 
 from __future__ import annotations
 import re
 from typing import Any
-from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, AxisType
+from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic
 from tg.codegen.program import ProgramSpec
 from tg.codegen.renderer import Renderer
 from tg.codegen.lower.flatten import pm_flatten
@@ -68,14 +68,13 @@ def estimate(uops: list[UOp]) -> tuple[int, int]:
   mult, stack, flops, mem = 1, [], 0, 0
   for u in uops:
     if u.op is Ops.RANGE:
-      n = u.src[0].vmax if u.arg[1] is not AxisType.GLOBAL or True else 1
-      stack.append(n); mult *= max(n, 1)
+      stack.append(n := u.src[0].vmax); mult *= max(n, 1)
     elif u.op is Ops.END: mult //= max(stack.pop(), 1)
     elif u.op in (Ops.LOAD, Ops.STORE):
       dt = u.dtype if u.op is Ops.LOAD else u.src[1].dtype
       if u.src[0].dtype.addrspace.name == "GLOBAL": mem += mult * dt.itemsize * dt.count  # type: ignore[union-attr]
     elif u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.MAX, Ops.MULACC, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.WHERE, Ops.CMPLT,
-                  Ops.RECIPROCAL) and u.dtype.scalar().name != "index": flops += mult * u.dtype.count
+                  Ops.RECIPROCAL) and u.dtype.scalar().name != "index": flops += mult * u.dtype.count * (2 if u.op is Ops.MULACC else 1)
   specials = 1
   for u in uops:
     if u.op is Ops.SPECIAL: specials *= u.src[0].arg
