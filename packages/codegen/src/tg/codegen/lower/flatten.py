@@ -1,4 +1,4 @@
-"""First lowering pass: shaped buffers become flat pointers. `INDEX(RESHAPE(buf), i, j)` is row-major index math on
+"""First lowering pass: shaped buffers become flat pointers, and one-trip loops disappear. `INDEX(RESHAPE(buf), i, j)` is row-major index math on
 `buf`, and a gate written as `idx.valid(gate)` moves into the INDEX as its third source."""
 from __future__ import annotations
 import functools
@@ -28,7 +28,15 @@ def flatten_index(x: UOp) -> UOp | None:
 
 def sum_uops(xs: list[UOp]) -> UOp: return functools.reduce(lambda a, b: a + b, xs)
 
+def drop_ranges(x: UOp) -> UOp | None:
+  """A loop of one trip is no loop: END and REDUCE forget ranges that became the constant 0."""
+  if all(r.op is Ops.RANGE for r in x.src[1:]): return None
+  rngs = [r for r in x.src[1:] if r.op is Ops.RANGE]
+  return x.src[0].end(*rngs) if x.op is Ops.END else x.src[0].reduce(*rngs, arg=x.arg)
+
 pm_flatten = PatternMatcher([
+  (UPat(Ops.RANGE, src=(UPat(Ops.CONST, arg=1),)), lambda: UOp.const(dtypes.index, 0)),
+  (UPat((Ops.END, Ops.REDUCE), name="x"), drop_ranges),
   # AFTER of a shaped buffer is the shaped AFTER of the flat buffer, so INDEX sees the RESHAPE on top
   (UPat(Ops.AFTER, src=(UPat(Ops.RESHAPE, name="r"),), allow_any_len=True, name="a"),
    lambda a, r: r.replace(src=(a.replace(src=(r.src[0], *a.src[1:]), dtype=r.src[0].dtype),)) if _is_ptr(r) else None),
