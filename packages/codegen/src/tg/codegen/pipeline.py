@@ -6,7 +6,7 @@ flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> lower 
 from __future__ import annotations
 import re
 from typing import Any
-from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic
+from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, dtypes
 from tg.codegen.program import ProgramSpec
 from tg.codegen.renderer import Renderer
 from tg.codegen.lower.flatten import pm_flatten
@@ -55,6 +55,11 @@ def get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] 
   lowered = lower(ast, renderer, opts)
   uops = linearize(lowered)
   if SPEC: type_verify(uops, program_spec)
+  if renderer.supported_dtypes is not None:
+    for u in uops:
+      if (dt := u.dtype.base.scalar()) != dtypes.void and dt not in renderer.supported_dtypes:
+        raise TypeError(f"{type(renderer).__name__} ({renderer.device}) doesn't support {dt} (in {u.op}); supported: "
+                        f"{sorted(d.name for d in renderer.supported_dtypes)}")
   name = re.sub(r"\W", "_", kernel_info(lowered).name) or "kernel"
   src = renderer.render(uops, name)
   if DEBUG >= 4: print(src)
