@@ -183,3 +183,21 @@ def test_spec_checks_both_ends():
     a, b = rng.random((4, 3), np.float32), rng.random((3, 5), np.float32)
     c, _, _ = run(gemm_ast(4, 5, 3), "CPU", [np.zeros((4, 5), np.float32), a, b])
   np.testing.assert_allclose(c, a @ b, rtol=1e-5)
+
+@pytest.mark.parametrize("op", [OptOps.GROUP, OptOps.GROUPTOP])
+def test_grouped_reduce_through_shared_memory(op):
+  # the reduce is shared by 8 threads of a workgroup: partial sums meet in DEFINE_LOCAL across a BARRIER
+  out, a = UOp.param(0, dtypes.float, (4,)), UOp.param(1, dtypes.float, (4, 32))
+  i, k = UOp.range(4, 0, AxisType.GLOBAL), UOp.range(32, 1, AxisType.REDUCE)
+  ast = out[i].store(a[i, k].reduce(k, arg=Ops.MAX) + a[i, k].reduce(k, arg=Ops.ADD)).end(i).sink(arg=KernelInfo(name="g"))
+  spec = get_program(ast, Device["PYTHON"].renderer, opts=(Opt(op, 0, 8),))
+  assert spec.local_size == (8, 1, 1) and any(u.op is Ops.BARRIER for u in spec.uops)
+  x = rng.standard_normal((4, 32)).astype(np.float32)
+  o, _ = run(ast, "PYTHON", [np.zeros(4, np.float32), x], opts=(Opt(op, 0, 8),))
+  np.testing.assert_allclose(o, x.max(1) + x.sum(1), rtol=1e-5)
+
+def test_grouped_reduce_needs_shared_memory():
+  out, a = UOp.param(0, dtypes.float, (1,)), UOp.param(1, dtypes.float, (32,))
+  k = UOp.range(32, 0, AxisType.REDUCE)
+  with pytest.raises(KernelOptError, match="shared memory"):
+    get_program(sink(out[0].store(a[k].reduce(k, arg=Ops.ADD)), opts=(Opt(OptOps.GROUP, 0, 8),)), Device["CPU"].renderer)

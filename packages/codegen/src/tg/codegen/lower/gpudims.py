@@ -1,4 +1,5 @@
-"""GPU dims: on a device with workgroups, GLOBAL and LOCAL ranges become SPECIAL thread ids instead of loops.
+"""GPU dims: on a device with workgroups, GLOBAL and LOCAL (and GROUP_REDUCE) ranges become SPECIAL thread ids instead of
+loops.
 
 The innermost axis gets dimension 0. With more axes than the device has dimensions, the outer ones share the
 last dimension (split again with div/mod)."""
@@ -37,7 +38,7 @@ def add_gpudims(sink: UOp, ren: Renderer) -> UOp:
   if ren.global_max is None: return sink
   rngs = all_ranges(sink)
   sub = _ids([r for r in rngs if r.arg[1] is AxisType.GLOBAL], "gidx", len(ren.global_max))
-  sub |= _ids([r for r in rngs if r.arg[1] is AxisType.LOCAL], "lidx", len(ren.local_max or ()))
+  sub |= _ids([r for r in rngs if r.arg[1] in (AxisType.LOCAL, AxisType.GROUP_REDUCE)], "lidx", len(ren.local_max or ()))
   return graph_rewrite(sink, pm_gpudims, ctx=sub, bottom_up=True, name="gpudims") if sub else sink
 
 def launch_size(uops: list[UOp], prefix: str) -> tuple[int, int, int]:

@@ -2,7 +2,7 @@
 them, and read after them. Several accumulations over the same range then share that range's single END."""
 from __future__ import annotations
 import itertools
-from tg.uop import UOp, Ops, UPat, PatternMatcher, AddrSpace, dtypes, DType
+from tg.uop import UOp, Ops, UPat, PatternMatcher, AddrSpace, AxisType, dtypes, DType, prod
 from tg.codegen.opt.kernel import range_key
 
 def identity_element(op: Ops, dt: DType) -> int | float | bool:
@@ -23,10 +23,11 @@ def open_ranges(u: UOp) -> set[UOp]:
   return set(scope[u])
 
 class ReduceContext:
-  def __init__(self) -> None: self.slots = itertools.count()
+  def __init__(self) -> None: self.slots, self.locals, self.axes = itertools.count(), itertools.count(), itertools.count(1000)
 
 def lower_reduce(ctx: ReduceContext, red: UOp) -> UOp:
   x, rngs = red.src[0], red.src[1:]
+  if groups := [r for r in rngs if r.arg[1] is AxisType.GROUP_REDUCE]: return lower_group_reduce(ctx, red, groups)
   n, scalar = x.dtype.count, x.dtype.scalar()
   acc = UOp(Ops.DEFINE_REG, scalar.ptr(n, AddrSpace.REG), arg=next(ctx.slots))
   lanes = UOp.const(dtypes.index.vec(n), tuple(range(n))) if n > 1 else UOp.const(dtypes.index, 0)
@@ -35,6 +36,23 @@ def lower_reduce(ctx: ReduceContext, red: UOp) -> UOp:
   init = at(acc.after(*outer)).store(UOp.const(x.dtype, identity_element(red.arg, scalar)))
   update = at(acc).store(at(acc.after(init, *rngs)).alu(red.arg, x))
   return at(acc.after(update.end(*sorted(rngs, key=range_key))))
+
+def lower_group_reduce(ctx: ReduceContext, red: UOp, groups: list[UOp]) -> UOp:
+  """A reduce split over the threads of a workgroup: each thread reduces its share, writes it to shared memory, and
+  after a barrier every thread reduces the shares (so every thread holds the result; their stores agree)."""
+  x, rngs = red.src[0], red.src[1:]
+  partial = lower_reduce(ctx, x.reduce(*[r for r in rngs if r not in groups], arg=red.arg))
+  sizes = [r.src[0].arg for r in groups]
+  lds = UOp(Ops.DEFINE_LOCAL, x.dtype.scalar().ptr(prod(sizes), AddrSpace.LOCAL), arg=next(ctx.locals))
+  if x.dtype.count != 1: raise NotImplementedError("a grouped reduce of vectors")
+  shares = [UOp.range(s, next(ctx.axes), AxisType.REDUCE) for s in sizes]
+  written = lds.index(flat(groups, sizes)).store(partial).barrier()
+  return lower_reduce(ctx, lds.after(written).index(flat(shares, sizes)).reduce(*shares, arg=red.arg))
+
+def flat(idx: list[UOp], sizes: list[int]) -> UOp:
+  out = idx[0]
+  for i, s in zip(idx[1:], sizes[1:]): out = out * s + i
+  return out
 
 def merge_ends(sink: UOp) -> UOp | None:
   """ENDs closing the same ranges become one END over a GROUP of their bodies (one loop, several accumulators)."""

@@ -99,7 +99,8 @@ def apply_opt(ast: UOp, opt: Opt, renderer: object) -> UOp:
     if r.arg[1] is not AxisType.GLOBAL: raise KernelOptError(f"{opt}: LOCAL splits a GLOBAL axis")
     ast = split_range(ast, r, amt, AxisType.LOCAL)  # type: ignore[arg-type]
   elif opt.op in (OptOps.GROUP, OptOps.GROUPTOP):
-    raise KernelOptError(f"{opt}: grouped reduces need shared memory, which this lowering does not use yet")
+    if not getattr(renderer, "has_shared", False) or info.dont_use_locals: raise KernelOptError(f"{opt}: the device has no shared memory")
+    ast = split_range(ast, r, amt, AxisType.GROUP_REDUCE, inner_first=opt.op is OptOps.GROUPTOP)  # type: ignore[arg-type]
   elif opt.op is OptOps.PADTO:
     if r.arg[1] is AxisType.REDUCE: raise KernelOptError(f"{opt}: padding a reduce axis would change the result")
     ast = pad_range(ast, r, amt)  # type: ignore[arg-type]
