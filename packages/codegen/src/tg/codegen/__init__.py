@@ -1,6 +1,14 @@
-"""tg.codegen: turns kernel ASTs (UOp graphs) into running programs.
+"""tg.codegen: kernel ASTs (UOp graphs) to running programs.
 
-Still to come (see the tg.codegen issue): kernel optimization, the lowering passes, the linearizer,
-renderers (C, LLVM IR, Python), compilers with an on-disk cache, the device interface and the host
-devices CPU, PYTHON and NULL.
-"""
+`get_program(ast, Device["CPU"].renderer)` optimizes (opts by heuristics or BEAM), lowers (a fixed sequence of
+rewrite passes in tg.codegen.lower), linearizes and renders a kernel; `CompiledRunner(spec)(buffers, var_vals)`
+compiles it (with an on-disk cache) and runs it. Devices: CPU (C through clang/gcc, threads), PYTHON (an
+interpreter of the linear program: the reference semantics) and NULL (compiles nothing, runs nothing)."""
+from tg.codegen.device import Buffer, Device, Allocator, Compiler, Compiled
+from tg.codegen.program import ProgramSpec
+from tg.codegen.renderer import Renderer
+from tg.codegen.pipeline import get_program, CompiledRunner
+from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError
+
+__all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "ProgramSpec", "Renderer", "get_program", "CompiledRunner", "Opt", "OptOps",
+           "KernelOptError"]
