@@ -53,6 +53,26 @@ class NNMixin:
     out = (win * w).sum(axes).reshape(bs, cout, *osz)
     return out + bias.reshape(1, cout, *[1] * nd) if bias is not None else out
 
+  def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
+                       dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0) -> Tensor:
+    """The gradient of conv2d wrt its input, as a convolution: zeros between the inputs (stride), a full padding and the
+    flipped kernel with in/out channels swapped. weight is (cin, cout // groups, *k), as in PyTorch."""
+    nd = weight.ndim - 2
+    if self.ndim != nd + 2: raise ValueError(f"conv_transpose of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
+    cin, cout_g, k = weight.shape[0], weight.shape[1], weight.shape[2:]
+    if self.shape[1] != cin or cin % groups: raise ValueError(f"input has {self.shape[1]} channels, weight {weight.shape} expects {cin}")
+    st, dil, pad, opad = _tuple(stride, nd), _tuple(dilation, nd), _tuple(padding, nd), _tuple(output_padding, nd)
+    x = self
+    for j, s in enumerate(st):  # (n) -> (n-1)*s+1 with zeros between
+      if s == 1: continue
+      ax, n = 2 + j, x.shape[2 + j]
+      x = x.unsqueeze(ax + 1).pad([(0, s - 1) if i == ax + 1 else (0, 0) for i in range(x.ndim + 1)])
+      x = x.reshape(*x.shape[:ax], n * s, *x.shape[ax + 2:]).shrink([(0, (n - 1) * s + 1) if i == ax else None for i in range(x.ndim - 1)])
+    full = [(d * (kk - 1) - p, d * (kk - 1) - p + op) for kk, d, p, op in zip(k, dil, pad, opad)]
+    x = x.pad([(0, 0), (0, 0)] + full)
+    w = weight.reshape(groups, cin // groups, cout_g, *k).transpose(1, 2).reshape(groups * cout_g, cin // groups, *k).flip(list(range(2, 2 + nd)))
+    return x.conv2d(w, bias, groups=groups, dilation=dil)
+
   def max_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                  dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
     k = _tuple(kernel_size, 2)
@@ -66,6 +86,27 @@ class NNMixin:
     x = self.pad([(0, 0)] * (self.ndim - 2) + [(p, p) for p in pads]) if any(pads) else self
     return x._pool(k, _tuple(stride if stride is not None else kernel_size, 2), _tuple(dilation, 2)).mean((-2, -1))
 
+  def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
+    """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time
+    as a gather of constant indices (and a blend of two for linear)."""
+    from tg.tensor.tensor import Tensor
+    if mode not in ("nearest", "linear"): raise ValueError(f"interpolate mode is 'nearest' or 'linear', not {mode!r}")
+    if len(size) > self.ndim: raise ValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
+    x = self
+    for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
+      n = x.shape[ax]
+      if n == m: continue
+      pre: list[slice] = [slice(None)] * ax
+      if mode == "nearest":
+        x = x[(*pre, Tensor([min(n - 1, int(i * n / m)) for i in range(m)], device=x.device))]
+        continue
+      src = [i * (n - 1) / (m - 1) if m > 1 else 0.0 for i in range(m)] if align_corners else [max(0.0, (i + 0.5) * n / m - 0.5) for i in range(m)]
+      lo = [min(int(s), n - 1) for s in src]
+      hi = [min(i + 1, n - 1) for i in lo]
+      w = Tensor([s - i for s, i in zip(src, lo)], device=x.device, dtype=x.dtype if dtypes.is_float(x.dtype) else None)
+      a, b = x[(*pre, Tensor(lo, device=x.device))], x[(*pre, Tensor(hi, device=x.device))]
+      x = a + (b - a) * w.reshape(m, *[1] * (x.ndim - ax - 1))
+    return x
   def layernorm(self: Tensor, axis: int | Sequence[int] = -1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
@@ -79,6 +120,12 @@ class NNMixin:
     from tg.tensor.tensor import Tensor
     if not Tensor.training or p == 0: return self
     return (Tensor.rand(*self.shape, device=self.device) >= p).where(self, 0) * (1 / (1 - p))
+
+  @staticmethod
+  def einsum(formula: str, *operands: Tensor) -> Tensor:
+    """Tensor.einsum("ij,jk->ik", a, b): every operand is aligned to one axis per letter, multiplied, and summed over the
+    letters not in the output (a broadcasting product and one reduce: one kernel)."""
+    return _einsum(formula, list(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands))
 
   def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
     from tg.tensor.tensor import Tensor
@@ -119,3 +166,30 @@ class NNMixin:
       scores = causal.where(scores, -math.inf)
     if attn_mask is not None: scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
     return scores.softmax(-1).matmul(value)
+
+def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
+  lhs, arrow, out = formula.replace(" ", "").partition("->")
+  ins = lhs.split(",")
+  if len(ins) != len(ops): raise ValueError(f"einsum {formula!r} names {len(ins)} operands, got {len(ops)}")
+  if "." in formula: raise ValueError("einsum with '...' is not supported: name the axes")
+  if not arrow: out = "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
+  letters = sorted(set(lhs) - {","})
+  sizes: dict[str, int] = {}
+  aligned = []
+  for spec, t in zip(ins, ops):
+    if len(spec) != t.ndim: raise ValueError(f"einsum operand {spec!r} has {len(spec)} letters, the tensor has shape {t.shape}")
+    if len(set(spec)) != len(spec): raise ValueError(f"einsum {spec!r}: a repeated letter (a diagonal) is not supported")
+    for c, s in zip(spec, t.shape):
+      if s != 1 and sizes.get(c, 1) not in (1, s):
+        raise ValueError(f"einsum {formula!r}: letter {c!r} has sizes {sizes[c]} and {s} (shapes {[o.shape for o in ops]})")
+      sizes[c] = max(sizes.get(c, 1), s)
+    x = t.permute([spec.index(c) for c in letters if c in spec])
+    aligned.append(x.reshape([t.shape[spec.index(c)] if c in spec else 1 for c in letters]))
+  if any(c not in letters for c in out): raise ValueError(f"einsum {formula!r}: output letters must appear in the inputs")
+  prod_ = aligned[0]
+  for a in aligned[1:]: prod_ = prod_ * a
+  prod_ = prod_.expand([sizes[c] for c in letters])
+  summed = [i for i, c in enumerate(letters) if c not in out]
+  red = prod_.sum(summed) if summed else prod_
+  kept = [c for c in letters if c in out]
+  return red.permute([kept.index(c) for c in out])

@@ -15,6 +15,7 @@ from tg.tensor.realize import run_schedule
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
+from tg.tensor.indexing import IndexingMixin
 
 Scalar = int | float | bool
 if default_float := getenv("DEFAULT_FLOAT", ""): dtypes.default_float = to_dtype(default_float.lower())  # e.g. DEFAULT_FLOAT=HALF
@@ -26,7 +27,7 @@ def _np_dtype(dt: DType) -> Any:
 def _from_np_dtype(d: Any) -> DType:
   d = np.dtype(d)
   for dt in dtypes.fields().values():
-    if dt.fmt == d.char: return dt
+    if dt.fmt is not None and np.dtype(dt.fmt) == d: return dt  # by dtype: int64's char is 'l' or 'q' by platform
   raise TypeError(f"no tg dtype for numpy {d}")
 
 def _flatten_py(x: Any) -> tuple[list, tuple[int, ...]]:
@@ -46,7 +47,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(big.pop() if big else 1)
   return tuple(out)
 
-class Tensor(MovementMixin, NNMixin):
+class Tensor(MovementMixin, NNMixin, IndexingMixin):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   training: bool = False
   no_grad: bool = False
@@ -116,7 +117,7 @@ class Tensor(MovementMixin, NNMixin):
     if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return self.float().numpy()
     if self.numel() == 0: return np.zeros(self.shape, _np_dtype(self.dtype))
     out = np.empty(self.shape, _np_dtype(self.dtype))
-    self.contiguous()._buffer().copyout(memoryview(out.reshape(-1)).cast("B"))
+    self.realize()._buffer().copyout(memoryview(out.reshape(-1)).cast("B"))  # self becomes its buffer: an ASSIGN runs once
     return out
   def tolist(self) -> Any: return self.numpy().tolist()
   def item(self) -> Scalar:

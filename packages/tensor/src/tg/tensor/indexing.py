@@ -1,0 +1,175 @@
+"""Indexing: getitem, setitem, gather, scatter, masked_fill.
+
+Basic indices (ints, slices with any step, None, Ellipsis) become movement ops, so a view never copies. Tensor indices
+become a one-hot compare against an arange and a sum over the indexed axis: one fused kernel, differentiable, with no
+data-dependent shapes (only a bool index, whose result size depends on its values, reads the mask back to the host)."""
+from __future__ import annotations
+import functools
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Sequence
+import numpy as np
+from tg.uop import dtypes
+
+if TYPE_CHECKING:
+  from tg.tensor.tensor import Tensor
+
+@dataclass(frozen=True)
+class _Sel:
+  """Elements start, start+step, ... (m of them) of one axis; `drop` for an int index, `adv` for a tensor index."""
+  start: int
+  m: int
+  step: int
+  drop: bool = False
+  adv: bool = False
+
+def _tensor_types() -> type:
+  from tg.tensor.tensor import Tensor
+  return Tensor
+
+class IndexingMixin:
+  def _index_plan(self: Tensor, indices: Any) -> tuple[list[_Sel], list[Any], list[Tensor]]:
+    """Per input axis a selection; the output layout (a _Sel index, or None for a new axis); the tensor indices."""
+    Tensor = _tensor_types()
+    idx = list(indices) if isinstance(indices, tuple) else [indices]
+    items: list[Any] = []
+    for i in idx:  # lists and arrays are tensor indices; a bool index is the int indices of its True elements
+      if isinstance(i, (list, np.ndarray)): i = Tensor(i, device=self.device)
+      if isinstance(i, Tensor) and i.dtype == dtypes.bool: items.extend(Tensor(n.astype(np.int32), device=self.device) for n in np.nonzero(i.numpy()))
+      elif isinstance(i, bool): raise IndexError("a Python bool index is not supported; use a bool Tensor")
+      else: items.append(i)
+    consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
+    if sum(1 for i in items if i is Ellipsis) > 1: raise IndexError("an index can only have a single ellipsis ('...')")
+    if consumed > self.ndim: raise IndexError(f"too many indices for a tensor of shape {self.shape}: {consumed} indices")
+    e = next((j for j, i in enumerate(items) if i is Ellipsis), len(items))
+    items[e:e + 1] = [slice(None)] * (self.ndim - consumed)
+    sels: list[_Sel] = []
+    layout: list[Any] = []
+    tensors: list[Tensor] = []
+    for i in items:
+      if i is None:
+        layout.append(None)
+        continue
+      ax, n = len(sels), self.shape[len(sels)]
+      if isinstance(i, Tensor):
+        if not dtypes.is_int(i.dtype): raise IndexError(f"tensor indices must be integer or bool, got {i.dtype}")
+        if i.device != self.device: raise RuntimeError(f"index on {i.device} for a tensor on {self.device}")
+        sels.append(_Sel(0, n, 1, adv=True))
+        tensors.append(i)
+      elif isinstance(i, slice):
+        start, stop, step = i.indices(n)
+        sels.append(_Sel(start, len(range(start, stop, step)), step))
+      elif isinstance(i, (int, np.integer)):
+        if not -n <= i < n: raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n} (shape {self.shape})")
+        sels.append(_Sel(int(i) % n, 1, 1, drop=True))
+      else: raise IndexError(f"unsupported index {i!r} of type {type(i).__name__}")
+      if not sels[-1].drop: layout.append(len(sels) - 1)
+    return sels, layout, tensors
+
+  def _select(self: Tensor, ax: int, s: _Sel) -> Tensor:
+    """Axis ax restricted to the elements of s, by shrink, flip and a pad+reshape+shrink for the stride."""
+    if s.m == 0: return self._shrink_axis(ax, 0, 0)
+    lo = s.start + (s.m - 1) * s.step if s.step < 0 else s.start
+    x = self._shrink_axis(ax, lo, lo + (s.m - 1) * abs(s.step) + 1)
+    if s.step < 0: x = x.flip(ax)
+    if abs(s.step) == 1: return x
+    k = abs(s.step)
+    x = x.pad([(0, s.m * k - x.shape[ax]) if i == ax else (0, 0) for i in range(x.ndim)])
+    x = x.reshape(*x.shape[:ax], s.m, k, *x.shape[ax + 1:])._shrink_axis(ax + 1, 0, 1)
+    return x.reshape(*x.shape[:ax], s.m, *x.shape[ax + 2:])
+  def _place(self: Tensor, ax: int, s: _Sel, n: int) -> Tensor:
+    """The inverse of _select: axis ax of m elements spread back to n, zero (or False) elsewhere."""
+    x, k = self, abs(s.step)
+    if k > 1:
+      x = x.unsqueeze(ax + 1).pad([(0, k - 1) if i == ax + 1 else (0, 0) for i in range(x.ndim + 1)])
+      x = x.reshape(*x.shape[:ax], s.m * k, *x.shape[ax + 2:])._shrink_axis(ax, 0, (s.m - 1) * k + 1)
+    if s.step < 0: x = x.flip(ax)
+    lo = s.start + (s.m - 1) * s.step if s.step < 0 else s.start
+    return x.pad([(lo, n - lo - x.shape[ax]) if i == ax else (0, 0) for i in range(x.ndim)])
+  def _shrink_axis(self: Tensor, ax: int, b: int, e: int) -> Tensor: return self.shrink([(b, e) if i == ax else None for i in range(self.ndim)])
+
+  def __getitem__(self: Tensor, indices: Any) -> Tensor:
+    sels, layout, tensors = self._index_plan(indices)
+    x = self
+    for ax, s in enumerate(sels):
+      if not s.adv and (s.start, s.m, s.step) != (0, self.shape[ax], 1): x = x._select(ax, s)
+    x = x.reshape(tuple(1 if li is None else sels[li].m for li in layout))
+    if not tensors: return x
+    return x._gather_adv([p for p, li in enumerate(layout) if li is not None and sels[li].adv], tensors)
+  def _gather_adv(self: Tensor, dims: list[int], tensors: list[Tensor]) -> Tensor:
+    """x indexed by integer tensors at axes dims (numpy's advanced indexing): the broadcast index shape replaces the
+    axes, in place if they are adjacent, else in front."""
+    Tensor = _tensor_types()
+    idxs = _broadcast_all(tensors)
+    b = idxs[0].shape
+    rest = [i for i in range(self.ndim) if i not in dims]
+    ns = [self.shape[d] for d in dims]
+    k = len(dims)
+    x = self.permute(rest + dims).reshape(*[self.shape[i] for i in rest], *(1,) * len(b), *ns)
+    masks = [((ix < 0).where(ix + n, ix).reshape(*b, *(1,) * k) ==
+              Tensor.arange(n, device=self.device).reshape(*(1,) * len(b), *(n if j == i else 1 for j in range(k))))
+             for i, (ix, n) in enumerate(zip(idxs, ns))]
+    mask = functools.reduce(lambda p, q: p & q, masks)
+    axes = tuple(range(x.ndim - k, x.ndim))
+    out = mask.where(x, False).max(axes) if x.dtype == dtypes.bool else mask.where(x, 0).sum(axes, acc_dtype=x.dtype)
+    nr = len(rest)
+    front = dims[0] if dims == list(range(dims[0], dims[0] + k)) else 0
+    return out.permute(list(range(front)) + list(range(nr, nr + len(b))) + list(range(front, nr)))
+
+  def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
+    """Write value into the selected elements, in place (the tensor's buffer is updated, as with assign)."""
+    Tensor = _tensor_types()
+    v = value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)
+    sels, layout, tensors = self._index_plan(indices)
+    target = self[indices]
+    if v.shape != target.shape:
+      try: v = v._broadcast_to(target.shape)
+      except ValueError: raise ValueError(f"can't set a value of shape {v.shape} into a selection of shape {target.shape}") from None
+    v = v.cast(self.dtype)
+    if tensors:  # scatter through the flat positions the index selects
+      pos = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[indices].flatten()
+      hit = pos.unsqueeze(0) == Tensor.arange(self.numel(), device=self.device).unsqueeze(1)
+      flat = self.flatten()
+      vals = hit.where(v.flatten(), False).max(1) if self.dtype == dtypes.bool else hit.where(v.flatten(), 0).sum(1, acc_dtype=self.dtype)
+      self.assign(hit.any(1).where(vals, flat).reshape(self.shape))
+      return
+    if any(s.m == 0 for s in sels): return
+    v = v.reshape(tuple(s.m for s in sels))
+    mask = v.ones_like(dtype=dtypes.bool)
+    for ax, s in enumerate(sels):
+      if (s.start, s.m, s.step) != (0, self.shape[ax], 1): v, mask = v._place(ax, s, self.shape[ax]), mask._place(ax, s, self.shape[ax])
+    self.assign(mask.where(v, self))
+
+  def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
+    """out[i][j] = self[index[i][j]][j] (for dim 0): index has self's rank, and no axis longer than self's."""
+    Tensor = _tensor_types()
+    d = self._axis(dim)
+    if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
+      raise ValueError(f"gather index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
+    n = self.shape[d]
+    x = self.shrink([None if i == d else (0, s) for i, s in enumerate(index.shape)]).unsqueeze(-1).transpose(d, -1)
+    mask = index.unsqueeze(-1) == Tensor.arange(n, device=self.device)
+    return mask.where(x, False).max(-1) if x.dtype == dtypes.bool else mask.where(x, 0).sum(-1, acc_dtype=x.dtype)
+  def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, reduce: str | None = None) -> Tensor:
+    """A copy of self with self[index[i][j]][j] = src[i][j] (for dim 0); reduce 'add' or 'multiply' combines instead."""
+    Tensor = _tensor_types()
+    d = self._axis(dim)
+    if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
+      raise ValueError(f"scatter index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
+    if reduce not in (None, "add", "multiply"): raise ValueError(f"scatter reduce is 'add' or 'multiply', not {reduce!r}")
+    s = src if isinstance(src, Tensor) else Tensor.full(index.shape, src, device=self.device, dtype=self.dtype)
+    s = s.shrink([(0, n) for n in index.shape]).cast(self.dtype).unsqueeze(-1)
+    mask = index.unsqueeze(-1) == Tensor.arange(self.shape[d], device=self.device)  # index shape + (n,)
+    def spread(t: Tensor) -> Tensor:  # (index shape with 1 at d, n) -> self's shape
+      t = t.transpose(d, -1).squeeze(-1)
+      return t.pad([(0, 0) if i == d else (0, n - t.shape[i]) for i, n in enumerate(self.shape)])
+    hit = spread(mask.any(d, keepdim=True))
+    if reduce == "multiply": return hit.where(self * spread(mask.where(s, 1).prod(d, keepdim=True)), self)
+    summed = spread(mask.where(s, False).max(d, keepdim=True) if self.dtype == dtypes.bool else mask.where(s, 0).sum(d, keepdim=True, acc_dtype=self.dtype))
+    if reduce == "add": return self + summed
+    return hit.where(summed, self)
+  def masked_fill(self: Tensor, mask: Tensor, value: Tensor | float | int | bool) -> Tensor: return mask.where(value, self)
+
+def _broadcast_all(ts: Sequence[Tensor]) -> list[Tensor]:
+  from tg.tensor.tensor import broadcast_shape
+  shape = broadcast_shape(*[t.shape for t in ts])
+  return [t._broadcast_to(shape) for t in ts]

@@ -1,0 +1,136 @@
+"""Elementwise ops, activations and dtype promotion against numpy, on CPU and PYTHON, incl. broadcasting and zero-size."""
+import math
+import numpy as np
+import pytest
+from tg.tensor import Tensor, dtypes
+from tensor_helpers import DEVICES, check, rand
+
+SHAPES = [((3, 4), (3, 4)), ((2, 1, 3), (4, 1)), ((), (5,)), ((0, 3), (1, 3))]
+BINARY = {
+  "add": (lambda a, b: a + b, np.add), "sub": (lambda a, b: a - b, np.subtract), "mul": (lambda a, b: a * b, np.multiply),
+  "div": (lambda a, b: a / b, np.divide), "maximum": (Tensor.maximum, np.maximum), "minimum": (Tensor.minimum, np.minimum),
+  "lt": (lambda a, b: a < b, np.less), "ge": (lambda a, b: a >= b, np.greater_equal), "eq": (lambda a, b: a == b, np.equal),
+  "ne": (lambda a, b: a != b, np.not_equal),
+}
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(BINARY))
+@pytest.mark.parametrize("shapes", SHAPES, ids=str)
+def test_binary_broadcast(device, name, shapes):
+  ft, fn = BINARY[name]
+  a, b = rand(*shapes[0], seed=1), rand(*shapes[1], seed=2)
+  check(ft, fn, a, b, device=device)
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int8, np.uint8, np.int64])
+def test_int_arith_matches_numpy(dtype):
+  info = np.iinfo(dtype)
+  a = np.random.default_rng(0).integers(max(info.min, -100), min(info.max, 100), (4, 5)).astype(dtype)
+  b = np.random.default_rng(1).integers(1, min(info.max, 9), (4, 5)).astype(dtype)
+  for ft, fn in [(lambda x, y: x + y, np.add), (lambda x, y: x * y, np.multiply), (lambda x, y: x // y, np.floor_divide),
+                 (lambda x, y: x % y, np.mod), (lambda x, y: x & y, np.bitwise_and), (lambda x, y: x | y, np.bitwise_or),
+                 (lambda x, y: x ^ y, np.bitwise_xor)]:
+    check(ft, fn, a, b)
+  check(lambda x: ~x, np.invert, a)
+  if info.min == 0 or dtype == np.int32: check(lambda x: x >> 2, lambda x: x >> 2, a)
+  check(lambda x: x << 1, lambda x: (x << 1).astype(dtype), a)
+
+def test_floordiv_mod_negative_like_python():
+  a, b = np.array([7, -7, 7, -7, 0], np.int32), np.array([2, 2, -2, -2, 3], np.int32)
+  check(lambda x, y: x // y, np.floor_divide, a, b)
+  check(lambda x, y: x % y, np.mod, a, b)
+  check(lambda x, y: x // y, np.floor_divide, a.astype(np.float32), b.astype(np.float32))
+  check(lambda x, y: x % y, np.mod, a.astype(np.float32), b.astype(np.float32))
+
+UNARY = {
+  "neg": (Tensor.neg, np.negative, None), "abs": (Tensor.abs, np.abs, None), "sign": (Tensor.sign, np.sign, None),
+  "exp": (Tensor.exp, np.exp, None), "exp2": (Tensor.exp2, np.exp2, None), "log": (Tensor.log, np.log, (0.01, 5)),
+  "log2": (Tensor.log2, np.log2, (0.01, 5)), "sqrt": (Tensor.sqrt, np.sqrt, (0, 5)), "rsqrt": (Tensor.rsqrt, lambda x: 1 / np.sqrt(x), (0.1, 5)),
+  "sin": (Tensor.sin, np.sin, None), "cos": (Tensor.cos, np.cos, None), "tan": (Tensor.tan, np.tan, (-1.2, 1.2)),
+  "reciprocal": (Tensor.reciprocal, np.reciprocal, (0.5, 3)), "floor": (Tensor.floor, np.floor, None), "ceil": (Tensor.ceil, np.ceil, None),
+  "trunc": (Tensor.trunc, np.trunc, None), "square": (Tensor.square, np.square, None),
+  "relu": (Tensor.relu, lambda x: np.maximum(x, 0), None), "relu6": (Tensor.relu6, lambda x: np.clip(x, 0, 6), (-3, 9)),
+  "leaky_relu": (Tensor.leaky_relu, lambda x: np.where(x > 0, x, 0.01 * x), None),
+  "elu": (Tensor.elu, lambda x: np.where(x > 0, x, np.exp(x) - 1), None),
+  "selu": (Tensor.selu, lambda x: 1.0507 * np.where(x >= 0, x, 1.67326 * (np.exp(x) - 1)), None),
+  "sigmoid": (Tensor.sigmoid, lambda x: 1 / (1 + np.exp(-x)), None),
+  "hardsigmoid": (Tensor.hardsigmoid, lambda x: np.clip(x / 6 + 0.5, 0, 1), (-5, 5)),
+  "tanh": (Tensor.tanh, np.tanh, None), "hardtanh": (Tensor.hardtanh, lambda x: np.clip(x, -1, 1), None),
+  "gelu": (Tensor.gelu, lambda x: 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3))), None),
+  "quick_gelu": (Tensor.quick_gelu, lambda x: x / (1 + np.exp(-1.702 * x)), None),
+  "silu": (Tensor.silu, lambda x: x / (1 + np.exp(-x)), None), "softplus": (Tensor.softplus, lambda x: np.log1p(np.exp(x)), None),
+  "mish": (Tensor.mish, lambda x: x * np.tanh(np.log1p(np.exp(x))), None), "softsign": (Tensor.softsign, lambda x: x / (1 + np.abs(x)), None),
+}
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("name", list(UNARY))
+def test_unary(device, name):
+  ft, fn, rng = UNARY[name]
+  lo, hi = rng or (-3, 3)
+  check(ft, fn, rand(3, 5, low=lo, high=hi), device=device, atol=1e-5, rtol=2e-5)
+  check(ft, fn, rand(0, 2), device=device)
+
+@pytest.mark.parametrize("dtype", [np.float16, np.float64])
+def test_unary_other_float_dtypes(dtype):
+  tol = 2e-3 if dtype == np.float16 else 1e-12
+  for name in ["exp", "log", "sqrt", "sin", "sigmoid", "tanh"]:
+    ft, fn, rng = UNARY[name]
+    a = rand(7, low=(rng or (-2, 2))[0] + 0.01, high=(rng or (-2, 2))[1], dtype=dtype)
+    out = ft(Tensor(a, dtype=dtypes.float16 if dtype == np.float16 else dtypes.float64))
+    assert out.numpy().dtype == dtype
+    np.testing.assert_allclose(out.numpy(), fn(a.astype(np.float64)).astype(dtype), rtol=tol, atol=tol)
+
+def test_round_half_to_even_and_special_values():
+  a = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 0.4, -0.6, 3.7], np.float32)
+  check(Tensor.round, np.round, a)
+  s = np.array([np.nan, np.inf, -np.inf, 0.0, 1.0], np.float32)
+  check(Tensor.isnan, np.isnan, s)
+  check(Tensor.isinf, np.isinf, s)
+  check(lambda x: x.isinf(detect_negative=False), np.isposinf, s)
+
+def test_pow_clip_where_lerp():
+  a, b = rand(3, 4, low=0.1, high=3), rand(3, 4, low=-2, high=2, seed=3)
+  check(lambda x, y: x ** y, np.power, a, b)
+  check(lambda x: x ** 3, lambda x: x ** 3, b)
+  check(lambda x: (-x) ** 2.0, lambda x: (-x) ** 2.0, a)
+  check(lambda x: 2 ** x, lambda x: 2 ** x, b)
+  check(lambda x: x ** 0.5, np.sqrt, a)
+  check(lambda x: x.clip(-1, 0.5), lambda x: np.clip(x, -1, 0.5), b)
+  check(lambda x, y: (x > 1).where(x, y), lambda x, y: np.where(x > 1, x, y), a, b)
+  check(lambda x: (x > 0).where(x, 7), lambda x: np.where(x > 0, x, 7), b)
+  check(lambda x, y: x.lerp(y, 0.25), lambda x, y: x + (y - x) * 0.25, a, b)
+  np.testing.assert_array_equal(Tensor([-8.0, 8.0]).pow(1 / 3).isnan().numpy(), [True, False])  # negative base, fractional power
+
+def test_logical_ops():
+  a, b = np.array([True, False, True, False]), np.array([True, True, False, False])
+  check(Tensor.logical_and, np.logical_and, a, b)
+  check(Tensor.logical_or, np.logical_or, a, b)
+  check(Tensor.logical_xor, np.logical_xor, a, b)
+  check(Tensor.logical_not, np.logical_not, a)
+  check(lambda x, y: x & y, np.bitwise_and, a, b)
+
+@pytest.mark.parametrize("a,b,want", [
+  (dtypes.int8, dtypes.uint8, dtypes.int16), (dtypes.int32, dtypes.float16, dtypes.float16), (dtypes.bool, dtypes.int32, dtypes.int32),
+  (dtypes.float16, dtypes.float32, dtypes.float32), (dtypes.uint32, dtypes.int32, dtypes.int64), (dtypes.float32, dtypes.float64, dtypes.float64)])
+def test_promotion_between_tensors(a, b, want):
+  assert (Tensor.ones(2, dtype=a) + Tensor.ones(2, dtype=b)).dtype == want
+
+def test_python_scalars_do_not_upcast():
+  assert (Tensor.ones(2, dtype=dtypes.float16) * 3.5).dtype == dtypes.float16
+  assert (Tensor.ones(2, dtype=dtypes.int8) + 300).dtype == dtypes.int8
+  assert (Tensor.ones(2, dtype=dtypes.int32) * 1.5).dtype == dtypes.default_float
+  assert (Tensor([True]) + 1).dtype == dtypes.default_int
+  assert (Tensor.ones(2, dtype=dtypes.int32) / 2).dtype == dtypes.default_float
+  np.testing.assert_array_equal((Tensor([1, 2, 3]) / 2).numpy(), np.array([0.5, 1, 1.5], np.float32))
+
+def test_cast_and_bitcast():
+  a = np.array([1.5, -2.7, 3.0, 1e9], np.float32)
+  check(lambda x: x.cast(dtypes.int32), lambda x: x.astype(np.int32), a)
+  check(lambda x: x.bitcast(dtypes.uint32), lambda x: x.view(np.uint32), a)
+  check(lambda x: x.half(), lambda x: x.astype(np.float16), a[:3])
+  with pytest.raises(TypeError, match="float32 to dtypes.int16 changes the item size"): Tensor(a).bitcast(dtypes.int16)
+
+def test_errors_name_shapes_and_dtypes():
+  with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4,\) can't broadcast"): Tensor.ones(2, 3) + Tensor.ones(4)
+  with pytest.raises(TypeError, match="bitwise and needs an integer or bool tensor, got dtypes.float32"): Tensor.ones(2) & Tensor.ones(2)
+  with pytest.raises(TypeError, match="shift needs an integer tensor, got dtypes.float32"): Tensor.ones(2) << 1
+  with pytest.raises(RuntimeError, match="different devices: CPU and PYTHON"): Tensor.ones(2, device="CPU") + Tensor.ones(2, device="PYTHON")
