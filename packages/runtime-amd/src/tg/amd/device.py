@@ -1,0 +1,140 @@
+"""The AMD device: buffers in VRAM copied through SDMA, kernels from LLVM code objects launched on a PM4 compute queue,
+one timeline signal ordering everything. MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
+from __future__ import annotations
+import dataclasses, functools, os, struct, time
+from tg.codegen.device import Allocator, Compiled
+from tg.codegen.renderer import Renderer
+from tg.amd.compiler import AMDCompiler
+from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, PM4Queue, SDMAQueue, Signal, round_up
+from tg.amd.kfd import KFD, HostKFD
+
+def open_kfd() -> KFD:
+  if os.environ.get("MOCKGPU", "0") not in ("", "0"):
+    from tg.amd.mockgpu import MockKFD
+    return MockKFD()
+  return HostKFD()
+
+class AMDAllocator(Allocator):
+  """VRAM buffers; host data moves through a host-visible staging buffer and the SDMA engine."""
+  def __init__(self, dev: AMDDevice):
+    super().__init__()
+    self.dev = dev
+  def _alloc(self, nbytes: int) -> GPUMem: return self.dev.kfd.alloc(nbytes, vram=True, host=False)
+  def _free(self, opaque: GPUMem, nbytes: int) -> None:
+    self.dev.synchronize()
+    self.dev.kfd.free(opaque)
+  def offset(self, opaque: GPUMem, nbytes: int, offset: int) -> GPUMem: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
+  def copyin(self, dest: GPUMem, src: memoryview) -> None:
+    stage = self.dev.staging
+    for off in range(0, src.nbytes, stage.size):
+      n = min(stage.size, src.nbytes - off)
+      self.dev.synchronize()  # the staging buffer is free again
+      stage.view(0, n)[:] = src[off:off + n]
+      self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n))
+  def copyout(self, dest: memoryview, src: GPUMem) -> None:
+    stage = self.dev.staging
+    for off in range(0, dest.nbytes, stage.size):
+      n = min(stage.size, dest.nbytes - off)
+      self.dev.submit(self.dev.sdma, SDMAQueue.copy(stage.va, src.va + off, n))
+      self.dev.synchronize()
+      dest[off:off + n] = stage.view(0, n)
+
+def load_image(elf: bytes) -> bytes:
+  """An ELF's PT_LOAD segments at their virtual addresses (a code object's loaded form)."""
+  phoff, = struct.unpack_from("<Q", elf, 0x20)
+  phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
+  segs = [struct.unpack_from("<IIQQQQQQ", elf, phoff + i * phentsize) for i in range(phnum)]
+  loads = [(vaddr, off, filesz, memsz) for typ, _, off, vaddr, _, filesz, memsz, _ in segs if typ == 1]
+  img = bytearray(max((v + m for v, _, _, m in loads), default=0))
+  for v, off, fs, _ in loads: img[v:v + fs] = elf[off:off + fs]
+  return bytes(img)
+
+HIDDEN_ARGS = ("hidden_block_count_x", "hidden_block_count_y", "hidden_block_count_z", "hidden_group_size_x", "hidden_group_size_y",
+               "hidden_group_size_z", "hidden_remainder_x", "hidden_remainder_y", "hidden_remainder_z")
+
+class AMDProgram:
+  """A kernel of a code object, loaded into GPU memory; a call writes its kernel arguments and queues a dispatch."""
+  def __init__(self, dev: AMDDevice, name: str, lib: bytes):
+    from tg.amd_emu.codeobj import read
+    co = read(lib)
+    if name not in co.kernels: raise RuntimeError(f"no kernel {name!r} in the code object (it has {', '.join(co.kernels)})")
+    self.dev, self.name, self.kernel = dev, name, co.kernels[name]
+    kd = self.kernel.descriptor
+    unsupported = set(kd.user_sgprs) - {"kernarg_segment_ptr"}
+    if unsupported: raise RuntimeError(f"{name}: kernels that need {', '.join(sorted(unsupported))} are not supported")
+    image = load_image(lib)
+    self.mem = dev.kfd.alloc(len(image), vram=True, host=True, executable=True)
+    self.mem.view(0, len(image))[:] = image
+    self.pgm = self.mem.va + co.text_addr + self.kernel.code_offset
+    self.args = sorted(self.kernel.args, key=lambda a: a[".offset"])
+    self.kernarg_size = max(kd.kernarg_size, 16)
+    self.rsrc = (kd.rsrc1, kd.rsrc2 | (kd.private_segment_size > 0), kd.rsrc3)
+    self.tmpring = round_up(kd.private_segment_size * 32, 256) // 256 << 12
+  def __del__(self) -> None:
+    if hasattr(self, "mem"): self.dev.kfd.free(self.mem)
+  def __call__(self, *bufs: GPUMem, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
+               vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
+    kernarg, va = self.dev.kernargs(self.kernarg_size)
+    hidden = dict(zip(HIDDEN_ARGS, (*global_size, *local_size, 0, 0, 0)))
+    it_bufs, it_vals = iter(bufs), iter(vals)
+    for a in self.args:
+      kind, off, size = a.get(".value_kind", ""), a[".offset"], a[".size"]
+      if kind == "global_buffer": v = next(it_bufs).va
+      elif kind == "by_value": v = next(it_vals)
+      elif kind in hidden: v = hidden[kind]
+      else: continue  # other hidden arguments stay zero
+      kernarg[off:off + size] = (v % (1 << (8 * size))).to_bytes(size, "little")
+    st = time.perf_counter()
+    q = self.dev.compute
+    pkts = q.dispatch(self.pgm, self.rsrc, [va & 0xFFFFFFFF, va >> 32], global_size, local_size)
+    self.dev.submit(q, q.set_regs("COMPUTE_TMPRING_SIZE", self.tmpring) + pkts if self.tmpring else pkts)
+    if not wait: return None
+    self.dev.synchronize()
+    return time.perf_counter() - st
+
+class AMDDevice(Compiled):
+  """An AMD GPU through KFD (or the virtual one with MOCKGPU=1)."""
+  def __init__(self, device: str = "AMD"):
+    index = int(device.partition(":")[2] or 0)
+    self.kfd = KFDDevice(open_kfd(), index)
+    self.target = self.kfd.target
+    self.compute, self.sdma = PM4Queue(self.kfd), SDMAQueue(self.kfd)
+    self.signals = self.kfd.alloc(PAGE, vram=False, uncached=True)
+    self.timeline, self.timeline_value = Signal(self.kfd, self.signals, 0), 0
+    self.kernarg_mem, self.kernarg_off = self.kfd.alloc(1 << 20, vram=False), 0
+    self.staging = self.kfd.alloc(2 << 20, vram=False)
+    super().__init__(device, AMDAllocator(self), AMDCompiler(self.target), functools.partial(AMDProgram, self),
+                     functools.partial(amd_renderer, self.target, device))
+
+  def submit(self, q: PM4Queue | SDMAQueue, cmds: list[int]) -> int:
+    """Queue commands after everything queued before (on either queue); returns the timeline value that marks them done."""
+    prev, self.timeline_value = self.timeline_value, self.timeline_value + 1
+    va = self.timeline.va
+    if isinstance(q, PM4Queue): q.submit(q.wait_mem(va, prev) + cmds + q.release_mem(va, self.timeline_value))
+    else: q.submit(q.wait_mem(va, prev) + cmds + q.fence(va, self.timeline_value))
+    return self.timeline_value
+
+  def kernargs(self, size: int) -> tuple[memoryview, int]:
+    """Room for one dispatch's kernel arguments in the kernarg ring (waits for the GPU before reusing it)."""
+    size = round_up(size, 64)
+    if self.kernarg_off + size > self.kernarg_mem.size:
+      self.synchronize()
+      self.kernarg_off = 0
+    off, self.kernarg_off = self.kernarg_off, self.kernarg_off + size
+    view = self.kernarg_mem.view(off, size)
+    view[:] = bytes(size)
+    return view, self.kernarg_mem.va + off
+
+  def synchronize(self, timeout: float = 60.0) -> None:
+    """Wait for all queued work. A GPU fault resets both queues (the work after it is lost) and raises a RuntimeError."""
+    try: self.timeline.wait(self.timeline_value, timeout)
+    except GPUFault:
+      self.compute.reset()
+      self.sdma.reset()
+      self.timeline.value = self.timeline_value
+      raise
+
+def amd_renderer(target: str, device: str) -> Renderer:
+  from tg.codegen.renderer.llvmir import AMDGPURenderer
+  return AMDGPURenderer(target, device)
+

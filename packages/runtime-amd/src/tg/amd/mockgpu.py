@@ -1,0 +1,263 @@
+"""MOCKGPU: a virtual KFD device behind the narrow interface (tg.amd.kfd.KFD), in-process.
+
+It answers sysfs topology and IP-discovery reads for an RDNA3 (gfx1100) or RDNA4 (gfx1200) part (MOCKGPU_ARCH), keeps a
+GPU virtual-address map (tg.amd_emu.Memory over real anonymous host mappings at the same addresses, as a GPU with a
+shared VA space would see them), and implements queues: a doorbell write runs the queue's new packets through a PM4
+processor or an SDMA engine that parse the real packet formats. Dispatches run on tg.amd_emu; an access outside every
+mapping becomes a KFD memory-exception event, delivered through WAIT_EVENTS as on hardware, and stops the queue."""
+from __future__ import annotations
+import ctypes, os, re, struct
+from dataclasses import dataclass, field
+from typing import Any
+from tg.amd import hw
+from tg.amd.kfd import (IOCTLS, TOPOLOGY, EventData, HostKFD, QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA, EVENT_MEMORY, WAIT_COMPLETE,
+                        WAIT_TIMEOUT, MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, PROT_READ, PROT_WRITE)
+
+ARCHS = {"rdna3": {"gfx_target_version": 110000, "gc": (11, 0, 0), "sdma": (6, 0, 0), "nbif": (4, 3, 0)},
+         "rdna4": {"gfx_target_version": 120000, "gc": (12, 0, 0), "sdma": (6, 0, 0), "nbif": (6, 3, 1)}}
+BASES = {"gc": [0x1260, 0xA000, 0x1C000, 0x2402C00], "sdma": [0x1260, 0xA000, 0x1C000, 0x2402C00],
+         "nbif": [0x0, 0x14, 0xD20, 0x10400, 0x241B000, 0x4040000]}
+GPU_ID, RENDER_MINOR, KFD_FD, DRM_FD = 0x4A3B, 128, 1000, 1001
+DOORBELL_OFFSET = 0x1 << 62  # the mmap offset space KFD uses for doorbells (type bits in the high bits)
+
+class MockError(RuntimeError):
+  """Something a real GPU would also reject: a malformed packet, an unknown ioctl."""
+
+@dataclass
+class MockQueue:
+  qtype: int
+  ring: int
+  ring_size: int
+  rptr_addr: int
+  regs: dict[int, int] = field(default_factory=dict)
+  wptr: int = 0       # the last value rung (dwords for PM4, bytes for SDMA)
+  dead: bool = False  # a fault stopped it; only destroying it helps
+
+@dataclass
+class MockEvent:
+  type: int
+  signaled: bool = False
+  data: Any = None
+
+class MockKFD:
+  """The virtual KFD + render node + GPU. Only this object is different from the hardware path."""
+  def __init__(self, arch: str | None = None):
+    from tg.amd_emu.emu import Memory
+    self.arch = arch or os.environ.get("MOCKGPU_ARCH", "rdna3")
+    if self.arch not in ARCHS: raise ValueError(f"MOCKGPU_ARCH={self.arch!r}: expected one of {', '.join(ARCHS)}")
+    self.host = HostKFD()  # for real anonymous memory
+    self.memory = Memory()
+    self.bos: dict[int, tuple[int, int]] = {}  # handle -> (va, size)
+    self.queues: dict[int, MockQueue] = {}
+    self.events: dict[int, MockEvent] = {}
+    self.files = self._sysfs()
+    self.doorbell_page = 0
+
+  def _sysfs(self) -> dict[str, str]:
+    a = ARCHS[self.arch]
+    props = {"cpu_cores_count": 0, "simd_count": 192, "max_waves_per_simd": 16, "lds_size_in_kb": 64, "wave_front_size": 32,
+             "array_count": 12, "simd_per_cu": 2, "vendor_id": 0x1002, "gfx_target_version": a["gfx_target_version"],
+             "drm_render_minor": RENDER_MINOR, "num_sdma_engines": 2, "num_cp_queues": 8}
+    files = {f"{TOPOLOGY}/0/properties": "cpu_cores_count 8\nsimd_count 0\n", f"{TOPOLOGY}/0/gpu_id": "0\n",
+             f"{TOPOLOGY}/1/properties": "".join(f"{k} {v}\n" for k, v in props.items()), f"{TOPOLOGY}/1/gpu_id": f"{GPU_ID}\n"}
+    disc = f"/sys/class/drm/renderD{RENDER_MINOR}/device/ip_discovery/die/0"
+    for name, hwid in (("gc", hw.GC_HWID), ("sdma", hw.SDMA0_HWID), ("nbif", hw.NBIF_HWID)):
+      for k, v in zip(("major", "minor", "revision"), a[name]): files[f"{disc}/{hwid}/0/{k}"] = f"{v}\n"
+      files[f"{disc}/{hwid}/0/base_addr"] = "".join(f"0x{b:08x}\n" for b in BASES[name])
+    return files
+
+  # ***** the narrow interface *****
+
+  def open(self, path: str) -> int:
+    if path == "/dev/kfd": return KFD_FD
+    if path == f"/dev/dri/renderD{RENDER_MINOR}": return DRM_FD
+    raise FileNotFoundError(f"MOCKGPU: no device file {path}")
+  def close(self, fd: int) -> None: pass
+  def read(self, path: str) -> str:
+    if path not in self.files: raise FileNotFoundError(f"MOCKGPU: no sysfs file {path}")
+    return self.files[path]
+  def listdir(self, path: str) -> list[str]:
+    names = {p[len(path) + 1:].split("/")[0] for p in self.files if p.startswith(path + "/")}
+    if not names: raise FileNotFoundError(f"MOCKGPU: no sysfs directory {path}")
+    return sorted(names)
+
+  def mmap(self, addr: int, size: int, prot: int, flags: int, fd: int, offset: int) -> int:
+    if fd == -1: return self.host.mmap(addr, size, prot, flags, fd, offset)  # address-space reservations
+    if fd == DRM_FD:  # a BO's host mapping: the BO already lives at its VA
+      if not any(va == addr and offset == h for h, (va, _) in self.bos.items()): raise MockError(f"mmap of an unknown BO at {addr:#x}")
+      return addr
+    if fd == KFD_FD:
+      if offset & ~0x1FFF != DOORBELL_OFFSET: raise MockError(f"mmap of /dev/kfd at unknown offset {offset:#x}")
+      self.doorbell_page = self.host.mmap(0, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
+      return self.doorbell_page
+    raise MockError(f"mmap of unknown fd {fd}")
+  def munmap(self, addr: int, size: int) -> None: self.host.munmap(addr, size)
+
+  def ioctl(self, fd: int, name: str, args: ctypes.Structure) -> ctypes.Structure:
+    if name not in IOCTLS or not isinstance(args, IOCTLS[name][1]): raise MockError(f"MOCKGPU: bad ioctl {name} with {type(args).__name__}")
+    if fd != KFD_FD: raise MockError(f"MOCKGPU: ioctl {name} on fd {fd}, not /dev/kfd")
+    getattr(self, f"_{name.lower()}")(args)
+    return args
+
+  def ring(self, doorbell: int, value: int) -> None:
+    ctypes.c_uint64.from_address(doorbell).value = value
+    q = self.queues.get((doorbell - self.doorbell_page) // 8)
+    if q is None or not self.doorbell_page: raise MockError(f"doorbell write at {doorbell:#x} that belongs to no queue")
+    q.wptr = value
+    self.run(q)
+
+  # ***** ioctls *****
+
+  def _get_version(self, a: Any) -> None: a.major_version, a.minor_version = 1, 11
+  def _acquire_vm(self, a: Any) -> None:
+    if a.gpu_id != GPU_ID or a.drm_fd != DRM_FD: raise MockError(f"ACQUIRE_VM for gpu {a.gpu_id:#x} / fd {a.drm_fd}")
+  def _alloc_memory_of_gpu(self, a: Any) -> None:
+    if a.gpu_id != GPU_ID: raise MockError(f"ALLOC_MEMORY_OF_GPU on unknown gpu {a.gpu_id:#x}")
+    if a.va_addr % 4096 or a.size % 4096 or not a.size: raise MockError(f"ALLOC_MEMORY_OF_GPU: unaligned {a.va_addr:#x}+{a.size:#x}")
+    self.host.mmap(a.va_addr, a.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
+    a.handle = a.mmap_offset = a.va_addr
+    self.bos[a.handle] = (a.va_addr, a.size)
+  def _free_memory_of_gpu(self, a: Any) -> None: self.bos.pop(a.handle)
+  def _map_memory_to_gpu(self, a: Any) -> None:
+    va, size = self.bos[a.handle]
+    self.memory.map(va, size, (ctypes.c_uint8 * size).from_address(va))
+    a.n_success = a.n_devices
+  def _unmap_memory_from_gpu(self, a: Any) -> None:
+    self.memory.unmap(self.bos[a.handle][0])
+    a.n_success = a.n_devices
+
+  def _create_queue(self, a: Any) -> None:
+    if a.queue_type not in (QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA): raise MockError(f"unsupported queue type {a.queue_type}")
+    if a.ring_size & (a.ring_size - 1) or a.ring_size < 1024: raise MockError(f"queue ring size {a.ring_size} is not a power of two >= 1024")
+    qid = len(self.queues) and max(self.queues) + 1
+    a.queue_id, a.doorbell_offset = qid, DOORBELL_OFFSET | qid * 8
+    self.queues[qid] = MockQueue(a.queue_type, a.ring_base_address, a.ring_size, a.read_pointer_address)
+  def _destroy_queue(self, a: Any) -> None: self.queues.pop(a.queue_id)
+
+  def _create_event(self, a: Any) -> None:
+    a.event_id = len(self.events) + 1
+    self.events[a.event_id] = MockEvent(a.event_type)
+  def _destroy_event(self, a: Any) -> None: self.events.pop(a.event_id)
+  def _wait_events(self, a: Any) -> None:
+    for q in self.queues.values(): self.run(q)  # the GPU makes progress while the host waits
+    evs = (EventData * a.num_events).from_address(a.events_ptr)
+    fired = [e for e in evs if self.events[e.event_id].signaled]
+    for e in fired:
+      ev = self.events[e.event_id]
+      if ev.data is not None: e.memory_exception_data = ev.data
+      ev.signaled = False
+    a.wait_result = WAIT_COMPLETE if fired and (not a.wait_for_all or len(fired) == a.num_events) else WAIT_TIMEOUT
+
+  # ***** the GPU *****
+
+  def run(self, q: MockQueue) -> None:
+    if q.dead: return
+    unit = 4 if q.qtype == QUEUE_TYPE_SDMA else 1  # SDMA pointers count bytes, PM4 dwords
+    rptr = ctypes.c_uint64.from_address(q.rptr_addr)
+    ndw = q.ring_size // 4
+    ring = self.memory.view(q.ring, q.ring_size).view("<u4")
+    while rptr.value < q.wptr:
+      start = rptr.value // unit
+      avail = q.wptr // unit - start
+      words = [int(ring[(start + k) % ndw]) for k in range(min(avail, 16))]
+      used = (self.pm4 if q.qtype == QUEUE_TYPE_COMPUTE else self.sdma)(q, words, avail, ring, start, ndw)
+      if used == 0: return  # stalled on a wait
+      if used < 0:
+        q.dead = True
+        return
+      rptr.value += used * unit
+
+  def fault(self, q: MockQueue, err: Exception) -> int:
+    """A memory fault: report it through the KFD memory-exception event and stop the queue (as the hardware does)."""
+    m = re.search(r"at (0x[0-9a-f]+)", str(err))
+    for ev in self.events.values():
+      if ev.type == EVENT_MEMORY:
+        ev.signaled = True
+        ev.data = type(EventData().memory_exception_data)(va=int(m[1], 16) if m else 0, gpu_id=GPU_ID)
+        ev.data.failure.NotPresent = 1
+    return -1
+
+  def pm4(self, q: MockQueue, w: list[int], avail: int, ring: Any, start: int, ndw: int) -> int:
+    h = w[0]
+    if h == 0x80000000: return 1  # type-2 filler
+    if h >> 30 != 3: raise MockError(f"PM4: packet header {h:#010x} at ring dword {start} is not type 3")
+    count, op = (h >> 16 & 0x3FFF) + 1, h >> 8 & 0xFF
+    if count + 1 > avail: raise MockError(f"PM4: packet {op:#x} of {count + 1} dwords runs past the write pointer")
+    body = [int(ring[(start + 1 + k) % ndw]) for k in range(count)]
+    need = {hw.PACKET3_DISPATCH_DIRECT: 4, hw.PACKET3_RELEASE_MEM: 7, hw.PACKET3_ACQUIRE_MEM: 7, hw.PACKET3_WAIT_REG_MEM: 6}
+    if op in need and count != need[op]: raise MockError(f"PM4: packet {op:#x} has {count} body dwords, expected {need[op]}")
+    if op == hw.PACKET3_NOP: pass
+    elif op == hw.PACKET3_SET_SH_REG:
+      if count < 2 or body[0] + count - 1 > hw.PACKET3_SET_SH_REG_END - hw.PACKET3_SET_SH_REG_START:
+        raise MockError(f"PM4: SET_SH_REG at offset {body[0]:#x} with {count - 1} values is outside the SH register window")
+      for k, v in enumerate(body[1:]): q.regs[hw.PACKET3_SET_SH_REG_START + body[0] + k] = v
+    elif op == hw.PACKET3_ACQUIRE_MEM: pass  # caches are coherent here
+    elif op == hw.PACKET3_WAIT_REG_MEM:
+      if body[0] >> 4 & 3 != hw.WAIT_MEM_SPACE_MEMORY: raise MockError("PM4: WAIT_REG_MEM on a register is not supported")
+      val = struct.unpack("<I", self.memory.read(body[1] | body[2] << 32, 4))[0] & body[4]
+      if not compare(body[0] & 7, val, body[3]): return 0
+    elif op == hw.PACKET3_RELEASE_MEM:
+      sel, addr = body[1] >> 29, body[2] | body[3] << 32
+      if sel == hw.DATA_SEL_32: self.memory.write(addr, struct.pack("<I", body[4]))
+      elif sel == hw.DATA_SEL_64: self.memory.write(addr, struct.pack("<II", body[4], body[5]))
+      elif sel != hw.DATA_SEL_NONE: raise MockError(f"PM4: RELEASE_MEM data_sel {sel} is not supported")
+    elif op == hw.PACKET3_DISPATCH_DIRECT:
+      try: self.dispatch(q, body[:3])
+      except RuntimeError as e:
+        if "memory fault" not in str(e): raise
+        return self.fault(q, e)
+    else: raise MockError(f"PM4: unsupported packet opcode {op:#x}")
+    return count + 1
+
+  def dispatch(self, q: MockQueue, grid: list[int]) -> None:
+    from tg.amd_emu.codeobj import KernelDescriptor
+    from tg.amd_emu.emu import dispatch
+    reg = {name: hw.PACKET3_SET_SH_REG_START + BASES["gc"][bi] + off - hw.PACKET3_SET_SH_REG_START
+           for name, (off, bi) in hw.COMPUTE_REGS[ARCHS[self.arch]["gc"]].items()}
+    r = lambda name, k=0: q.regs.get(reg[name] + k, 0)  # noqa: E731
+    pgm = (r("COMPUTE_PGM_LO") | r("COMPUTE_PGM_HI") << 32) << 8
+    rsrc1, rsrc2, rsrc3 = r("COMPUTE_PGM_RSRC1"), r("COMPUTE_PGM_RSRC2"), r("COMPUTE_PGM_RSRC3")
+    user = [r("COMPUTE_USER_DATA_0", k) for k in range(rsrc2 >> 1 & 0x1F)]
+    if any(user[4:]): raise MockError(f"dispatch with user SGPRs {user}: the virtual GPU loads at most 4 nonzero ones")
+    user += [0] * (4 - len(user))
+    props = 1 << 10 | 1 << 1 | 1 << 3  # wave32; the emulator loads the 'dispatch_ptr' and 'kernarg' pairs in order: s0..s3 verbatim
+    scratch = (r("COMPUTE_TMPRING_SIZE") >> 12 & 0x3FFFF) * 256 // 32
+    kd = KernelDescriptor(private_segment_size=scratch, rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, properties=props)
+    block = [r("COMPUTE_NUM_THREAD_X", k) & 0xFFFF for k in range(3)]
+    code = self.code_at(pgm)
+    dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm, dispatch_ptr=user[0] | user[1] << 32)
+
+  def code_at(self, pgm: int) -> bytes:
+    """The code the program counter starts at: the rest of its mapping (at most 64 KiB)."""
+    for lo, hi, _, _ in self.memory.ranges:
+      if lo <= pgm < hi: return self.memory.read(pgm, min(hi - pgm, 0x10000))
+    raise RuntimeError(f"memory fault: instruction fetch at {pgm:#x}, no mapping")
+
+  def sdma(self, q: MockQueue, w: list[int], avail: int, ring: Any, start: int, ndw: int) -> int:
+    op = w[0] & 0xFF
+    if op not in hw.SDMA_PKT_DWORDS: raise MockError(f"SDMA: unsupported opcode {op} (header {w[0]:#010x}) at ring dword {start}")
+    n = hw.SDMA_PKT_DWORDS[op]
+    if n > avail: raise MockError(f"SDMA: packet op {op} of {n} dwords runs past the write pointer")
+    try:
+      if op == hw.SDMA_OP_COPY:
+        if w[0] >> 8 & 0xFF != hw.SDMA_SUBOP_COPY_LINEAR: raise MockError(f"SDMA: copy sub-op {w[0] >> 8 & 0xFF} is not supported")
+        nbytes = (w[1] & 0x3FFFFF) + 1
+        src, dst = w[3] | w[4] << 32, w[5] | w[6] << 32
+        self.memory.view(dst, nbytes)[:] = self.memory.view(src, nbytes)
+      elif op == hw.SDMA_OP_FENCE: self.memory.write(w[1] | w[2] << 32, struct.pack("<I", w[3]))
+      elif op == hw.SDMA_OP_POLL_REGMEM:
+        if not w[0] >> 31: raise MockError("SDMA: POLL_REGMEM on a register is not supported")
+        val = struct.unpack("<I", self.memory.read(w[1] | w[2] << 32, 4))[0] & w[4]
+        if not compare(w[0] >> 28 & 7, val, w[3]): return 0
+    except MockError: raise
+    except RuntimeError as e:
+      if "memory fault" not in str(e): raise
+      return self.fault(q, e)
+    return n
+
+def compare(func: int, val: int, ref: int) -> bool:
+  """The WAIT_REG_MEM / POLL_REGMEM compare functions."""
+  ops = {0: lambda: True, 1: lambda: val < ref, 2: lambda: val <= ref, 3: lambda: val == ref, 4: lambda: val != ref, 5: lambda: val >= ref,
+         6: lambda: val > ref}
+  if func not in ops: raise MockError(f"wait compare function {func} is reserved")
+  return ops[func]()

@@ -1,0 +1,136 @@
+"""Hand-written kernels inside tensor programs (Tensor.custom_kernel) and UOp expressions as tensor ops (Tensor.call),
+checked against numpy; gradients against the plain Tensor expressions."""
+import numpy as np
+import pytest
+from tg.uop import UOp, Ops, AxisType, KernelInfo, AddrSpace, dtypes, Context
+from tg.tensor import Tensor, Counters
+
+rng = np.random.default_rng(2)
+def rand(*shape): return rng.standard_normal(shape).astype(np.float32)
+def sink(x: UOp, name: str) -> UOp: return x.sink(arg=KernelInfo(name=name))
+
+def arange_k(A: UOp) -> UOp:
+  i = UOp.range(A.shape[0], 0)
+  return sink(A[i].store(i.cast(A.dtype.base)).end(i), "arange")
+def eye_k(A: UOp) -> UOp:
+  r, c = UOp.range(A.shape[0], 0), UOp.range(A.shape[1], 1)
+  return sink(A[r, c].store(r.eq(c).where(1.0, 0.0)).end(r, c), "eye")
+def add_one_k(A: UOp) -> UOp:
+  i = UOp.range(A.shape[0], 0)
+  return sink(A[i].store(A[i] + 1.0).end(i), "add_one")
+def add_k(C: UOp, A: UOp, B: UOp) -> UOp:
+  i = UOp.range(C.shape[0], 0)
+  return sink(C[i].store(A[i] + B[i]).end(i), "add")
+def add_mul_k(C: UOp, D: UOp, A: UOp, B: UOp) -> UOp:
+  i = UOp.range(C.shape[0], 0)
+  return sink(UOp.group(C[i].store(A[i] + B[i]), D[i].store(A[i] * B[i])).end(i), "add_mul")
+def gemm_k(C: UOp, A: UOp, B: UOp) -> UOp:
+  i, j, k = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1), UOp.range(A.shape[1], 2, AxisType.REDUCE)
+  return sink(C[i, j].store((A[i, k] * B[k, j]).reduce(k, arg=Ops.ADD)).end(i, j), "gemm")
+def sum_k(O: UOp, A: UOp) -> UOp:
+  k = UOp.range(A.shape[0], 0, AxisType.REDUCE)
+  return sink(O[0].store(A[k].reduce(k, arg=Ops.ADD)), "sum")
+def row_sum_k(O: UOp, A: UOp) -> UOp:
+  acc = UOp.placeholder((1,), dtypes.float, 0, AddrSpace.REG)
+  i, k = UOp.range(A.shape[0], 0), UOp.range(A.shape[1], 1, AxisType.REDUCE)
+  acc = acc.after(i)[0].set(0.0)
+  acc = acc[0].set(acc.after(k)[0] + A[i, k], end=k)
+  return sink(O[i].store(acc[0]).end(i), "row_sum")
+def flip_k(B: UOp, A: UOp) -> UOp:
+  """Reverse 4 elements at a time: a chunk is loaded as one vector (CONTRACT of an UPCAST range), its lanes stored reversed."""
+  n = A.shape[0] // 4
+  i, u = UOp.range(n, 0), UOp.range(4, 1, AxisType.UPCAST)
+  vec = A[i * 4 + u].contract(u)
+  return sink(UOp.group(*[B[(n - 1 - i) * 4 + k].store(vec.gep(3 - k)) for k in range(4)]).end(i), "flip")
+def attention_k(O: UOp, Q: UOp, K: UOp, V: UOp) -> UOp:
+  """O = (Q K^T) V, the scores never stored."""
+  i, d = UOp.range(O.shape[0], 0), UOp.range(O.shape[1], 1)
+  j, e = UOp.range(K.shape[0], 2, AxisType.REDUCE), UOp.range(Q.shape[1], 3, AxisType.REDUCE)
+  score = (Q[i, e] * K[j, e]).reduce(e, arg=Ops.ADD)
+  return sink(O[i, d].store((score * V[j, d]).reduce(j, arg=Ops.ADD)).end(i, d), "attention")
+
+def test_arange_eye_and_add_one():
+  (a,) = Tensor.empty(10).custom_kernel(fxn=arange_k)
+  np.testing.assert_array_equal(a.numpy(), np.arange(10))
+  (e,) = Tensor.custom_kernel(Tensor.empty(3, 4), fxn=eye_k)
+  np.testing.assert_array_equal(e.numpy(), np.eye(3, 4))
+  x = rand(7)
+  (y,) = Tensor(x).custom_kernel(fxn=add_one_k)
+  np.testing.assert_array_equal(y.numpy(), x + 1)
+
+def test_elementwise_add_and_two_outputs():
+  a, b = rand(9), rand(9)
+  c = Tensor.custom_kernel(Tensor.empty(9), Tensor(a), Tensor(b), fxn=add_k)[0]
+  np.testing.assert_array_equal(c.numpy(), a + b)
+  s, p, _, _ = Tensor.custom_kernel(Tensor.empty(9), Tensor.empty(9), Tensor(a), Tensor(b), fxn=add_mul_k)
+  np.testing.assert_array_equal(s.numpy(), a + b)
+  np.testing.assert_array_equal(p.numpy(), a * b)
+
+def test_chained_kernels_and_tensor_ops_around_them():
+  x = rand(8)
+  t = Tensor(x) * 2  # lazy input: realized into a buffer for the kernel
+  (y,) = t.custom_kernel(fxn=add_one_k)
+  (y,) = y.custom_kernel(fxn=add_one_k)
+  np.testing.assert_allclose((y * 3).numpy(), (x * 2 + 2) * 3, rtol=1e-6)
+
+def test_sum_row_sum_flip_attention():
+  a = rand(64)
+  np.testing.assert_allclose(Tensor.custom_kernel(Tensor.empty(1), Tensor(a), fxn=sum_k)[0].numpy(), [a.sum()], rtol=1e-5)
+  m = rand(6, 9)
+  np.testing.assert_allclose(Tensor.custom_kernel(Tensor.empty(6), Tensor(m), fxn=row_sum_k)[0].numpy(), m.sum(1), rtol=1e-5, atol=1e-6)
+  f = rand(16)
+  np.testing.assert_array_equal(Tensor.custom_kernel(Tensor.empty(16), Tensor(f), fxn=flip_k)[0].numpy(), f[::-1])
+  q, k, v = rand(5, 4), rand(7, 4), rand(7, 3)
+  o = Tensor.custom_kernel(Tensor.empty(5, 3), Tensor(q), Tensor(k), Tensor(v), fxn=attention_k)[0]
+  np.testing.assert_allclose(o.numpy(), (q @ k.T) @ v, rtol=1e-4, atol=1e-5)
+
+def gemm_backward(gradient: UOp, kernel: UOp) -> tuple:
+  _, a, b = kernel.src
+  return None, (Tensor(gradient) @ Tensor(b).T).uop, (Tensor(a).T @ Tensor(gradient)).uop
+
+def test_gemm_with_custom_backward():
+  a_np, b_np, g_np = rand(4, 5), rand(5, 3), rand(4, 3)
+  a, b = Tensor(a_np, requires_grad=True), Tensor(b_np, requires_grad=True)
+  c = Tensor.custom_kernel(Tensor.empty(4, 3), a, b, fxn=gemm_k, grad_fxn=gemm_backward)[0]
+  np.testing.assert_allclose(c.numpy(), a_np @ b_np, rtol=1e-5, atol=1e-6)
+  (c * Tensor(g_np)).sum().backward()
+  np.testing.assert_allclose(a.grad.numpy(), g_np @ b_np.T, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(b.grad.numpy(), a_np.T @ g_np, rtol=1e-5, atol=1e-6)
+  with pytest.raises(RuntimeError, match="without grad_fxn"):
+    Tensor.custom_kernel(Tensor.empty(4, 3), a, b, fxn=gemm_k)[0].sum().backward()
+
+def test_spec_verifies_custom_kernels():
+  with Context(SPEC=1):
+    (y,) = Tensor(rand(4)).custom_kernel(fxn=add_one_k)
+    y.realize()
+    bad = lambda A: sink(A[0].store(UOp(Ops.ADD, dtypes.float, (A[0], UOp.const(dtypes.int32, 1)))), "bad")  # noqa: E731
+    with pytest.raises(Exception, match="spec"): Tensor(rand(4)).custom_kernel(fxn=bad)[0].realize()
+
+def test_a_custom_kernel_is_one_exec_item():
+  Counters.reset()
+  Tensor.custom_kernel(Tensor.empty(9), Tensor(rand(9)), Tensor(rand(9)), fxn=add_k)[0].realize()
+  assert Counters.scheduled == 1 and Counters.kernels == 1
+
+def test_call_forward_and_automatic_backward():
+  a_np, b_np = rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32), rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32)
+  p0, p1 = UOp.param(0, dtypes.float, (3, 4)), UOp.param(1, dtypes.float, (3, 4))
+  a, b = Tensor(a_np, requires_grad=True), Tensor(b_np, requires_grad=True)
+  out = Tensor.call(a, b, fxn=(p0 * p1 + p0).exp2() * p1.reciprocal())
+  ref_a, ref_b = Tensor(a_np, requires_grad=True), Tensor(b_np, requires_grad=True)
+  ref = (ref_a * ref_b + ref_a).exp2() * ref_b.reciprocal()
+  np.testing.assert_allclose(out.numpy(), ref.numpy(), rtol=1e-6)
+  np.testing.assert_allclose(out.numpy(), np.exp2(a_np * b_np + a_np) / b_np, rtol=1e-5)
+  out.sum().backward()
+  ref.sum().backward()
+  np.testing.assert_allclose(a.grad.numpy(), ref_a.grad.numpy(), rtol=1e-6)
+  np.testing.assert_allclose(b.grad.numpy(), ref_b.grad.numpy(), rtol=1e-6)
+
+def test_call_with_grad_fxn_and_errors():
+  p0 = UOp.param(0, dtypes.float, (4,))
+  x = Tensor(rand(4), requires_grad=True)
+  y = Tensor.call(x, fxn=p0 * p0, grad_fxn=lambda g, call: ((Tensor(g) * 3).uop,))  # a deliberately wrong backward: it is used
+  np.testing.assert_allclose(y.numpy(), x.numpy() ** 2, rtol=1e-6)
+  y.sum().backward()
+  np.testing.assert_array_equal(x.grad.numpy(), np.full(4, 3, np.float32))
+  with pytest.raises(ValueError, match=r"PARAM 0 has shape \(4,\), the tensor \(5,\)"): Tensor.call(Tensor(rand(5)), fxn=p0 * p0)
+  with pytest.raises(IndexError, match="PARAM 1"): Tensor.call(x, fxn=p0 * UOp.param(1, dtypes.float, (4,)))

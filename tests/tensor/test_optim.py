@@ -1,0 +1,79 @@
+"""One and several steps of each optimizer against a numpy implementation of its published update rule."""
+import numpy as np
+import pytest
+from tg.tensor import Tensor, Counters
+from tg.tensor.nn import optim
+
+rng = np.random.default_rng(1)
+W0, X = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+
+def grad_of(w: np.ndarray) -> np.ndarray:
+  """d/dw of sum((X @ w)^2) (the loss the tensor side uses)."""
+  return 2 * X.T @ (X @ w)
+
+def np_sgd(lr, momentum=0.0, weight_decay=0.0, nesterov=False):
+  b = None
+  def step(w):
+    nonlocal b
+    g = grad_of(w) + weight_decay * w
+    if momentum:
+      b = g if b is None else momentum * b + g
+      g = g + momentum * b if nesterov else b
+    return w - lr * g
+  return step
+
+def np_lamb(lr, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False):
+  m = v = 0
+  t = 0
+  def step(w):
+    nonlocal m, v, t
+    t += 1
+    g = grad_of(w)
+    m, v = b1 * m + (1 - b1) * g, b2 * v + (1 - b2) * g * g
+    up = (m / (1 - b1 ** t)) / (np.sqrt(v / (1 - b2 ** t)) + eps) + weight_decay * w
+    if not adam: up = up * (np.linalg.norm(w) / np.linalg.norm(up))
+    return w - lr * up
+  return step
+
+CASES = {
+  "sgd": (lambda p: optim.SGD(p, lr=0.01), np_sgd(0.01)),
+  "sgd_momentum_wd": (lambda p: optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.1), np_sgd(0.01, 0.9, 0.1)),
+  "sgd_nesterov": (lambda p: optim.SGD(p, lr=0.01, momentum=0.8, nesterov=True), np_sgd(0.01, 0.8, nesterov=True)),
+  "adam": (lambda p: optim.Adam(p, lr=0.01), np_lamb(0.01, eps=1e-8, adam=True)),
+  "adamw": (lambda p: optim.AdamW(p, lr=0.01, weight_decay=0.1), np_lamb(0.01, eps=1e-8, weight_decay=0.1, adam=True)),
+  "lamb": (lambda p: optim.LAMB(p, lr=0.01, weight_decay=0.05), np_lamb(0.01, weight_decay=0.05)),
+}
+
+@pytest.mark.parametrize("name", CASES)
+def test_steps_match_numpy(name):
+  make, ref = CASES[name]
+  w = Tensor(W0.copy(), requires_grad=True)
+  opt, x = make([w]), Tensor(X)
+  expect = W0.astype(np.float64)
+  for i in range(3):
+    opt.zero_grad()
+    ((x @ w) ** 2).sum().backward()
+    opt.step()
+    expect = ref(expect)
+    np.testing.assert_allclose(w.numpy(), expect, rtol=1e-6 if i == 0 else 1e-5, atol=1e-6 if i == 0 else 1e-5, err_msg=f"step {i + 1}")
+
+def test_a_step_fuses_and_learning_rate_is_a_tensor():
+  ws = [Tensor(rng.standard_normal((8, 8)).astype(np.float32), requires_grad=True) for _ in range(3)]
+  opt = optim.Adam(ws, lr=0.1)
+  for w in ws: w.grad = w.detach() * 2
+  Counters.reset()
+  opt.step()
+  assert Counters.kernels <= 2 + 3 * 3, "one kernel per updated tensor (m, v, w) plus the two step counters, nothing more"
+  before = ws[0].numpy()
+  opt.lr.assign(Tensor([0.0])).realize()
+  for w in ws: w.grad = w.detach() * 2
+  Counters.reset()
+  opt.step()
+  assert Counters.compiled == 0, "a new learning rate reuses the kernels"
+  np.testing.assert_array_equal(ws[0].numpy(), before)
+
+def test_errors():
+  with pytest.raises(ValueError, match="no parameters"): optim.SGD([Tensor([1.0], requires_grad=False)])
+  w = Tensor([1.0], requires_grad=True)
+  with pytest.raises(RuntimeError, match="no gradient"): optim.SGD([w]).step()
+  with pytest.raises(ValueError, match="nesterov"): optim.SGD([w], nesterov=True)

@@ -1,0 +1,69 @@
+"""State dicts (names, strict loading with shape and dtype checks) and safetensors files, both ways with the reference package."""
+import json, struct
+import numpy as np
+import pytest
+from tg.tensor import Tensor, dtypes
+from tg.tensor import nn
+from tg.tensor.nn.state import get_state_dict, get_parameters, load_state_dict, safe_save, safe_load
+
+class Net:
+  def __init__(self):
+    self.c = nn.Conv2d(1, 2, 3)
+    self.layers = [nn.Linear(4, 3), nn.BatchNorm(3)]
+
+def test_state_dict_names_and_parameters():
+  net = Net()
+  sd = get_state_dict(net)
+  assert sorted(sd) == ["c.bias", "c.weight", "layers.0.bias", "layers.0.weight", "layers.1.bias", "layers.1.num_batches_tracked",
+                        "layers.1.running_mean", "layers.1.running_var", "layers.1.weight"]
+  net.shared = net.c.weight
+  assert len(get_parameters(net)) == 9
+
+def test_load_state_dict_copies_in_place_and_checks():
+  a, b = Net(), Net()
+  w_before = b.c.weight
+  load_state_dict(b, get_state_dict(a))
+  assert b.c.weight is w_before
+  for k, v in get_state_dict(a).items(): np.testing.assert_array_equal(get_state_dict(b)[k].numpy(), v.numpy(), err_msg=k)
+  sd = get_state_dict(a)
+  with pytest.raises(KeyError, match=r"missing \['c.bias'\], unexpected \['extra'\]"):
+    load_state_dict(b, {**{k: v for k, v in sd.items() if k != "c.bias"}, "extra": Tensor([1.0])})
+  load_state_dict(b, {"c.bias": Tensor([5.0, 6.0])}, strict=False)
+  assert b.c.bias.tolist() == [5.0, 6.0]
+  with pytest.raises(ValueError, match=r"c.weight: the model has shape \(2, 1, 3, 3\), the state dict \(2, 1, 3\)"):
+    load_state_dict(b, {"c.weight": Tensor.zeros(2, 1, 3)}, strict=False)
+  with pytest.raises(TypeError, match="c.bias: the model has dtype float32, the state dict int32|c.bias: the model has dtype dtypes.float"):
+    load_state_dict(b, {"c.bias": Tensor([1, 2])}, strict=False)
+
+ARRAYS = {"f32": np.arange(6, dtype=np.float32).reshape(2, 3) / 7, "f16": np.array([1.5, -2.25], np.float16), "i64": np.array([-(2 ** 40), 3]),
+          "u8": np.arange(5, dtype=np.uint8), "b": np.array([True, False]), "i32_0d": np.array(7, np.int32)}
+
+def test_safe_save_load_round_trip(tmp_path):
+  ts = {k: Tensor(v) for k, v in ARRAYS.items()}
+  ts["bf16"] = Tensor([1.0, -3.5, 0.15625]).cast(dtypes.bfloat16)
+  safe_save(ts, tmp_path / "m.safetensors", metadata={"who": "tg"})
+  raw = (tmp_path / "m.safetensors").read_bytes()
+  n = struct.unpack("<Q", raw[:8])[0]
+  header = json.loads(raw[8:8 + n])
+  assert (8 + n) % 8 == 0 and header["__metadata__"] == {"who": "tg"} and header["f32"] == {"dtype": "F32", "shape": [2, 3],
+                                                                                         "data_offsets": [0, 24]}
+  back = safe_load(tmp_path / "m.safetensors")
+  for k, v in ARRAYS.items():
+    assert back[k].dtype == ts[k].dtype and back[k].shape == v.shape
+    np.testing.assert_array_equal(back[k].numpy(), v)
+  assert back["bf16"].dtype == dtypes.bfloat16 and back["bf16"].float().tolist() == [1.0, -3.5, 0.15625]
+
+def test_model_round_trip_through_a_file(tmp_path):
+  a, b = Net(), Net()
+  safe_save(get_state_dict(a), tmp_path / "net.safetensors")
+  load_state_dict(b, safe_load(tmp_path / "net.safetensors"))
+  np.testing.assert_array_equal(b.layers[0].weight.numpy(), a.layers[0].weight.numpy())
+
+def test_interop_with_the_safetensors_package(tmp_path):
+  st = pytest.importorskip("safetensors.numpy")
+  safe_save({k: Tensor(v) for k, v in ARRAYS.items()}, tmp_path / "ours.safetensors")
+  theirs = st.load_file(str(tmp_path / "ours.safetensors"))
+  for k, v in ARRAYS.items(): np.testing.assert_array_equal(theirs[k], v)
+  st.save_file({k: np.ascontiguousarray(v) for k, v in ARRAYS.items()}, str(tmp_path / "theirs.safetensors"), metadata={"a": "b"})
+  ours = safe_load(tmp_path / "theirs.safetensors")
+  for k, v in ARRAYS.items(): np.testing.assert_array_equal(ours[k].numpy(), v)
