@@ -2,6 +2,7 @@
 The backward graph is UOps like any other, so it fuses like any other."""
 from __future__ import annotations
 import math
+from typing import Any
 from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes
 from tg.tensor.graph import const_uop, device_of, device_uop, mop
 
@@ -17,6 +18,13 @@ def _reduce_grad(ctx: UOp, ret: UOp) -> tuple[UOp | None, ...]:
   if op is Ops.MUL:
     return ((ctx * ret).expand(x.shape) / x,)
   raise NotImplementedError(f"no gradient for a reduce of {op}")
+
+def _user_grad(fxn: Any, ctx: UOp, ret: UOp) -> list[UOp | None]:
+  n = len(ret.src) - (ret.op is Ops.CALL)
+  if fxn is None: raise RuntimeError(f"no gradient through a {ret.op} without grad_fxn")
+  grads = list(fxn(ctx, ret))
+  if len(grads) != n: raise ValueError(f"grad_fxn returned {len(grads)} gradients for {n} inputs")
+  return grads
 
 def _sum_to(g: UOp, shape: tuple[int, ...]) -> UOp:
   axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if a != b)
@@ -45,6 +53,10 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.REDUCE_AXIS, name="ret"), _reduce_grad),
   (UPat((Ops.CONTIGUOUS, Ops.ASSIGN), name="ret"), lambda ctx, ret: (ctx,) + (None,) * (len(ret.src) - 1)),
   (UPat(Ops.DETACH), lambda ctx: (None,)),
+  # a custom kernel's output passes its gradient to the kernel, whose grad_fxn (or a CALL's) splits it among the inputs
+  (UPat(Ops.AFTER, src=(UPat(), UPat(Ops.CUSTOM_KERNEL))), lambda ctx: (None, ctx)),
+  (UPat(Ops.CUSTOM_KERNEL, name="ret"), lambda ctx, ret: tuple(_user_grad(ret.arg.grad_fxn, ctx, ret))),
+  (UPat(Ops.CALL, name="ret"), lambda ctx, ret: (None, *_user_grad(ret.arg, ctx, ret))),
   (UPat(Ops.COPY, name="ret"), lambda ctx, ret: (UOp(Ops.COPY, ctx.dtype, (ctx, device_uop(device_of(ret.src[0])))), None)),
   (UPat(Ops.RESHAPE, name="ret"), lambda ctx, ret: (ctx.reshape(ret.src[0].shape),)),
   (UPat(Ops.EXPAND, name="ret"), lambda ctx, ret: (_sum_to(ctx, ret.src[0].shape),)),

@@ -6,12 +6,13 @@ from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.tensor.schedule import ExecItem
 
 class Counters:
-  """What ran: kernels launched, kernels compiled (lowered + compiled), copies."""
+  """What ran: kernels launched, kernels compiled (lowered + compiled), copies, and ExecItems the scheduler made."""
   kernels = 0
   compiled = 0
   copies = 0
+  scheduled = 0
   @classmethod
-  def reset(cls) -> None: cls.kernels = cls.compiled = cls.copies = 0
+  def reset(cls) -> None: cls.kernels = cls.compiled = cls.copies = cls.scheduled = 0
 
 _runners: dict[tuple[UOp, str], CompiledRunner] = {}
 
@@ -34,5 +35,8 @@ def run_item(ei: ExecItem) -> None:
   get_runner(ei.ast, ei.bufs[0].device)(ei.bufs, ei.var_vals)
   Counters.kernels += 1
 
+capturing: list[list[ExecItem]] = []  # TinyJit records what runs while it captures (innermost last)
+
 def run_schedule(items: list[ExecItem]) -> None:
   for ei in items: run_item(ei)
+  if capturing: capturing[-1].extend(items)

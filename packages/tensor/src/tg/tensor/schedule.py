@@ -28,7 +28,8 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
   points: dict[UOp, None] = {}
   for u in topo:
     if u.op is Ops.SINK: continue
-    if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not is_buffer_view(u): points[u] = None
+    if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not _names_buffer(u): points[u] = None
+    if u.op is Ops.CUSTOM_KERNEL: points.update({x: None for x in (u, *u.src) if not _names_buffer(x)})
     if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
     if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], u.src[0] if u.src[0].op is Ops.BUFFER else u.src[0].src[0]): points[u.src[1]] = None
   for u in topo:
@@ -60,6 +61,11 @@ def _reads_shifted(value: UOp, target: UOp) -> bool:
     moved = moved or u.op in (Ops.EXPAND, Ops.PERMUTE, Ops.PAD, Ops.SHRINK, Ops.FLIP, Ops.REDUCE_AXIS)
     stack.extend((s, moved) for s in u.src)
   return False
+
+def _names_buffer(u: UOp) -> bool:
+  """(A reshape of) a BUFFER, an ASSIGN, or a custom kernel's output (AFTER): it is a buffer already, no kernel copies it."""
+  while u.op is Ops.RESHAPE: u = u.src[0]
+  return u.op in (Ops.BUFFER, Ops.ASSIGN, Ops.AFTER)
 
 def is_buffer_view(u: UOp) -> bool:
   """RESHAPE(BUFFER) (or the BUFFER itself): already realized, contiguous."""
@@ -104,7 +110,7 @@ class KernelBuilder:
     if op is Ops.BUFFER: return self.param(u).index(idx[0].valid(valid) if valid is not None else idx[0])
     if op is Ops.CONST: return UOp.const(u.dtype, u.arg)
     if op is Ops.IOTA: return idx[0].cast(u.dtype)
-    if op in (Ops.CONTIGUOUS, Ops.DETACH): return self.lower(src[0], idx, valid)
+    if op in (Ops.CONTIGUOUS, Ops.DETACH, Ops.AFTER, Ops.CALL): return self.lower(src[0], idx, valid)
     if op in GroupOp.ALU or op in (Ops.CAST, Ops.BITCAST):
       return UOp(op, u.dtype, tuple(self.lower(s, idx, valid) for s in src), u.arg)
     if op is Ops.RESHAPE:
@@ -194,6 +200,10 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   bufmap: dict[UOp, UOp] = {}
   items: list[ExecItem] = []
   for p in points:  # toposort order: inputs first
+    if p.op is Ops.CUSTOM_KERNEL:  # the user's AST runs on its inputs' buffers, PARAM i = src i
+      if SPEC: type_verify(p.arg.ast, kernel_spec)
+      items.append(ExecItem(p.arg.ast, [buffers[_buffer_of(s, bufmap)] for s in p.src]))
+      continue
     if p.op is Ops.ASSIGN:
       target = p.src[0]
       bufmap[p] = tb = target if target.op is Ops.BUFFER else target.src[0]
@@ -207,10 +217,11 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     ast = kb.build(value, tb, kernel_name(value))
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
-  becomes = {a: (bufmap[o] if o in bufmap else o).reshape(o.shape) if not is_buffer_view(o) else o for a, o in zip(orig, outs)}
+  becomes = {a: _buffer_of(o, bufmap).reshape(o.shape) if not is_buffer_view(o) else o for a, o in zip(orig, outs)}
   return items, becomes
 
 def _buffer_of(u: UOp, bufmap: dict[UOp, UOp]) -> UOp:
   if u in bufmap: return bufmap[u]
-  if is_buffer_view(u): return u if u.op is Ops.BUFFER else u.src[0]
-  raise RuntimeError(f"COPY of an unrealized {u.op}")
+  if u.op is Ops.BUFFER: return u
+  if u.op in (Ops.RESHAPE, Ops.AFTER): return _buffer_of(u.src[0], bufmap)  # a contiguous view, or a buffer after a custom kernel
+  raise RuntimeError(f"{u.op} has no buffer: it was not realized")

@@ -11,11 +11,12 @@ from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float
 from tg.codegen.device import Buffer, Device
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view
-from tg.tensor.realize import run_schedule
+from tg.tensor.realize import run_schedule, Counters
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
 from tg.tensor.indexing import IndexingMixin
+from tg.tensor.custom import CustomMixin
 
 Scalar = int | float | bool
 if default_float := getenv("DEFAULT_FLOAT", ""): dtypes.default_float = to_dtype(default_float.lower())  # e.g. DEFAULT_FLOAT=HALF
@@ -47,7 +48,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(big.pop() if big else 1)
   return tuple(out)
 
-class Tensor(MovementMixin, NNMixin, IndexingMixin):
+class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   training: bool = False
   no_grad: bool = False
@@ -98,6 +99,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin):
     ts = [t for t in (self, *others) if not is_buffer_view(t.uop)]
     if not ts: return []
     items, becomes = schedule([t.uop for t in ts])
+    Counters.scheduled += len(items)
     for t in ts: t.uop = becomes[t.uop]
     return items
   def realize(self, *others: Tensor) -> Tensor:
@@ -607,7 +609,7 @@ def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
   data = np.ascontiguousarray(arr, dtype=_np_dtype(dt))
   u = new_buffer(device, data.size, dt)
   if data.size: buffers[u].copyin(memoryview(data.reshape(-1)).cast("B"))
-  return u.reshape(data.shape)
+  return u.reshape(arr.shape)  # ascontiguousarray makes a 0-d array 1-d
 
 def _iota(n: int, dt: DType, device: str | None) -> Tensor:
   """0, 1, ..., n-1 computed on the device (no host data)."""

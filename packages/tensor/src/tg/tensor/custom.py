@@ -1,0 +1,72 @@
+"""Kernels written by hand inside tensor programs.
+
+custom_kernel: fxn gets one PARAM per input (with its shape) and returns a kernel AST (a SINK), the same kind of AST the
+scheduler makes; the tensors come back as the inputs after the kernel ran (AFTER), so kernels chain, and grad_fxn (if
+given) says how gradients go through it. call: fxn is an expression over UOp.param(i, dtype, shape); it becomes tensor
+ops (so it fuses, and gradients flow through it), or with grad_fxn a CALL whose backward is grad_fxn's."""
+from __future__ import annotations
+import operator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable
+from tg.uop import UOp, Ops, dtypes
+
+if TYPE_CHECKING:
+  from tg.tensor.tensor import Tensor
+
+GradFxn = Callable[[UOp, UOp], "tuple[UOp | None, ...] | list[UOp | None]"]
+
+@dataclass(frozen=True)
+class CustomKernel:
+  """The arg of a CUSTOM_KERNEL UOp: the user's AST, and grad_fxn(gradient, kernel) -> a gradient (or None) per kernel.src."""
+  ast: UOp
+  grad_fxn: GradFxn | None = None
+
+_BINARY: dict[Ops, Callable[[Any, Any], Any]] = {
+  Ops.ADD: operator.add, Ops.SUB: operator.sub, Ops.MUL: operator.mul, Ops.FDIV: operator.truediv, Ops.MAX: lambda a, b: a.maximum(b),
+  Ops.CMPLT: operator.lt, Ops.CMPNE: operator.ne, Ops.CMPEQ: operator.eq, Ops.POW: operator.pow, Ops.IDIV: operator.floordiv,
+  Ops.MOD: operator.mod, Ops.AND: operator.and_, Ops.OR: operator.or_, Ops.XOR: operator.xor}
+_UNARY: dict[Ops, Callable[[Any], Any]] = {
+  Ops.NEG: operator.neg, Ops.RECIPROCAL: lambda a: a.reciprocal(), Ops.EXP2: lambda a: a.exp2(), Ops.LOG2: lambda a: a.log2(),
+  Ops.SQRT: lambda a: a.sqrt(), Ops.SIN: lambda a: a.sin(), Ops.TRUNC: lambda a: a.trunc()}
+
+def _evaluate(fxn: UOp, ts: list[Tensor]) -> Tensor:
+  """The expression over PARAMs as tensor ops on ts (PARAM i is ts[i])."""
+  vals: dict[UOp, Any] = {}
+  for u in fxn.toposort:
+    if u.op is Ops.PARAM:
+      if not 0 <= u.arg < len(ts): raise IndexError(f"the expression uses PARAM {u.arg}, the call has {len(ts)} tensors")
+      t = ts[u.arg]
+      if u.dtype.base != t.dtype: raise TypeError(f"PARAM {u.arg} is {u.dtype.base}, the tensor is {t.dtype}")
+      if u.dtype.size != t.numel(): raise ValueError(f"PARAM {u.arg} has shape {u.shape}, the tensor {t.shape}")
+      vals[u] = t
+    elif u.op is Ops.RESHAPE and u.src[0].op is Ops.PARAM:
+      if tuple(u.arg) != vals[u.src[0]].shape: raise ValueError(f"PARAM {u.src[0].arg} has shape {u.arg}, the tensor {vals[u.src[0]].shape}")
+      vals[u] = vals[u.src[0]]
+    elif u.op is Ops.CONST: vals[u] = u.arg
+    elif u.op in _BINARY: vals[u] = _BINARY[u.op](*(vals[s] for s in u.src))
+    elif u.op in _UNARY: vals[u] = _UNARY[u.op](vals[u.src[0]])
+    elif u.op is Ops.WHERE: vals[u] = vals[u.src[0]].where(vals[u.src[1]], vals[u.src[2]])
+    elif u.op is Ops.CAST: vals[u] = vals[u.src[0]].cast(u.dtype)
+    else: raise NotImplementedError(f"Tensor.call can't evaluate {u.op} (elementwise expressions over PARAMs only)")
+  out = vals[fxn]
+  return out if not isinstance(out, (int, float, bool)) else ts[0].full_like(out)
+
+class CustomMixin:
+  def custom_kernel(self: Tensor, *others: Tensor, fxn: Callable[..., UOp], grad_fxn: GradFxn | None = None) -> list[Tensor]:
+    """Run the kernel fxn(*params) on these tensors' buffers (PARAM i is tensor i); returns each tensor after the kernel."""
+    from tg.tensor.tensor import Tensor
+    ts = [self, *others]
+    srcs = tuple(t.uop if t.uop.op is Ops.AFTER else t.contiguous().uop for t in ts)
+    ast = fxn(*[UOp.param(i, t.dtype, t.shape) for i, t in enumerate(ts)])
+    if not isinstance(ast, UOp) or ast.op is not Ops.SINK: raise TypeError(f"custom_kernel's fxn must return a kernel SINK, got {ast!r:.80}")
+    kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, srcs, CustomKernel(ast, grad_fxn))
+    return [Tensor(UOp(Ops.AFTER, s.dtype, (s, kernel))) for s in srcs]
+
+  def call(self: Tensor, *others: Tensor, fxn: UOp, grad_fxn: GradFxn | None = None) -> Tensor:
+    """fxn (an expression over UOp.param(i, dtype, shape)) applied to these tensors. Without grad_fxn its gradient is the
+    expression's own; with one, grad_fxn(gradient, call) gives a gradient (or None) per tensor (call.src[1:] are their UOps)."""
+    from tg.tensor.tensor import Tensor
+    ts = [self, *others]
+    value = _evaluate(fxn, ts)
+    if grad_fxn is None: return value
+    return Tensor(UOp(Ops.CALL, value.dtype, (value.detach().uop, *(t.uop for t in ts)), grad_fxn))

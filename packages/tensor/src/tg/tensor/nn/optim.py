@@ -1,0 +1,73 @@
+"""Optimizers. step() builds the update of every parameter and state tensor as one lazy graph and realizes it together,
+so all updates fuse into a few kernels (and a TinyJit captures them like any other kernel). The learning rate and the
+step count live in tensors, so changing them needs no new kernels."""
+from __future__ import annotations
+from tg.uop import dtypes
+from tg.tensor.tensor import Tensor
+
+class Optimizer:
+  def __init__(self, params: list[Tensor], lr: float):
+    for p in params:
+      if p.requires_grad is None: p.requires_grad_(True)
+    self.params = list({id(p): p for p in params if p.requires_grad}.values())
+    if not self.params: raise ValueError("the optimizer got no parameters that require grad")
+    self.buffers: list[Tensor] = []  # state realized with the params
+    self.lr = Tensor([lr], device=self.params[0].device, requires_grad=False)
+  def zero_grad(self) -> None:
+    for p in self.params: p.grad = None
+  def step(self) -> None: Tensor.realize_all(*self.schedule_step())
+  def schedule_step(self) -> list[Tensor]:
+    """Assign the new values (lazily) and return the tensors to realize."""
+    for p in self.params:
+      if p.grad is None: raise RuntimeError(f"parameter {p} has no gradient: call backward() first")
+    self._step([p.grad.detach() for p in self.params if p.grad is not None])
+    return self.params + self.buffers
+  def _step(self, grads: list[Tensor]) -> None: raise NotImplementedError
+  def _zeros(self) -> list[Tensor]:
+    ts = [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
+    self.buffers += ts
+    return ts
+
+class SGD(Optimizer):
+  """PyTorch's SGD: weight decay adds wd*w to the gradient; momentum b = m*b + g; nesterov steps by g + m*b."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+    super().__init__(params, lr)
+    if nesterov and momentum == 0: raise ValueError("nesterov needs a momentum")
+    self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
+    self.b = self._zeros() if momentum else []
+  def _step(self, grads: list[Tensor]) -> None:
+    for i, (p, g) in enumerate(zip(self.params, grads)):
+      if self.wd: g = g + self.wd * p.detach()
+      if self.momentum:
+        b = self.b[i].assign(self.momentum * self.b[i] + g)
+        g = g + self.momentum * b if self.nesterov else b
+      p.assign(p.detach() - self.lr * g)
+
+class LAMB(Optimizer):
+  """LAMB (You et al. 2019): Adam's bias-corrected update plus decoupled weight decay, scaled per tensor by the trust
+  ratio |w| / |update|. adam=True leaves out the trust ratio: that is AdamW (and Adam when weight_decay is 0)."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6,
+               weight_decay: float = 0.0, adam: bool = False):
+    super().__init__(params, lr)
+    self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
+    dev = self.params[0].device
+    self.b1_t, self.b2_t = (Tensor([1.0], device=dev, dtype=dtypes.float32, requires_grad=False) for _ in range(2))
+    self.m, self.v = self._zeros(), self._zeros()
+    self.buffers += [self.b1_t, self.b2_t]
+  def _step(self, grads: list[Tensor]) -> None:
+    b1_t, b2_t = self.b1_t.assign(self.b1_t * self.b1), self.b2_t.assign(self.b2_t * self.b2)
+    for p, g, m, v in zip(self.params, grads, self.m, self.v):
+      m.assign(self.b1 * m + (1 - self.b1) * g)
+      v.assign(self.b2 * v + (1 - self.b2) * g * g)
+      up = (m / (1 - b1_t)) / ((v / (1 - b2_t)).sqrt() + self.eps) + self.wd * p.detach()
+      if not self.adam:
+        wn, un = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
+        up = up * ((wn > 0) & (un > 0)).where(wn / un, 1.0)
+      p.assign(p.detach() - self.lr * up)
+
+def AdamW(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.01) -> LAMB:
+  """Adam with decoupled weight decay (Loshchilov & Hutter): the decay is added to the step, not the gradient."""
+  return LAMB(params, lr, b1, b2, eps, weight_decay, adam=True)
+
+def Adam(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8) -> LAMB:
+  return LAMB(params, lr, b1, b2, eps, 0.0, adam=True)

@@ -1,0 +1,81 @@
+"""A model's state: its tensors by dotted name, loading with checks, and the safetensors file format.
+
+safetensors (https://github.com/huggingface/safetensors): 8 bytes little-endian header length N, N bytes of JSON
+{name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {str: str}}, then the raw little-endian data."""
+from __future__ import annotations
+import json, os, struct
+from typing import Any
+import numpy as np
+from tg.uop import DType, dtypes
+from tg.tensor.tensor import Tensor
+
+def get_state_dict(obj: Any, prefix: str = "") -> dict[str, Tensor]:
+  """Every Tensor reachable through attributes, lists, tuples and dicts, named by its path ("layers.0.weight")."""
+  if isinstance(obj, Tensor): return {prefix.rstrip("."): obj}
+  if isinstance(obj, (list, tuple)): items = [(str(i), v) for i, v in enumerate(obj)]
+  elif isinstance(obj, dict): items = [(str(k), v) for k, v in obj.items()]
+  elif hasattr(obj, "__dict__"): items = list(vars(obj).items())
+  else: return {}
+  out: dict[str, Tensor] = {}
+  for k, v in items: out.update(get_state_dict(v, f"{prefix}{k}."))
+  return out
+
+def get_parameters(obj: Any) -> list[Tensor]:
+  """The distinct tensors of get_state_dict (a tensor shared by two layers once)."""
+  return list({id(t): t for t in get_state_dict(obj).values()}.values())
+
+def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = True, realize: bool = True) -> None:
+  """Copy each tensor of state_dict into the model's tensor of that name (in place: optimizers holding them see the values).
+  strict: the names must match exactly. Shapes and dtypes must always match."""
+  own = get_state_dict(model)
+  missing, unexpected = sorted(set(own) - set(state_dict)), sorted(set(state_dict) - set(own))
+  if strict and (missing or unexpected): raise KeyError(f"state dict mismatch: missing {missing}, unexpected {unexpected}")
+  for name in own.keys() & state_dict.keys():
+    t, v = own[name], state_dict[name]
+    if t.shape != v.shape: raise ValueError(f"{name}: the model has shape {t.shape}, the state dict {v.shape}")
+    if t.dtype != v.dtype: raise TypeError(f"{name}: the model has dtype {t.dtype}, the state dict {v.dtype}")
+    t.assign(v.to(t.device))
+  if realize: Tensor.realize_all(*[own[n] for n in own.keys() & state_dict.keys()])
+
+_ST_DTYPES: dict[str, DType] = {"F64": dtypes.float64, "F32": dtypes.float32, "F16": dtypes.float16, "BF16": dtypes.bfloat16,
+                                "I64": dtypes.int64, "I32": dtypes.int32, "I16": dtypes.int16, "I8": dtypes.int8, "U64": dtypes.uint64,
+                                "U32": dtypes.uint32, "U16": dtypes.uint16, "U8": dtypes.uint8, "BOOL": dtypes.bool}
+_ST_NAMES = {v: k for k, v in _ST_DTYPES.items()}
+
+def _to_bytes(t: Tensor) -> bytes:
+  if t.dtype == dtypes.bfloat16: return t.bitcast(dtypes.uint16).numpy().astype("<u2").tobytes()  # numpy has no bfloat16
+  return np.ascontiguousarray(t.numpy()).astype(np.dtype(t.dtype.fmt).newbyteorder("<")).tobytes()
+
+def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
+  header: dict[str, Any] = {"__metadata__": metadata} if metadata else {}
+  blobs, offset = [], 0
+  for name, t in tensors.items():
+    if t.dtype not in _ST_NAMES: raise TypeError(f"{name}: safetensors has no {t.dtype}")
+    b = _to_bytes(t)
+    header[name] = {"dtype": _ST_NAMES[t.dtype], "shape": list(t.shape), "data_offsets": [offset, offset + len(b)]}
+    blobs.append(b)
+    offset += len(b)
+  js = json.dumps(header, separators=(",", ":")).encode()
+  js += b" " * (-len(js) % 8)  # the data starts 8-byte aligned, as the reference writer does
+  with open(path, "wb") as f:
+    f.write(struct.pack("<Q", len(js)) + js)
+    for b in blobs: f.write(b)
+
+def safe_load_metadata(path: str | os.PathLike) -> tuple[dict[str, Any], int]:
+  """The JSON header and the offset where the data starts."""
+  with open(path, "rb") as f:
+    n = struct.unpack("<Q", f.read(8))[0]
+    return json.loads(f.read(n)), 8 + n
+
+def safe_load(path: str | os.PathLike, device: str | None = None) -> dict[str, Tensor]:
+  header, start = safe_load_metadata(path)
+  raw = np.memmap(path, dtype=np.uint8, mode="r")
+  out: dict[str, Tensor] = {}
+  for name, info in header.items():
+    if name == "__metadata__": continue
+    if info["dtype"] not in _ST_DTYPES: raise TypeError(f"{name}: unsupported safetensors dtype {info['dtype']}")
+    dt, (b, e) = _ST_DTYPES[info["dtype"]], info["data_offsets"]
+    data = raw[start + b:start + e]
+    if dt == dtypes.bfloat16: out[name] = Tensor(data.view("<u2").reshape(info["shape"]), device).bitcast(dtypes.bfloat16)
+    else: out[name] = Tensor(data.view(np.dtype(dt.fmt).newbyteorder("<")).astype(dt.fmt).reshape(info["shape"]), device, dt)
+  return out
