@@ -200,7 +200,9 @@ class InstCtx:
     raw = self.source(name)
     opnd = self.operand(name)
     vals = self.inst.vals
-    if self.fam in ("VOP3", "VOP3SD") and opnd is not None and "F" in opnd.dfmt.replace("FMT_", ""):
+    # V_CNDMASK's sources are bits, but the hardware applies VOP3 abs/neg to them as floats (LLVM folds fneg/fabs into it)
+    floaty = opnd is not None and ("F" in opnd.dfmt.replace("FMT_", "") or self.op.name.startswith("V_CNDMASK"))
+    if self.fam in ("VOP3", "VOP3SD") and floaty:
       w = raw.width
       sign = 1 << (w - 1)
       if vals.get("abs", 0) >> i & 1: raw = alu(Ops.AND, raw, const("u", w, sign - 1), "u", w)

@@ -43,8 +43,9 @@ class MockKFD:
   """The virtual KFD + render node + GPU. Only this object is different from the hardware path."""
   def __init__(self, arch: str | None = None):
     from tg.amd_emu.emu import Memory
-    self.arch = arch or os.environ.get("MOCKGPU_ARCH", "rdna3")
-    if self.arch not in ARCHS: raise ValueError(f"MOCKGPU_ARCH={self.arch!r}: expected one of {', '.join(ARCHS)}")
+    self.archs = (arch or os.environ.get("MOCKGPU_ARCH") or "rdna3").split(",")  # one virtual GPU per entry
+    if bad := [a for a in self.archs if a not in ARCHS]: raise ValueError(f"MOCKGPU_ARCH: unknown {bad}, expected {', '.join(ARCHS)}")
+    self.arch = self.archs[0]  # of the GPU whose VM this process acquires
     self.host = HostKFD()  # for real anonymous memory
     self.memory = Memory()
     self.bos: dict[int, tuple[int, int]] = {}  # handle -> (va, size)
@@ -54,23 +55,29 @@ class MockKFD:
     self.doorbell_page = 0
 
   def _sysfs(self) -> dict[str, str]:
-    a = ARCHS[self.arch]
-    props = {"cpu_cores_count": 0, "simd_count": 192, "max_waves_per_simd": 16, "lds_size_in_kb": 64, "wave_front_size": 32,
-             "array_count": 12, "simd_per_cu": 2, "vendor_id": 0x1002, "gfx_target_version": a["gfx_target_version"],
-             "drm_render_minor": RENDER_MINOR, "num_sdma_engines": 2, "num_cp_queues": 8}
-    files = {f"{TOPOLOGY}/0/properties": "cpu_cores_count 8\nsimd_count 0\n", f"{TOPOLOGY}/0/gpu_id": "0\n",
-             f"{TOPOLOGY}/1/properties": "".join(f"{k} {v}\n" for k, v in props.items()), f"{TOPOLOGY}/1/gpu_id": f"{GPU_ID}\n"}
-    disc = f"/sys/class/drm/renderD{RENDER_MINOR}/device/ip_discovery/die/0"
-    for name, hwid in (("gc", hw.GC_HWID), ("sdma", hw.SDMA0_HWID), ("nbif", hw.NBIF_HWID)):
-      for k, v in zip(("major", "minor", "revision"), a[name]): files[f"{disc}/{hwid}/0/{k}"] = f"{v}\n"
-      files[f"{disc}/{hwid}/0/base_addr"] = "".join(f"0x{b:08x}\n" for b in BASES[name])
+    files = {f"{TOPOLOGY}/0/properties": "cpu_cores_count 8\nsimd_count 0\n", f"{TOPOLOGY}/0/gpu_id": "0\n"}
+    for i, arch in enumerate(self.archs):
+      a = ARCHS[arch]
+      props = {"cpu_cores_count": 0, "simd_count": 192, "max_waves_per_simd": 16, "lds_size_in_kb": 64, "wave_front_size": 32,
+               "array_count": 12, "simd_per_cu": 2, "vendor_id": 0x1002, "gfx_target_version": a["gfx_target_version"],
+               "drm_render_minor": RENDER_MINOR + i, "num_sdma_engines": 2, "num_cp_queues": 8}
+      files[f"{TOPOLOGY}/{i + 1}/properties"] = "".join(f"{k} {v}\n" for k, v in props.items())
+      files[f"{TOPOLOGY}/{i + 1}/gpu_id"] = f"{GPU_ID + i}\n"
+      disc = f"/sys/class/drm/renderD{RENDER_MINOR + i}/device/ip_discovery/die/0"
+      for name, hwid in (("gc", hw.GC_HWID), ("sdma", hw.SDMA0_HWID), ("nbif", hw.NBIF_HWID)):
+        for k, v in zip(("major", "minor", "revision"), a[name]): files[f"{disc}/{hwid}/0/{k}"] = f"{v}\n"
+        files[f"{disc}/{hwid}/0/base_addr"] = "".join(f"0x{b:08x}\n" for b in BASES[name])
     return files
+
+  def gpu_index(self, gpu_id: int) -> int:
+    if not 0 <= gpu_id - GPU_ID < len(self.archs): raise MockError(f"unknown gpu_id {gpu_id:#x}")
+    return gpu_id - GPU_ID
 
   # ***** the narrow interface *****
 
   def open(self, path: str) -> int:
     if path == "/dev/kfd": return KFD_FD
-    if path == f"/dev/dri/renderD{RENDER_MINOR}": return DRM_FD
+    if path in (f"/dev/dri/renderD{RENDER_MINOR + i}" for i in range(len(self.archs))): return DRM_FD
     raise FileNotFoundError(f"MOCKGPU: no device file {path}")
   def close(self, fd: int) -> None: pass
   def read(self, path: str) -> str:
@@ -110,9 +117,10 @@ class MockKFD:
 
   def _get_version(self, a: Any) -> None: a.major_version, a.minor_version = 1, 11
   def _acquire_vm(self, a: Any) -> None:
-    if a.gpu_id != GPU_ID or a.drm_fd != DRM_FD: raise MockError(f"ACQUIRE_VM for gpu {a.gpu_id:#x} / fd {a.drm_fd}")
+    if a.drm_fd != DRM_FD: raise MockError(f"ACQUIRE_VM with fd {a.drm_fd}, not the render node")
+    self.arch = self.archs[self.gpu_index(a.gpu_id)]
   def _alloc_memory_of_gpu(self, a: Any) -> None:
-    if a.gpu_id != GPU_ID: raise MockError(f"ALLOC_MEMORY_OF_GPU on unknown gpu {a.gpu_id:#x}")
+    self.gpu_index(a.gpu_id)
     if a.va_addr % 4096 or a.size % 4096 or not a.size: raise MockError(f"ALLOC_MEMORY_OF_GPU: unaligned {a.va_addr:#x}+{a.size:#x}")
     self.host.mmap(a.va_addr, a.size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0)
     a.handle = a.mmap_offset = a.va_addr

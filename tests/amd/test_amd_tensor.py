@@ -1,0 +1,63 @@
+"""Tensor programs on the virtual GPUs (RDNA3 and RDNA4) equal the CPU device. They need LLVM 19 (clang-19, ld.lld-19):
+without it they fail, naming the packages to install."""
+import numpy as np
+import pytest
+from tg.tensor import Tensor
+from tg.tensor.nn.optim import SGD
+
+ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
+
+def rand(*shape: int, seed: int = 0) -> np.ndarray: return np.random.default_rng(seed).uniform(-2, 2, shape).astype(np.float32)
+
+def same(fn, *arrays: np.ndarray, dev: str, atol: float = 1e-5) -> None:
+  """fn on `dev` equals fn on the CPU device."""
+  got = fn(*[Tensor(a, device=dev) for a in arrays]).numpy()
+  want = fn(*[Tensor(a, device="CPU") for a in arrays]).numpy()
+  assert got.dtype == want.dtype and got.shape == want.shape
+  np.testing.assert_allclose(got, want, atol=atol, rtol=1e-5)
+
+@ARCHS
+def test_elementwise_llvm(dev):
+  a, b = rand(4, 8), rand(4, 8, seed=1)
+  same(lambda x, y: (x * y + 1).exp2() - y.maximum(x) / (y.abs() + 1), a, b, dev=dev)
+  same(lambda x, y: (x < y).where(x, y.cast("int32").cast("float32")), a, b, dev=dev)
+
+@ARCHS
+def test_sqrt_llvm(dev):
+  same(lambda x: x.sqrt(), np.abs(rand(8)), dev=dev)
+
+@ARCHS
+def test_half_llvm(dev):
+  a = rand(16)
+  same(lambda x: (x.cast("float16") * 3).cast("float32"), a, dev=dev, atol=1e-2)
+
+@ARCHS
+def test_reductions_llvm(dev):
+  a = rand(6, 10)
+  same(lambda x: x.sum(axis=1), a, dev=dev)
+  same(lambda x: x.max(axis=0) + x.mean(), a, dev=dev)
+
+@ARCHS
+def test_matmul_llvm(dev):
+  same(lambda x, y: x @ y, rand(5, 7), rand(7, 3, seed=2), dev=dev, atol=1e-4)
+
+@ARCHS
+def test_conv_llvm(dev):
+  same(lambda x, w: x.conv2d(w, padding=1).relu(), rand(1, 2, 5, 5), rand(3, 2, 3, 3, seed=3), dev=dev, atol=1e-4)
+
+def train(dev: str, steps: int = 3) -> list[np.ndarray]:
+  """A 4-8-2 MLP trained by SGD on fixed data: the final weights."""
+  x, y = Tensor(rand(6, 4, seed=4), device=dev), Tensor(rand(6, 2, seed=5), device=dev)
+  w1 = Tensor(rand(4, 8, seed=6) * 0.5, device=dev, requires_grad=True)
+  w2 = Tensor(rand(8, 2, seed=7) * 0.5, device=dev, requires_grad=True)
+  opt = SGD([w1, w2], lr=0.05)
+  for _ in range(steps):
+    loss = (((x @ w1).relu() @ w2 - y) ** 2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+  return [w1.numpy(), w2.numpy()]
+
+@ARCHS
+def test_mlp_training_llvm(dev):
+  for got, want in zip(train(dev), train("CPU")): np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
