@@ -219,17 +219,27 @@ def fp8_to_float(bits: int, dtype: DType) -> float:
   if e == 0: return sign * math.ldexp(m, 1 - bias - mbits)
   return sign * math.ldexp((1 << mbits) | m, e - bias - mbits)
 
+# a float16/bfloat16 NaN's sign and payload ride in a float64 NaN's top mantissa bits (as hardware widening does), so that
+# bits -> float -> bits gives back every NaN pattern, signalling ones too (struct's "e" format keeps no payload)
+def _nan_from_bits(bits: int, mbits: int) -> float:
+  return struct.unpack("<d", struct.pack("<Q", (bits >> 15 & 1) << 63 | 0x7FF << 52 | (bits & ((1 << mbits) - 1)) << (52 - mbits)))[0]
+def _nan_to_bits(x: float, ebits: int, mbits: int) -> int:
+  d = struct.unpack("<Q", struct.pack("<d", x))[0]
+  return (d >> 63) << 15 | ((1 << ebits) - 1) << mbits | ((d >> (52 - mbits)) & ((1 << mbits) - 1) or 1 << (mbits - 1))
+
 def float_to_bits(x: float, dtype: DType) -> int:
   """The bit pattern of x (already representable, or rounded here) in a float dtype."""
   if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return float_to_fp8(x, dtype)
-  if dtype == dtypes.bfloat16:
-    r = round_to_float_format(x, dtype)
-    return 0x7FC0 if math.isnan(r) else struct.unpack("<I", struct.pack("<f", r))[0] >> 16
+  if dtype in (dtypes.bfloat16, dtypes.float16) and math.isnan(x): return _nan_to_bits(x, *FLOAT_FORMATS[dtype][:2])
   r = round_to_float_format(x, dtype)
+  if dtype == dtypes.bfloat16: return struct.unpack("<I", struct.pack("<f", r))[0] >> 16
   return struct.unpack({2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize], struct.pack("<" + dtype.fmt, r))[0]  # type: ignore[operator]
 
 def bits_to_float(bits: int, dtype: DType) -> float:
   if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return fp8_to_float(bits, dtype)
+  if dtype in (dtypes.bfloat16, dtypes.float16):
+    ebits, mbits = FLOAT_FORMATS[dtype][:2]
+    if (bits >> mbits) & ((1 << ebits) - 1) == (1 << ebits) - 1 and bits & ((1 << mbits) - 1): return _nan_from_bits(bits, mbits)
   if dtype == dtypes.bfloat16: return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
   return struct.unpack("<" + dtype.fmt, struct.pack({2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize], bits))[0]  # type: ignore[operator]
 
@@ -246,9 +256,21 @@ def _to_int(x: object) -> int:
     return math.trunc(x)
   return int(x)  # type: ignore[call-overload]
 
+def _int_to_float_odd(x: int) -> float:
+  """An int as a float64 rounded to odd (truncated, last bit set if inexact): rounding that to a format of at most 51 bits
+  rounds x itself correctly (float(x) would round twice: 2**60 + 2**36 + 1 -> 2**60 + 2**36 -> a tie in float32)."""
+  if -2**53 <= x <= 2**53: return float(x)
+  n = abs(x)
+  s = n.bit_length() - 53
+  return math.copysign(math.ldexp((n >> s) | (n & ((1 << s) - 1) != 0), s), x)
+
 def _to_float(dtype: DType) -> Callable[[object], float]:
   if dtype == dtypes.float64: return lambda x: float(x)  # type: ignore[arg-type]
-  return lambda x: round_to_float_format(float(x), dtype)  # type: ignore[arg-type]
+  fp8 = dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2)
+  def conv(x: object) -> float:
+    v = _int_to_float_odd(x) if isinstance(x, int) else float(x)  # type: ignore[arg-type]
+    return round_to_float_format(v, dtype, saturate=fp8 and not math.isinf(v))  # fp8 saturates finite overflow (float_to_fp8)
+  return conv
 
 truncate: dict[DType, Callable[[object], object]] = {
   dtypes.bool: bool, dtypes.index: _to_int, dtypes.void: lambda x: x,

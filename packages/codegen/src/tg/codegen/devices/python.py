@@ -21,14 +21,15 @@ class PythonRenderer(Renderer):
 
 # ***** exact memory *****
 
-_BITS_STORED = {dtypes.bfloat16: "H", dtypes.fp8e4m3: "B", dtypes.fp8e5m2: "B", dtypes.index: "q"}
+_BITS_STORED = {dtypes.float16: "H", dtypes.bfloat16: "H", dtypes.fp8e4m3: "B", dtypes.fp8e5m2: "B", dtypes.index: "q"}
 
 @functools.cache
 def _codec(dt: DType) -> tuple[struct.Struct, Callable[[Any], Any] | None, Callable[[Any], Any] | None]:
   """How `dt` (scalar or vector) sits in memory: a struct, and bits->value / value->bits for the formats struct lacks."""
   s = dt.scalar()
   st = struct.Struct(f"<{dt.count}{_BITS_STORED.get(s, s.fmt)}")
-  if s in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return st, lambda b: bits_to_float(b, s), lambda x: float_to_bits(x, s)
+  # float16 too: through its bits, a NaN keeps its payload (see tg.uop.dtype.bits_to_float)
+  if s in (dtypes.float16, dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return st, lambda b: bits_to_float(b, s), lambda x: float_to_bits(x, s)
   return st, None, None
 
 def unpack_from(dt: DType, buf: Any, off: int) -> Any:

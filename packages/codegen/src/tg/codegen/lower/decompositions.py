@@ -51,11 +51,31 @@ def _in_float32(u: UOp) -> UOp | None:
   out = UOp(u.op, u.dtype if u.dtype.scalar() not in NARROW_FLOATS else dtypes.float32.vec(u.dtype.count), tuple(up(s) for s in u.src), u.arg)
   return out.cast(u.dtype) if u.dtype.scalar() in NARROW_FLOATS else out
 
+def _f32_round_to_odd(x: UOp) -> UOp:
+  """float64 or a 32/64-bit int as float32 rounded to odd (truncated toward zero, the last bit set if inexact): rounding
+  that to a narrow float rounds x itself correctly, where rounding to nearest twice would not (1 + 2**-8 + 2**-40 would
+  become the bfloat16 tie 1 + 2**-8, then 1.0)."""
+  n = x.dtype.count
+  f64, f32, u32, u64 = dtypes.float64.vec(n), dtypes.float32.vec(n), dtypes.uint32.vec(n), dtypes.uint64.vec(n)
+  if dtypes.is_int(x.dtype) and x.dtype.itemsize // n == 8:
+    # |x| >= 2**53: the low 11 bits, below float32's last bit, fold into one sticky bit, so the magnitude fits float64 exactly
+    neg = (x < 0) if not dtypes.is_unsigned(x.dtype) else None
+    mag = (neg.where(x * -1, x) if neg is not None else x).cast(u64)  # -INT64_MIN wraps to 2**63: right as uint64
+    mag = (mag < 2**53).where(mag, (mag & 0xFFFFFFFFFFFFF800) | (((mag & 0x7FF) + 0x7FF) & 0x800))
+    d = mag.cast(f64) if neg is None else neg.where(mag.cast(f64) * -1.0, mag.cast(f64))
+  else: d = x.cast(f64)  # exact for 32-bit ints
+  f = d.cast(f32)
+  back, bits = f.cast(f64), f.bitcast(u32)
+  away = (back > d).ne(d < 0.0)  # f was rounded away from zero (when inexact)
+  return back.ne(d).where((bits - away.cast(u32)) | 1, bits).bitcast(f32)
+
 def _narrow_cast(c: UOp) -> UOp | None:
-  """Casts between a narrow float and anything but float32 go through float32."""
-  frm, to = c.src[0].dtype.scalar(), c.dtype.scalar()
-  if (frm in NARROW_FLOATS) == (to in NARROW_FLOATS) or dtypes.float32 in (frm, to): return None
-  return c.src[0].cast(dtypes.float32.vec(c.dtype.count)).cast(c.dtype)
+  """Casts between a narrow float and anything but float32 go through float32: exactly from narrow floats and types of at most
+  24 bits, from wider types rounded to odd first (see _f32_round_to_odd)."""
+  x, frm, to = c.src[0], c.src[0].dtype.scalar(), c.dtype.scalar()
+  if frm == to or (frm not in NARROW_FLOATS and to not in NARROW_FLOATS) or dtypes.float32 in (frm, to): return None
+  if frm in NARROW_FLOATS or frm.itemsize <= 2: return x.cast(dtypes.float32.vec(c.dtype.count)).cast(c.dtype)
+  return _f32_round_to_odd(x).cast(c.dtype)
 
 def _native(ren: Renderer, op: Ops) -> bool: return op in ren.native_ops
 

@@ -117,7 +117,8 @@ class CRenderer(Renderer):
     if u.op is Ops.MULACC: return f"({s[0]}*{s[1]}+{s[2]})"  # one expression: the compiler fuses it (-ffp-contract=on)
     if u.op is Ops.NEG: return f"(!{s[0]})" if dt == dtypes.bool else f"(-{s[0]})"
     if u.op is Ops.RECIPROCAL: return f"({c_const(1.0, dt)}/{s[0]})"
-    if u.op is Ops.MAX: return f"(({s[0]}>{s[1]}){'||' + s[0] + '!=' + s[0] if dtypes.is_float(dt) else ''}?{s[0]}:{s[1]})"
+    # floats: NaN propagates, and of +0 and -0 the first wins (numpy's maximum, and Python's max in tg.uop.ops)
+    if u.op is Ops.MAX: return f"(({s[0]}>={s[1]}){'||' + s[0] + '!=' + s[0] if dtypes.is_float(dt) else ''}?{s[0]}:{s[1]})"
     if u.op in (Ops.IDIV, Ops.MOD):
       c = "/" if u.op is Ops.IDIV else "%"
       if u.src[1].op is Ops.CONST and u.src[1].arg not in (0, -1): return f"({s[0]}{c}{s[1]})"
@@ -151,7 +152,7 @@ def _fp8_functions(name: str, ebits: int, mbits: int, fmax: float, has_inf: bool
     f"static inline unsigned char tg_f32_to_{name}(float f) {{ unsigned char sign = __builtin_signbit(f) ? 0x80 : 0;"
     f" if (f != f) return {nan_bits:#x}; float a = __builtin_fabsf(f); {inf_case} if (a == 0.0f) return sign; int e;"
     f" __builtin_frexpf(a, &e); if (e - 1 < {1 - bias}) e = {2 - bias}; float q = __builtin_ldexpf(1.0f, e - 1 - {mbits});"
-    f" float r = __builtin_rintf(a / q) * q; if (r > {fmax!r}f) r = {fmax!r}f; float mant = __builtin_frexpf(r, &e);"
+    f" float r = __builtin_rintf(a / q) * q; if (r == 0.0f) return sign; if (r > {fmax!r}f) r = {fmax!r}f; float mant = __builtin_frexpf(r, &e);"
     f" if (e - 1 + {bias} <= 0) return sign | (unsigned char)(r / {2.0 ** (1 - bias - mbits)!r}f);"
     f" return sign | ((e - 1 + {bias}) << {mbits}) | ((int)(mant * {2 ** (mbits + 1)}) & {(1 << mbits) - 1}); }}"]
 
