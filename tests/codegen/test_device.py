@@ -38,7 +38,7 @@ def test_views_share_memory_at_a_byte_offset():
   assert not base.is_allocated
   v.copyin(memoryview(np.array([10, 11, 12, 13], np.int32)))  # allocates the base
   assert base.is_allocated and v.base is base
-  np.testing.assert_array_equal(base.numpy()[:7], [0, 0, 10, 11, 12, 13, 0])
+  np.testing.assert_array_equal(base.numpy()[2:6], [10, 11, 12, 13])  # (the rest may be a reused buffer's old contents)
   vv = v.view(2, dtypes.int16, offset=4)     # the two halves of element 3, a view of a view is a view of the base
   assert vv.base is base and vv.offset == 12
   np.testing.assert_array_equal(vv.numpy(), np.array([11], np.int32).view(np.int16))

