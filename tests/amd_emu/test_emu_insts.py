@@ -150,3 +150,17 @@ def test_rdna4_renamed_ops_and_smem_ioffset() -> None:
                sgprs={0: addr & 0xFFFFFFFF, 1: addr >> 32}, vgprs={0: np.array([np.nan, 1, 3, -1] * 8, np.float32)}, memory=mem)
   assert w.s[2] == 6 and w.s[3] == 7
   np.testing.assert_array_equal(f32(w, 1), [2, 2, 3, 2] * 8)  # max_num: a NaN operand gives the other one
+
+def test_rdna4_sopk_immediate_is_s0() -> None:
+  """RDNA4's SOPK pseudocode names the 16-bit immediate S0 (RDNA3's says SIMM16): it is sign-extended, not the destination register."""
+  w = run_wave([r4.s_cmovk_i32(r4.s[3], 0x7), r4.s_movk_i32(r4.s[0], 0xFFCE), r4.s_addk_co_i32(r4.s[1], 0xFFFE), r4.s_mulk_i32(r4.s[2], 0xFFFD)],
+               "rdna4", sgprs={0: 5, 1: 10, 2: 7, 3: 1}, scc=1)
+  assert [int(x) for x in w.s[:4]] == [0xFFFFFFCE, 8, (-21) & 0xFFFFFFFF, 7]
+
+def test_rdna4_scalar_transcendentals_write_one_value() -> None:
+  """v_s_sqrt_f32 & co. read an SGPR and write the result to an SGPR (not a lane mask), whatever EXEC holds."""
+  x = np.float32(6.25)
+  w = run_wave([r4.v_s_sqrt_f32(r4.s[1], r4.s[0]), r4.v_s_rcp_f32(r4.s[2], r4.s[0]), r4.v_s_exp_f32(r4.s[3], 2.0)], "rdna4",
+               sgprs={0: int(x.view(np.uint32))}, exec_mask=0b1010)
+  got = np.array(w.s[1:4], np.uint32).view(np.float32)
+  np.testing.assert_allclose(got, [np.sqrt(x), 1 / x, 4.0], rtol=1e-6)

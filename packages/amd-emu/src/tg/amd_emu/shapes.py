@@ -43,8 +43,9 @@ def is_vector(op: Op) -> bool:
                                   "VFLAT", "VGLOBAL", "VSCRATCH")
 
 def lane_loop(op: Op) -> bool:
-  """Per-lane pseudocode runs in a loop over lanes; pseudocode that walks the lanes itself (readlane, permlane) runs once."""
-  return is_vector(op) and not re.search(r"VGPR\[(?!laneId)", op.pcode or "")
+  """Per-lane pseudocode runs in a loop over lanes; pseudocode that walks the lanes itself (readlane, permlane) runs once, and so do
+  RDNA4's scalar transcendentals (v_s_sqrt_f32 & co.: SGPR in, SGPR out, one value, not a lane mask)."""
+  return is_vector(op) and not op.name.startswith("V_S_") and not re.search(r"VGPR\[(?!laneId)", op.pcode or "")
 
 def field_kind(inst: Inst, name: str) -> tuple:
   """How a field enters the shape: a variable register, a baked constant code, or a baked modifier value."""
@@ -242,6 +243,7 @@ class InstCtx:
     c = const_name(name)
     if c is not None: return c
     m = re.fullmatch(r"S(\d)", name)
+    if m and self.fam == "SOPK" and "SIMM16" not in (self.op.pcode or ""): return self.read("SIMM16", it)  # RDNA4 calls the immediate S0
     if m:
       srcs = self.sources()
       i = int(m.group(1))
