@@ -17,32 +17,32 @@ def same(fn, *arrays: np.ndarray, dev: str, atol: float = 1e-5) -> None:
   np.testing.assert_allclose(got, want, atol=atol, rtol=1e-5)
 
 @ARCHS
-def test_elementwise_llvm(dev):
+def test_llvm_elementwise(dev):
   a, b = rand(4, 8), rand(4, 8, seed=1)
   same(lambda x, y: (x * y + 1).exp2() - y.maximum(x) / (y.abs() + 1), a, b, dev=dev)
   same(lambda x, y: (x < y).where(x, y.cast("int32").cast("float32")), a, b, dev=dev)
 
 @ARCHS
-def test_sqrt_llvm(dev):
+def test_llvm_sqrt(dev):
   same(lambda x: x.sqrt(), np.abs(rand(8)), dev=dev)
 
 @ARCHS
-def test_half_llvm(dev):
+def test_llvm_half(dev):
   a = rand(16)
   same(lambda x: (x.cast("float16") * 3).cast("float32"), a, dev=dev, atol=1e-2)
 
 @ARCHS
-def test_reductions_llvm(dev):
+def test_llvm_reductions(dev):
   a = rand(6, 10)
   same(lambda x: x.sum(axis=1), a, dev=dev)
   same(lambda x: x.max(axis=0) + x.mean(), a, dev=dev)
 
 @ARCHS
-def test_matmul_llvm(dev):
+def test_llvm_matmul(dev):
   same(lambda x, y: x @ y, rand(5, 7), rand(7, 3, seed=2), dev=dev, atol=1e-4)
 
 @ARCHS
-def test_conv_llvm(dev):
+def test_llvm_conv(dev):
   same(lambda x, w: x.conv2d(w, padding=1).relu(), rand(1, 2, 5, 5), rand(3, 2, 3, 3, seed=3), dev=dev, atol=1e-4)
 
 def train(dev: str, steps: int = 3) -> list[np.ndarray]:
@@ -59,5 +59,5 @@ def train(dev: str, steps: int = 3) -> list[np.ndarray]:
   return [w1.numpy(), w2.numpy()]
 
 @ARCHS
-def test_mlp_training_llvm(dev):
+def test_llvm_mlp_training(dev):
   for got, want in zip(train(dev), train("CPU")): np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
