@@ -164,7 +164,8 @@ class IndexingMixin:
       return t.pad([(0, 0) if i == d else (0, n - t.shape[i]) for i, n in enumerate(self.shape)])
     hit = spread(mask.any(d, keepdim=True))
     if reduce == "multiply": return hit.where(self * spread(mask.where(s, 1).prod(d, keepdim=True)), self)
-    summed = spread(mask.where(s, False).max(d, keepdim=True) if self.dtype == dtypes.bool else mask.where(s, 0).sum(d, keepdim=True, acc_dtype=self.dtype))
+    picked = mask.where(s, False).max(d, keepdim=True) if self.dtype == dtypes.bool else mask.where(s, 0).sum(d, keepdim=True, acc_dtype=self.dtype)
+    summed = spread(picked)
     if reduce == "add": return self + summed
     return hit.where(summed, self)
   def masked_fill(self: Tensor, mask: Tensor, value: Tensor | float | int | bool) -> Tensor: return mask.where(value, self)
