@@ -1,0 +1,64 @@
+"""Jitted training steps per second: Conv(1->16, 3x3) ReLU Conv(16->32, 3x3) ReLU Linear(->10), Adam, batch 128 of 1x16x16.
+Printed beside PyTorch (CPU) when it is installed. Goal on the 2-core CI machine: >= 100 steps/s."""
+import argparse, json, time
+import numpy as np
+from tg.tensor import Tensor, Device, Counters, nn
+from tg.tensor.nn.optim import Adam
+from tg.tensor.nn.state import get_parameters
+from tg.tensor.jit import TinyJit
+
+BS, STEPS, WARMUP = 128, 30, 3
+
+class Net:
+  def __init__(self):
+    self.c1, self.c2, self.fc = nn.Conv2d(1, 16, 3), nn.Conv2d(16, 32, 3), nn.Linear(32 * 12 * 12, 10)
+  def __call__(self, x: Tensor) -> Tensor: return self.fc(self.c2(self.c1(x).relu()).relu().flatten(1))
+
+def bench_tg(steps: int) -> tuple[float, int]:
+  model = Net()
+  opt = Adam(get_parameters(model), lr=1e-3)
+  @TinyJit
+  def step(x: Tensor, y: Tensor) -> Tensor:
+    opt.zero_grad()
+    loss = model(x).sparse_categorical_crossentropy(y)
+    loss.backward()
+    opt.step()
+    return loss
+  rng = np.random.default_rng(0)
+  xs = [Tensor(rng.random((BS, 1, 16, 16), np.float32)) for _ in range(2)]
+  ys = [Tensor(rng.integers(0, 10, BS).astype(np.int32)) for _ in range(2)]
+  for i in range(WARMUP): step(xs[i % 2], ys[i % 2]).item()
+  Counters.reset()
+  st = time.perf_counter()
+  for i in range(steps): loss = step(xs[i % 2], ys[i % 2])
+  loss.item()
+  return steps / (time.perf_counter() - st), Counters.kernels // steps
+
+def bench_torch(steps: int) -> float | None:
+  try: import torch
+  except ImportError: return None
+  model = torch.nn.Sequential(torch.nn.Conv2d(1, 16, 3), torch.nn.ReLU(), torch.nn.Conv2d(16, 32, 3), torch.nn.ReLU(), torch.nn.Flatten(),
+                              torch.nn.Linear(32 * 12 * 12, 10))
+  opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+  x, y = torch.rand(BS, 1, 16, 16), torch.randint(0, 10, (BS,))
+  def step() -> None:
+    opt.zero_grad()
+    torch.nn.functional.cross_entropy(model(x), y).backward()
+    opt.step()
+  for _ in range(WARMUP): step()
+  st = time.perf_counter()
+  for _ in range(steps): step()
+  return steps / (time.perf_counter() - st)
+
+if __name__ == "__main__":
+  ap = argparse.ArgumentParser(description=__doc__)
+  ap.add_argument("--steps", type=int, default=STEPS)
+  ap.add_argument("--json", action="store_true")
+  args = ap.parse_args()
+  sps, kernels = bench_tg(args.steps)
+  ref = bench_torch(args.steps)
+  if args.json: print(json.dumps({"tg_steps_per_s": sps, "kernels_per_step": kernels, "torch_steps_per_s": ref, "goal": 100}))
+  else:
+    print(f"{'':24s}{'steps/s':>10s}")
+    print(f"{'tg (' + Device.DEFAULT + ', TinyJit)':24s}{sps:10.1f}   ({kernels} kernels per step; goal >= 100)")
+    print(f"{'PyTorch (CPU)':24s}{ref:10.1f}" if ref is not None else f"{'PyTorch (CPU)':24s}{'not installed':>10s}")
