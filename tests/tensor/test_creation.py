@@ -1,0 +1,23 @@
+"""Creation and random numbers: threefry on a counter gives the same bits on every device."""
+import numpy as np
+import pytest
+from tg.tensor import Tensor, dtypes
+
+@pytest.mark.parametrize("make", [lambda d: Tensor.rand(3, 5, device=d), lambda d: Tensor.randn(7, device=d),
+                                  lambda d: Tensor.randint(6, low=-3, high=9, device=d), lambda d: Tensor.kaiming_uniform(4, 3, device=d)])
+def test_rng_bit_exact_across_devices(make):
+  Tensor.manual_seed(42)
+  cpu = make("CPU").numpy()
+  Tensor.manual_seed(42)
+  py = make("PYTHON").numpy()
+  assert cpu.tobytes() == py.tobytes()
+  assert make("CPU").numpy().tobytes() != cpu.tobytes()  # the counter moves on
+
+def test_creation_matches_numpy():
+  np.testing.assert_array_equal(Tensor.arange(2, 11, 3).numpy(), np.arange(2, 11, 3))
+  np.testing.assert_allclose(Tensor.linspace(-1, 1, 5).numpy(), np.linspace(-1, 1, 5), atol=1e-7)
+  np.testing.assert_array_equal(Tensor.eye(3, 4).numpy(), np.eye(3, 4, dtype=np.float32))
+  np.testing.assert_array_equal(Tensor.full((2, 2), 7).numpy(), np.full((2, 2), 7, np.int32))
+  assert Tensor(np.arange(3)).dtype == dtypes.int64 and Tensor(b"\x01\x02").tolist() == [1, 2] and Tensor(2.5).item() == 2.5
+  u = Tensor.uniform(1000, low=2, high=3).numpy()
+  assert 2 <= u.min() and u.max() < 3 and abs(u.mean() - 2.5) < 0.05
