@@ -4,7 +4,7 @@ import pytest
 from tg.tensor import Tensor, dtypes
 
 @pytest.mark.parametrize("make", [lambda d: Tensor.rand(3, 5, device=d), lambda d: Tensor.randn(7, device=d),
-                                  lambda d: Tensor.randint(6, low=-3, high=9, device=d), lambda d: Tensor.kaiming_uniform(4, 3, device=d)])
+                                  lambda d: Tensor.randint(6, low=-3, high=9, device=d)])
 def test_rng_bit_exact_across_devices(make):
   Tensor.manual_seed(42)
   cpu = make("CPU").numpy()
@@ -12,6 +12,13 @@ def test_rng_bit_exact_across_devices(make):
   py = make("PYTHON").numpy()
   assert cpu.tobytes() == py.tobytes()
   assert make("CPU").numpy().tobytes() != cpu.tobytes()  # the counter moves on
+
+def test_scaled_rng_equal_across_devices_to_rounding():
+  """x * scale + low may become one fused multiply-add in C and two roundings in PYTHON: equal to rounding, not bit-exact."""
+  Tensor.manual_seed(3)
+  cpu = Tensor.kaiming_uniform(4, 3, device="CPU").numpy()
+  Tensor.manual_seed(3)
+  np.testing.assert_allclose(cpu, Tensor.kaiming_uniform(4, 3, device="PYTHON").numpy(), rtol=0, atol=1e-7)
 
 def test_creation_matches_numpy():
   np.testing.assert_array_equal(Tensor.arange(2, 11, 3).numpy(), np.arange(2, 11, 3))
