@@ -18,7 +18,7 @@ def test_scaled_rng_equal_across_devices_to_rounding():
   Tensor.manual_seed(3)
   cpu = Tensor.kaiming_uniform(4, 3, device="CPU").numpy()
   Tensor.manual_seed(3)
-  np.testing.assert_allclose(cpu, Tensor.kaiming_uniform(4, 3, device="PYTHON").numpy(), rtol=0, atol=1e-7)
+  np.testing.assert_allclose(cpu, Tensor.kaiming_uniform(4, 3, device="PYTHON").numpy(), rtol=2e-7, atol=1e-7)
 
 def test_creation_matches_numpy():
   np.testing.assert_array_equal(Tensor.arange(2, 11, 3).numpy(), np.arange(2, 11, 3))
