@@ -1,9 +1,13 @@
 """Tensor programs on the virtual GPUs (RDNA3 and RDNA4) equal the CPU device. They need LLVM 19 (clang-19, ld.lld-19):
 without it they fail, naming the packages to install."""
+from math import prod
 import numpy as np
 import pytest
 from tg.tensor import Tensor
+from tg.uop import Ops
 from tg.tensor.nn.optim import SGD
+from tg.codegen.device import Device
+from tg.codegen.pipeline import get_program
 
 ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
 
@@ -44,6 +48,15 @@ def test_llvm_matmul(dev):
 @ARCHS
 def test_llvm_conv(dev):
   same(lambda x, w: x.conv2d(w, padding=1).relu(), rand(1, 2, 5, 5), rand(3, 2, 3, 3, seed=3), dev=dev, atol=1e-4)
+
+@ARCHS
+def test_llvm_kernels_get_workgroups(dev):
+  """The heuristics split a global axis into workgroup threads (LOCAL) for the amdgcn renderer: no one-thread launches."""
+  a = rand(64, 64)
+  for fn in (lambda x: x * 2 + 1, lambda x: x.sum(axis=1), lambda x: x @ x):
+    kernels = [ei for ei in fn(Tensor(a, device=dev)).schedule() if ei.ast.op is Ops.SINK]
+    assert kernels and all(prod(get_program(ei.ast, Device[dev].renderer).local_size) > 1 for ei in kernels)
+    same(fn, a, dev=dev, atol=1e-3)
 
 def train(dev: str, steps: int = 3) -> list[np.ndarray]:
   """A 4-8-2 MLP trained by SGD on fixed data: the final weights."""
