@@ -201,3 +201,25 @@ def test_grouped_reduce_needs_shared_memory():
   k = UOp.range(32, 0, AxisType.REDUCE)
   with pytest.raises(KernelOptError, match="shared memory"):
     get_program(sink(out[0].store(a[k].reduce(k, arg=Ops.ADD)), opts=(Opt(OptOps.GROUP, 0, 8),)), Device["CPU"].renderer)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_reduce_that_an_output_loop_does_not_use(device):
+  # out[r0] = sum(a): the reduce runs once, before the output loop, not inside it
+  out, a = UOp.param(0, dtypes.float, (2,)), UOp.param(1, dtypes.float, (16,))
+  r0, r1 = UOp.range(2, 0), UOp.range(16, 1, AxisType.REDUCE)
+  o, _ = run(out[r0].store(a[r1].reduce(r1, arg=Ops.ADD)).end(r0).sink(arg=KernelInfo(name="r")), device,
+             [np.zeros(2, np.float32), np.arange(16, dtype=np.float32)])
+  np.testing.assert_array_equal(o, [120, 120])
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("opts", [None, ()])
+def test_attention_without_softmax_nests_a_reduce_in_a_reduce(device, opts):
+  # O[i,d] = sum_j (sum_e Q[i,e] K[j,e]) V[j,d]: the e loop runs inside the j loop whatever the axis ids say
+  n, dd = 4, 3
+  O, Q, K, V = (UOp.param(s, dtypes.float, (n, dd)) for s in range(4))
+  i, d, j, e = UOp.range(n, 0), UOp.range(dd, 1), UOp.range(n, 3, AxisType.REDUCE), UOp.range(dd, 2, AxisType.REDUCE)
+  score = (Q[i, e] * K[j, e]).reduce(e, arg=Ops.ADD)
+  ast = O[i, d].store((score * V[j, d]).reduce(j, arg=Ops.ADD)).end(i, d).sink(arg=KernelInfo(name="attn"))
+  q, k, v = (rng.random((n, dd), np.float32) for _ in range(3))
+  o, *_ = run(ast, device, [np.zeros((n, dd), np.float32), q, k, v], opts=opts)
+  np.testing.assert_allclose(o, (q @ k.T) @ v, rtol=1e-5)

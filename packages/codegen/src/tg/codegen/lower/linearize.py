@@ -24,16 +24,44 @@ _OP_PRIORITY = {Ops.PARAM: -20, Ops.DEFINE_VAR: -19, Ops.DEFINE_LOCAL: -18, Ops.
 
 class LinearizeError(RuntimeError): pass
 
+def range_order(topo: list[UOp], sets: dict[UOp, frozenset[UOp]]) -> dict[UOp, int]:
+  """A total order of the ranges that loops nest and follow each other by: a range still open at another's END is
+  outside it; a loop whose result (its END) is used inside another range it isn't within runs before that range is
+  opened; otherwise axis order. (Axis ids alone can't say this: a reduce computed inside another may have any id.)"""
+  rngs = sorted((u for u in topo if u.op is Ops.RANGE), key=range_key)
+  before: dict[UOp, set[UOp]] = {r: set() for r in rngs}
+  users: dict[UOp, list[UOp]] = {u: [] for u in topo}
+  for u in topo:
+    for x in u.src: users[x].append(u)
+  for e in topo:
+    if e.op is not Ops.END: continue
+    r = e.src[1]
+    for q in sets[e]: before[r].add(q)  # q encloses r
+    stack, seen = [e], {e}
+    while stack:  # everything downstream of the finished loop
+      for c in users[stack.pop()]:
+        if c in seen: continue
+        seen.add(c); stack.append(c)
+        for q in sets[c] - sets[e] - {r}: before[q].add(r)  # r's loop runs before q is opened
+  rank: dict[UOp, int] = {}
+  while len(rank) < len(rngs):
+    free = [r for r in rngs if r not in rank and not (before[r] - rank.keys())]
+    nxt = free[0] if free else next(r for r in rngs if r not in rank)  # a cycle: fall back to axis order
+    rank[nxt] = len(rank)
+  return rank
+
 def linearize(sink: UOp) -> list[UOp]:
   sink = graph_rewrite(sink, pm_split_ends, name="split ends")
   topo = list(sink.toposort)
   order = {u: i for i, u in enumerate(topo)}
-  scope: dict[UOp, tuple[UOp, ...]] = {}
+  sets: dict[UOp, frozenset[UOp]] = {}
   for u in topo:
-    s = set().union(*(scope[x] for x in u.src)) if u.src else set()
-    if u.op is Ops.RANGE: s.add(u)
-    elif u.op is Ops.END: s.discard(u.src[1])
-    scope[u] = tuple(sorted(s, key=range_key))
+    s = frozenset().union(*(sets[x] for x in u.src)) if u.src else frozenset()
+    if u.op is Ops.RANGE: s = s | {u}
+    elif u.op is Ops.END: s = s - {u.src[1]}
+    sets[u] = s
+  rank = range_order(topo, sets)
+  scope = {u: tuple(sorted(s, key=rank.__getitem__)) for u, s in sets.items()}
   outer: dict[UOp, set[UOp]] = {u: set() for u in topo if u.op is Ops.RANGE}
   for sc in set(scope.values()):
     for i, r in enumerate(sc): outer[r].update(sc[:i])
@@ -69,10 +97,11 @@ def linearize(sink: UOp) -> list[UOp]:
         break
       deferred.append((p, u))
     if progress: continue
-    # 2. open a loop whose outer loops (by axis order, among the ranges it is used with) are exactly the open ones
-    can_open = [r for r in waiting_ranges if outer[r] == set(stack)]
+    # 2. open a loop whose outer loops (the ranges it is used with that rank before it) are exactly the open ones
+    # (a loop that encloses nothing open can also go deeper, e.g. a reduce that doesn't use a loop it is nested in)
+    can_open = [r for r in waiting_ranges if outer[r] == set(stack)] or [r for r in waiting_ranges if outer[r] <= set(stack)]
     if can_open:
-      r = min(can_open, key=lambda r: (range_key(r), order[r]))
+      r = min(can_open, key=rank.__getitem__)
       waiting_ranges.remove(r)
       stack.append(r)
       emit(r)
