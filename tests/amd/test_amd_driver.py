@@ -4,7 +4,8 @@ import time
 import numpy as np
 import pytest
 from tg.amd import hw
-from tg.amd.driver import PAGE, KFDDevice, PM4Queue, SDMAQueue, Signal
+from tg.amd.driver import PAGE, HWQueue, KFDDevice, PM4Queue, SDMAQueue, Signal
+from tg.amd.kfd import QUEUE_TYPE_SDMA
 from tg.amd.mockgpu import MockError, MockKFD
 from tg.codegen.device import Device
 from tg.tensor import Tensor
@@ -86,6 +87,13 @@ def test_sdma_copy_packet_then_fence(gpu):
   q.submit(q.copy(dst.va + 8, src.va, 100) + q.fence(s.va, 1))
   s.wait(1, timeout=5)
   assert bytes(dst.view(8, 100)) == bytes(range(100)) and bytes(dst.view(0, 8)) == bytes(8)
+
+def test_packets_wrap_around_the_ring(gpu):
+  """A 1024-dword ring filled several times over: packets that straddle its end are read whole."""
+  q, s = HWQueue(gpu, QUEUE_TYPE_SDMA, ring_size=4096), signal(gpu)
+  for v in range(1, 401):
+    q.submit(SDMAQueue.fence(s.va, v) + SDMAQueue.wait_mem(s.va, v))
+    assert s.value == v
 
 PM4 = hw.pm4_header
 BAD_PM4 = {

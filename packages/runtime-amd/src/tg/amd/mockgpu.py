@@ -167,7 +167,7 @@ class MockKFD:
     while rptr.value < q.wptr:
       start = rptr.value // unit
       avail = q.wptr // unit - start
-      words = [int(ring[(start + k) % ndw]) for k in range(min(avail, 16))]
+      words = ring_words(ring, start, min(avail, 16), ndw)
       used = (self.pm4 if q.qtype == QUEUE_TYPE_COMPUTE else self.sdma)(q, words, avail, ring, start, ndw)
       if used == 0: return  # stalled on a wait
       if used < 0:
@@ -191,7 +191,7 @@ class MockKFD:
     if h >> 30 != 3: raise MockError(f"PM4: packet header {h:#010x} at ring dword {start} is not type 3")
     count, op = (h >> 16 & 0x3FFF) + 1, h >> 8 & 0xFF
     if count + 1 > avail: raise MockError(f"PM4: packet {op:#x} of {count + 1} dwords runs past the write pointer")
-    body = [int(ring[(start + 1 + k) % ndw]) for k in range(count)]
+    body = ring_words(ring, start + 1, count, ndw)
     need = {hw.PACKET3_DISPATCH_DIRECT: 4, hw.PACKET3_RELEASE_MEM: 7, hw.PACKET3_ACQUIRE_MEM: 7, hw.PACKET3_WAIT_REG_MEM: 6}
     if op in need and count != need[op]: raise MockError(f"PM4: packet {op:#x} has {count} body dwords, expected {need[op]}")
     if op == hw.PACKET3_NOP: pass
@@ -262,6 +262,12 @@ class MockKFD:
       if "memory fault" not in str(e): raise
       return self.fault(q, e)
     return n
+
+def ring_words(ring: Any, start: int, n: int, ndw: int) -> list[int]:
+  """n dwords of a ring from dword `start`, wrapping around its end."""
+  start %= ndw
+  if start + n <= ndw: return ring[start:start + n].tolist()
+  return ring[start:].tolist() + ring[:start + n - ndw].tolist()
 
 def compare(func: int, val: int, ref: int) -> bool:
   """The WAIT_REG_MEM / POLL_REGMEM compare functions."""
