@@ -1,6 +1,5 @@
 """Running a schedule: kernels compiled once per (AST, device) and reused, copies through the host."""
 from __future__ import annotations
-import dataclasses
 from tg.uop import UOp, Ops, DEBUG
 from tg.codegen.device import Device
 from tg.codegen.pipeline import get_program, CompiledRunner
@@ -21,9 +20,7 @@ def get_runner(ast: UOp, device: str) -> CompiledRunner:
   """The compiled kernel for an AST on a device; an identical AST (on any buffers) is lowered and compiled once."""
   if (r := _runners.get((ast, device))) is None:
     Counters.compiled += 1
-    # WORKAROUND for tg.codegen: NULL's renderer says device "CPU", so its programs would run on CPU with NULL's unbacked
-    # buffers (a segfault); the program is pinned to the device it was compiled for (see the tg.tensor report)
-    r = _runners[(ast, device)] = CompiledRunner(dataclasses.replace(get_program(ast, Device[device].renderer), device=device))
+    r = _runners[(ast, device)] = CompiledRunner(get_program(ast, Device[device].renderer))
     if DEBUG >= 2: print(f"compiled {r.p.name} for {device}")
   return r
 

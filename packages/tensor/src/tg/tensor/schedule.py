@@ -7,10 +7,9 @@ copies), with the elementwise work before and after a reduce in the same kernel.
 from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
-from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, type_verify, kernel_spec, tensor_spec, SPEC, UPat, PatternMatcher, \
-  graph_rewrite
+from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, type_verify, kernel_spec, tensor_spec, SPEC
 from tg.codegen.device import Buffer
-from tg.tensor.graph import buffers, new_buffer, device_of, mop
+from tg.tensor.graph import buffers, new_buffer, device_of
 
 @dataclass
 class ExecItem:
@@ -89,10 +88,7 @@ class KernelBuilder:
     rngs = [self.axis(s, AxisType.LOOP) if s != 1 else UOp.const(dtypes.index, 0) for s in shape]
     val = self.lower(root, tuple(rngs), None)  # root is not in bufmap unless it is an ASSIGN's value realized first
     store = self.param(out).index(flat_index(rngs, shape)).store(val)
-    # WORKAROUND for tg.codegen: the C renderer emits vectors of _Bool (clang rejects them) when a bool buffer is upcast,
-    # so kernels with a bool buffer get no opts (see the tg.tensor report)
-    no_opts = () if any(b.dtype == dtypes.bool for b in self.params) else None
-    return store.end(*[r for r in rngs if r.op is Ops.RANGE]).sink(arg=KernelInfo(name=name, opts_to_apply=no_opts))
+    return store.end(*[r for r in rngs if r.op is Ops.RANGE]).sink(arg=KernelInfo(name=name))
 
   def lower(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None, top: bool = False) -> UOp:
     """The value of tensor UOp u at index idx (a UOp per dimension), loads gated by `valid`."""
@@ -160,42 +156,9 @@ def kernel_name(root: UOp) -> str:
   red = [u for u in root.toposort if u.op is Ops.REDUCE_AXIS]
   return ("r_" if red else "E_") + "_".join(str(s) for s in root.shape) if root.shape else ("r" if red else "E")
 
-def _const_axes(u: UOp, memo: dict[UOp, frozenset[int]]) -> frozenset[int]:
-  """Axes along which u's value provably doesn't change (broadcast constants and expands, through views and ALU)."""
-  if (ret := memo.get(u)) is not None: return ret
-  ones = frozenset(i for i, s in enumerate(u.shape) if s == 1) if u.op is not Ops.SINK else frozenset()
-  src = u.src[0] if u.src else None
-  if u.op is Ops.EXPAND: ret = _const_axes(src, memo) | frozenset(i for i, s in enumerate(src.shape) if s == 1)
-  elif u.op is Ops.PERMUTE: ret = frozenset(j for j, p in enumerate(u.arg) if p in _const_axes(src, memo))
-  elif u.op in (Ops.SHRINK, Ops.FLIP, Ops.DETACH): ret = _const_axes(src, memo)
-  elif u.op is Ops.PAD: ret = frozenset(i for i in _const_axes(src, memo) if u.arg[i] == (0, 0))
-  elif u.op is Ops.REDUCE_AXIS: ret = _const_axes(src, memo) | frozenset(u.arg[1])
-  elif u.op is Ops.RESHAPE and [s for s in src.shape if s != 1] == [s for s in u.shape if s != 1]:
-    big_in, big_out = [i for i, s in enumerate(src.shape) if s != 1], [i for i, s in enumerate(u.shape) if s != 1]
-    ret = frozenset(o for i, o in zip(big_in, big_out) if i in _const_axes(src, memo))
-  elif (u.op in GroupOp.ALU or u.op in (Ops.CAST, Ops.BITCAST)) and u.shape != ():
-    ret = functools.reduce(lambda a, b: a & b, (_const_axes(s, memo) for s in u.src))
-  else: ret = frozenset()
-  memo[u] = ret = ret | ones
-  return ret
-
-def _hoist_broadcast_reduces(sink: UOp) -> UOp:
-  """A reduce whose input is constant along an axis it keeps is computed once (shrunk to 1 there) and expanded.
-  It saves the repeated work, and WORKAROUND for tg.codegen: the linearizer can't order a REDUCE that is independent of
-  an enclosing output loop (LinearizeError "can't order the kernel"), see the tg.tensor report."""
-  memo: dict[UOp, frozenset[int]] = {}
-  def hoist(r: UOp) -> UOp | None:
-    x, (_, axes) = r.src[0], r.arg
-    keep = [i for i in _const_axes(x, memo) if i not in axes and x.shape[i] > 1]
-    if not keep: return None
-    small = mop(Ops.SHRINK, x, tuple((0, 1) if i in keep else (0, s) for i, s in enumerate(x.shape)))
-    return UOp(Ops.REDUCE_AXIS, r.dtype, (small,), r.arg).expand(r.shape)
-  return graph_rewrite(sink, PatternMatcher([(UPat(Ops.REDUCE_AXIS, name="r"), hoist)]), name="hoist broadcast reduces")
-
 def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   """The ExecItems that compute `outs`, and what each out becomes (a RESHAPE of its BUFFER)."""
   if SPEC: type_verify(UOp.sink(*outs), tensor_spec)
-  orig, outs = outs, list(_hoist_broadcast_reduces(UOp.sink(*outs)).src)
   points = _realize_points(outs)
   bufmap: dict[UOp, UOp] = {}
   items: list[ExecItem] = []
@@ -217,7 +180,7 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     ast = kb.build(value, tb, kernel_name(value))
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
-  becomes = {a: _buffer_of(o, bufmap).reshape(o.shape) if not is_buffer_view(o) else o for a, o in zip(orig, outs)}
+  becomes = {o: _buffer_of(o, bufmap).reshape(o.shape) if not is_buffer_view(o) else o for o in outs}
   return items, becomes
 
 def _buffer_of(u: UOp, bufmap: dict[UOp, UOp]) -> UOp:

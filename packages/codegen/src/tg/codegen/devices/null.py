@@ -3,8 +3,8 @@ scheduled and generated without paying for execution."""
 from __future__ import annotations
 import os
 from typing import Any
+from tg.codegen.renderer import Renderer
 from tg.codegen.device import Allocator, Compiled, Compiler
-from tg.codegen.devices.cpu import c_renderer
 
 class NullAllocator(Allocator):
   """Buffers are just their size: copyin is dropped, copyout is an error (there is no data) unless NULL_ALLOW_COPYOUT=1 (zeros)."""
@@ -25,5 +25,11 @@ class NullProgram:
                vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
     return 0.0 if wait else None
 
+def null_renderer() -> Renderer:
+  """The C renderer (so there is code to inspect), for programs that belong to NULL."""
+  from tg.codegen.renderer.cstyle import CRenderer
+  class NullRenderer(CRenderer): device = "NULL"
+  return NullRenderer()
+
 class NullDevice(Compiled):
-  def __init__(self, device: str = "NULL"): super().__init__(device, NullAllocator(), NullCompiler(), NullProgram, c_renderer)
+  def __init__(self, device: str = "NULL"): super().__init__(device, NullAllocator(), NullCompiler(), NullProgram, null_renderer)

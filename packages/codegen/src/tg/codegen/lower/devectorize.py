@@ -106,7 +106,8 @@ def _scalar_addr(idx: UOp, a: tuple[UOp, UOp | None], w: int) -> UOp:
   ptr: PtrDType = buf.dtype  # type: ignore[assignment]
   return UOp(Ops.CAST, ptr.base.vec(w).ptr(ptr.size, ptr.addrspace), (one,))
 
-def _widths(ctx: Renderer, idx: UOp) -> tuple[int, ...]: return ctx.vector_widths
+def _widths(ctx: Renderer, idx: UOp) -> tuple[int, ...]:
+  return (1,) if idx.dtype.base.scalar() == dtypes.bool else ctx.vector_widths  # no vectors of bool (C has none)
 
 def split_load(ctx: Renderer, l: UOp) -> UOp | None:
   idx = l.src[0]
