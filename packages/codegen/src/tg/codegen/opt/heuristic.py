@@ -7,11 +7,12 @@
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis."""
 from __future__ import annotations
-from tg.uop import UOp, AxisType
+from tg.uop import UOp, Ops, AxisType
 from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, output_axes, reduce_axes, range_size
 
 def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
+  if any(u.op is Ops.CONTRACT for u in ast.toposort): return ast  # the kernel chose its own vector lanes: more would break them
   k = ast
   def attempt(*opts: Opt) -> bool:
     """Apply opts together, or none of them."""
