@@ -60,7 +60,11 @@ KERNEL void atomics(unsigned* counter, float* fsum, int* imax, const float* in) 
   __atomic_fetch_max(imax, (int)(in[i] * 100.0f), __ATOMIC_RELAXED);
 }
 
-__attribute__((noinline)) static float pick(volatile float* p, int k) { return p[k]; }
+__attribute__((noinline)) static float pick(volatile float* p, int k) {  // p is a flat pointer into the caller's private memory
+  float own[48];  // the callee's own frame: scratch_* instructions addressed from the stack pointer s32
+  for (int j = 0; j < 48; j++) own[j] = p[j] * 2.0f;
+  return p[k] + own[(k * 5) % 48];
+}
 KERNEL void scratch(float* out, const int* idx) {  // a private array indexed at run time lives in scratch
   volatile float priv[64];
   int t = GID_X;

@@ -73,13 +73,14 @@ def test_llvm_atomics(mcpu: str) -> None:
   np.testing.assert_allclose(fsum[0], x.sum(), rtol=1e-4)
   assert imax[0] == int((x * np.float32(100)).astype(np.int32).max())
 
-def test_llvm_scratch_gfx1100() -> None:
-  mcpu = "gfx1100"
+@pytest.mark.parametrize("mcpu", ARCHS)
+def test_llvm_scratch_and_call(mcpu: str) -> None:
   idx = np.random.default_rng(4).integers(0, 1000, 64).astype(np.int32)
   out = np.zeros(64, np.float32)
   launch(code_object(mcpu), "scratch", (1, 1, 1), (64, 1, 1), [out, idx])
   t = np.arange(64)
-  np.testing.assert_array_equal(out, (t * 64 + (idx & 63)) + (t * 64 + ((idx * 7) & 63)))
+  k = idx & 63
+  np.testing.assert_array_equal(out, (t * 64 + k) + 2 * (t * 64 + (k * 5) % 48) + (t * 64 + ((idx * 7) & 63)))
 
 def test_llvm_fault_names_instruction_and_address() -> None:
   out = np.zeros(4, np.int32)
