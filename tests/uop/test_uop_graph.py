@@ -1,6 +1,6 @@
 """UOp: hash-consing, immutability, pickling, graph walks, builders, operators and rendering."""
 from __future__ import annotations
-import gc, pickle
+import gc, weakref, pickle
 import pytest
 from tg.uop import AddrSpace, AxisType, GroupOp, Invalid, KernelInfo, Ops, PtrDType, UOp, dtypes
 from tg.uop.uop import UOpMetaClass
@@ -19,13 +19,13 @@ def test_hash_consing_and_identity() -> None:
   with pytest.raises(AttributeError): a.op = Ops.MUL  # type: ignore[misc]
 
 def test_hash_cons_cache_is_weak() -> None:
-  gc.collect()
-  before = len(UOpMetaClass.ucache)
+  def cached() -> int: return sum(1 for k in list(UOpMetaClass.ucache) if k[0] is Ops.DEFINE_VAR and "weak_test_var" in repr(k[3]))
   u = UOp.variable("weak_test_var", 0, 5) + 12345
-  assert len(UOpMetaClass.ucache) == before + 3
+  ref = weakref.ref(u)
+  assert cached() == 1
   del u
   gc.collect()
-  assert len(UOpMetaClass.ucache) == before
+  assert ref() is None and cached() == 0, "the cache doesn't keep unreferenced UOps alive"
 
 def test_pickle_round_trip_gives_the_same_object() -> None:
   x = UOp.variable("x", 0, 10)

@@ -134,7 +134,7 @@ def fold_div(x: UOp, d: UOp) -> UOp | None:
   outside = [(t, k // c) for t, k in terms if k % c == 0]
   inside = [(t, k) for t, k in terms if k % c != 0]
   q, r = divmod(const, c)
-  if not outside and q == 0: return _fold_div_small(x, c, inside, const)
+  if not outside: return _fold_div_small(x, c, inside, const)  # pulling out only the constant wouldn't make it smaller
   rest = build_sum(x, inside, r)
   if rest.vmin < 0: return None
   return build_sum(x, outside, q) + rest // c
