@@ -28,3 +28,11 @@ def test_creation_matches_numpy():
   assert Tensor(np.arange(3)).dtype == dtypes.int64 and Tensor(b"\x01\x02").tolist() == [1, 2] and Tensor(2.5).item() == 2.5
   u = Tensor.uniform(1000, low=2, high=3).numpy()
   assert 2 <= u.min() and u.max() < 3 and abs(u.mean() - 2.5) < 0.05
+
+def test_rand_compiles_once():
+  # the counter offset is data, not a constant in the kernel: later calls reuse the compiled kernel
+  from tg.tensor import Counters
+  Tensor.rand(7).realize()
+  Counters.reset()
+  draws = [Tensor.rand(7).numpy() for _ in range(3)]
+  assert Counters.compiled == 0 and len({d.tobytes() for d in draws}) == 3

@@ -198,7 +198,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     start = Tensor._rng_counter
     Tensor._rng_counter += n
     dev = Device.canonicalize(device or Device.DEFAULT)
-    ctr = _iota(n, dtypes.uint64, dev) + start
+    # the start comes in a buffer, not as a constant: every call is the same kernel (compiled once)
+    ctr = _iota(n, dtypes.uint64, dev) + Tensor([start], dev, dtypes.uint64).expand(n)
     key = const_uop(Tensor._seed & 0xFFFFFFFFFFFFFFFF, dtypes.uint64, dev, (n,))
     return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
   @staticmethod
