@@ -72,3 +72,74 @@ KERNEL void scratch(float* out, const int* idx) {  // a private array indexed at
   out[t] = pick(priv, idx[t] & 63) + priv[(idx[t] * 7) & 63];
 }
 
+
+// WMMA: one wave computes D = A*B + C for 16x16 row-major matrices; each lane loads its fragments as the ISA lays them
+// out in VGPRs (A_AT/B_AT: the element in slot i of lane l; CD_AT: the same for C and D).
+#ifdef __GFX12__
+#define AB_LEN 8  // row (A) / column (B) l%16, K = 8*(l/16) + i
+#define A_AT(l, i) ((l) % 16 * 16 + 8 * ((l) / 16) + (i))
+#define B_AT(l, i) ((8 * ((l) / 16) + (i)) * 16 + (l) % 16)
+#define CD_AT(l, i) ((8 * ((l) / 16) + (i)) * 16 + (l) % 16)  // column l%16, row 8*(l/16) + i
+#define CD16_LEN 8  // 16-bit C/D: two rows a VGPR
+#define CD16(i, hi) (i)
+#define WMMA(name) __builtin_amdgcn_wmma_##name##_w32_gfx12
+#define OPSEL(hi)
+#else
+#define AB_LEN 16  // row (A) / column (B) l%16, all of K: lanes 16-31 repeat lanes 0-15
+#define A_AT(l, i) ((l) % 16 * 16 + (i))
+#define B_AT(l, i) ((i) * 16 + (l) % 16)
+#define CD_AT(l, i) ((2 * (i) + (l) / 16) * 16 + (l) % 16)  // column l%16, row 2i + l/16
+#define CD16_LEN 16  // 16-bit C/D: one row a VGPR, in the half op_sel picks
+#define CD16(i, hi) (2 * (i) + (hi))
+#define WMMA(name) __builtin_amdgcn_wmma_##name##_w32
+#define OPSEL(hi) , hi
+#endif
+typedef _Float16 hab __attribute__((ext_vector_type(AB_LEN)));
+typedef short sab __attribute__((ext_vector_type(AB_LEN)));
+typedef char cab __attribute__((ext_vector_type(AB_LEN)));
+typedef int iab __attribute__((ext_vector_type(AB_LEN / 4)));
+typedef _Float16 hcd __attribute__((ext_vector_type(CD16_LEN)));
+typedef short scd __attribute__((ext_vector_type(CD16_LEN)));
+typedef float fcd __attribute__((ext_vector_type(8)));
+typedef int icd __attribute__((ext_vector_type(8)));
+#define LOAD_AB(T, fa, fb) T fa, fb; for (int i = 0; i < AB_LEN; i++) { fa[i] = a[A_AT(TID_X, i)]; fb[i] = b[B_AT(TID_X, i)]; }
+
+KERNEL void wmma_f32_f16(float* d, const _Float16* a, const _Float16* b, const float* c) {
+  LOAD_AB(hab, fa, fb)
+  fcd fc;
+  for (int i = 0; i < 8; i++) fc[i] = c[CD_AT(TID_X, i)];
+  fcd fd = WMMA(f32_16x16x16_f16)(fa, fb, fc);
+  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[i];
+}
+
+KERNEL void wmma_f32_bf16(float* d, const short* a, const short* b, const float* c) {
+  LOAD_AB(sab, fa, fb)
+  fcd fc;
+  for (int i = 0; i < 8; i++) fc[i] = c[CD_AT(TID_X, i)];
+  fcd fd = WMMA(f32_16x16x16_bf16)(fa, fb, fc);
+  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[i];
+}
+
+KERNEL void wmma_f16_f16(_Float16* d, const _Float16* a, const _Float16* b, const _Float16* c) {
+  LOAD_AB(hab, fa, fb)
+  hcd fc = {};
+  for (int i = 0; i < 8; i++) fc[CD16(i, 0)] = c[CD_AT(TID_X, i)];
+  hcd fd = WMMA(f16_16x16x16_f16)(fa, fb, fc OPSEL(0));
+  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[CD16(i, 0)];
+}
+
+KERNEL void wmma_bf16_bf16(short* d, const short* a, const short* b, const short* c) {  // the high halves on gfx11
+  LOAD_AB(sab, fa, fb)
+  scd fc = {};
+  for (int i = 0; i < 8; i++) fc[CD16(i, 1)] = c[CD_AT(TID_X, i)];
+  scd fd = WMMA(bf16_16x16x16_bf16)(fa, fb, fc OPSEL(1));
+  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[CD16(i, 1)];
+}
+
+KERNEL void wmma_i32_iu8(int* d, const signed char* a, const unsigned char* b, const int* c) {  // A signed, B unsigned
+  LOAD_AB(cab, fa, fb)
+  icd fc;
+  for (int i = 0; i < 8; i++) fc[i] = c[CD_AT(TID_X, i)];
+  icd fd = WMMA(i32_16x16x16_iu8)(1, (iab)fa, 0, (iab)fb, fc, 0);
+  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[i];
+}

@@ -164,3 +164,42 @@ def test_rdna4_scalar_transcendentals_write_one_value() -> None:
                sgprs={0: int(x.view(np.uint32))}, exec_mask=0b1010)
   got = np.array(w.s[1:4], np.uint32).view(np.float32)
   np.testing.assert_allclose(got, [np.sqrt(x), 1 / x, 4.0], rtol=1e-6)
+
+def rdna3_wmma_ab(m: np.ndarray) -> list[np.ndarray]:
+  """An RDNA3 WMMA A operand of a 16x16 16-bit matrix (B: pass its transpose): lane l holds row l % 16, two elements a VGPR."""
+  u = m.view(np.uint16).astype(np.uint32)[LANE % 16]
+  return [u[:, 2 * j] | u[:, 2 * j + 1] << 16 for j in range(8)]
+
+RDNA3_CD_ROWS = [2 * i + LANE // 16 for i in range(8)]  # C/D slot i of lane l: row 2i + l/16, column l % 16
+
+def test_wmma_f16_op_sel_high_halves_and_inline_c() -> None:
+  """RDNA3 v_wmma_f16 with op_sel[2] reads C from and writes D to the high halves, leaving the low halves of D as they were;
+  an inline constant C is added to every element."""
+  rng = np.random.default_rng(6)
+  a, b, c = (rng.standard_normal((16, 16)).astype(np.float16) for _ in range(3))
+  vg = dict(enumerate(rdna3_wmma_ab(a), 8)) | dict(enumerate(rdna3_wmma_ab(b.T.copy()), 16))
+  for i, rows in enumerate(RDNA3_CD_ROWS): vg[40 + i] = c[rows, LANE % 16].view(np.uint16).astype(np.uint32) << 16 | 0x1234
+  w = run_wave(assemble("v_wmma_f16_16x16x16_f16 v[40:47], v[8:15], v[16:23], v[40:47] op_sel:[0,0,1]\n"
+                        "v_wmma_f32_16x16x16_f16 v[48:55], v[8:15], v[16:23], 1.0", "rdna3"), vgprs=vg)
+  ab = a.astype(np.float64) @ b.astype(np.float64)
+  for i, rows in enumerate(RDNA3_CD_ROWS):
+    np.testing.assert_array_equal(w.v[40 + i] & 0xFFFF, 0x1234)
+    got = (w.v[40 + i] >> 16).astype(np.uint16).view(np.float16).astype(np.float32)
+    np.testing.assert_allclose(got, ab[rows, LANE % 16] + c[rows, LANE % 16], rtol=1e-3, atol=1e-3)
+    np.testing.assert_allclose(f32(w, 48 + i), ab[rows, LANE % 16] + 1, rtol=1e-5, atol=1e-5)
+
+@pytest.mark.parametrize("clamp", [False, True])
+def test_wmma_iu8_signedness_and_clamp(clamp: bool) -> None:
+  """neg_lo[0] makes A signed (B stays unsigned); clamp saturates the i32 sum instead of wrapping it."""
+  a, b = np.full((16, 16), -128, np.int8), np.full((16, 16), 255, np.uint8)
+  c = np.int32(-(1 << 31) + 1000)
+  vg = {8 + j: np.full(32, 0x80808080, np.uint32) for j in range(4)} | {12 + j: np.full(32, 0xFFFFFFFF, np.uint32) for j in range(4)}
+  vg |= {i: np.full(32, c) for i in range(8)}
+  w = run_wave(assemble(f"v_wmma_i32_16x16x16_iu8 v[0:7], v[8:11], v[12:15], v[0:7] neg_lo:[1,0,0]{' clamp' if clamp else ''}", "rdna3"), vgprs=vg)
+  exact = int(a[0].astype(np.int64) @ b[:, 0].astype(np.int64)) + int(c)
+  want = max(exact, -(1 << 31)) if clamp else (exact + (1 << 31)) % (1 << 32) - (1 << 31)
+  np.testing.assert_array_equal(w.v[:8].view(np.int32), want)
+
+def test_wmma_unemulated_modifiers_raise() -> None:
+  with pytest.raises(RuntimeError, match="v_wmma_f32_16x16x16_f16 is not supported by the emulator .*neg/abs"):
+    run_wave(assemble("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7] neg_lo:[1,0,0]", "rdna4"), "rdna4")

@@ -82,6 +82,36 @@ def test_llvm_scratch_and_call(mcpu: str) -> None:
   k = idx & 63
   np.testing.assert_array_equal(out, (t * 64 + k) + 2 * (t * 64 + (k * 5) % 48) + (t * 64 + ((idx * 7) & 63)))
 
+def to_bf16(x: np.ndarray) -> np.ndarray:
+  """bfloat16 bits of float32 values, truncated (exact for values that are bfloat16 already)."""
+  return (x.astype(np.float32).view(np.uint32) >> 16).astype(np.uint16)
+
+def from_bf16(bits: np.ndarray) -> np.ndarray: return (bits.astype(np.uint32) << 16).view(np.float32)
+
+@pytest.mark.parametrize("mcpu", ARCHS)
+@pytest.mark.parametrize("kernel", ["wmma_f32_f16", "wmma_f32_bf16", "wmma_f16_f16", "wmma_bf16_bf16", "wmma_i32_iu8"])
+def test_llvm_wmma(mcpu: str, kernel: str) -> None:
+  """One wave's D = A*B + C through __builtin_amdgcn_wmma_*, fragments loaded per the ISA's VGPR layouts, against numpy."""
+  rng = np.random.default_rng(5)
+  dfmt, abfmt = kernel.split("_")[1:]
+  if abfmt == "iu8":
+    a, b = rng.integers(-128, 128, (16, 16)).astype(np.int8), rng.integers(0, 256, (16, 16)).astype(np.uint8)
+    c, d = rng.integers(-1 << 20, 1 << 20, (16, 16)).astype(np.int32), np.zeros((16, 16), np.int32)
+    launch(code_object(mcpu), kernel, (1, 1, 1), (32, 1, 1), [d, a, b, c])
+    np.testing.assert_array_equal(d, a.astype(np.int64) @ b.astype(np.int64) + c)
+    return
+  x = rng.standard_normal((3, 16, 16)).astype(np.float32)
+  a, b = (x[:2].astype(np.float16), x[:2].astype(np.float16)) if abfmt == "f16" else (to_bf16(x[:2]), to_bf16(x[:2]))
+  a, b = a[0], b[1]
+  c = {"f32": x[2], "f16": x[2].astype(np.float16), "bf16": to_bf16(x[2])}[dfmt]
+  d = np.zeros_like(c)
+  launch(code_object(mcpu), kernel, (1, 1, 1), (32, 1, 1), [d, a, b, c])
+  val = (lambda m: from_bf16(m).astype(np.float64)) if abfmt == "bf16" else (lambda m: m.astype(np.float64))
+  ref = val(a) @ val(b) + (from_bf16(c) if dfmt == "bf16" else c).astype(np.float64)
+  got = from_bf16(d) if dfmt == "bf16" else d.astype(np.float32)
+  tol = {"f32": 1e-5, "f16": 1e-3, "bf16": 8e-3}[dfmt]
+  np.testing.assert_allclose(got, ref, rtol=tol, atol=tol)
+
 def test_llvm_fault_names_instruction_and_address() -> None:
   out = np.zeros(4, np.int32)
   with pytest.raises(MemoryFault, match=r"memory fault: global_store_b32 .* at 0x[0-9a-f]+, no mapping \(pc=0x[0-9a-f]+, wave 0"):

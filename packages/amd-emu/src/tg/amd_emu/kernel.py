@@ -17,6 +17,7 @@ from .inst import Inst
 from .isa import get_arch
 from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv
 from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key
+from .wmma import build_wmma
 
 @dataclass(frozen=True)
 class ShapeCode:
@@ -31,7 +32,7 @@ class ShapeCode:
 @functools.cache
 def _version() -> str:
   here = pathlib.Path(__file__).parent
-  return hashlib.sha256(b"".join((here / f).read_bytes() for f in ("pcode.py", "lower.py", "shapes.py", "kernel.py"))).hexdigest()[:16]
+  return hashlib.sha256(b"".join((here / f).read_bytes() for f in ("pcode.py", "lower.py", "shapes.py", "kernel.py", "wmma.py"))).hexdigest()[:16]
 
 _mem_cache: dict[tuple, ShapeCode] = {}
 _unsaved: list[tuple[str, ShapeCode]] = []
@@ -71,8 +72,9 @@ def render_shape(inst: Inst, key: tuple) -> ShapeCode:
 
 def build(inst: Inst) -> UOp:
   """The kernel SINK of one instruction."""
-  b = Builder()
   op = inst.op
+  if op.name.startswith("V_WMMA_"): return build_wmma(inst)
+  b = Builder()
   halves = [(op, "")]
   if op.enum == "VOPDOp": halves = [(op, "x"), (get_arch(op.arch).by_code[("VOPDOp", inst.vals["opy"])], "y")]
   lane = UOp.range(WAVE, 0, AxisType.LOOP) if lane_loop(op) else None
