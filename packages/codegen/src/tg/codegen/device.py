@@ -1,7 +1,7 @@
 """The device interface: buffers and their allocators, compilers with an on-disk cache, the Compiled device base
 class, and the Device registry that finds devices through the `tg.devices` entry points."""
 from __future__ import annotations
-import ctypes, functools, hashlib, importlib.metadata, os, pathlib, pickle, sqlite3
+import ctypes, functools, hashlib, importlib.metadata, os, pathlib, pickle, sqlite3, threading
 from typing import Any, Callable, Protocol
 from tg.uop import DType
 from tg.codegen.renderer import Renderer
@@ -110,13 +110,16 @@ def _table(path: pathlib.Path, table: str) -> sqlite3.Connection:
   (conn := _db(path)).execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, val BLOB)")
   return conn
 
+_db_lock = threading.Lock()  # one connection per process is shared by threads (e.g. the emulator's background saves)
+
 def diskcache_get(table: str, key: str) -> Any:
   """The value stored under `key` in `table` of the cache db, None if absent."""
-  row = _table(cache_db_path(), table).execute(f"SELECT val FROM {table} WHERE key=?", (key,)).fetchone()
+  with _db_lock: row = _table(cache_db_path(), table).execute(f"SELECT val FROM {table} WHERE key=?", (key,)).fetchone()
   return pickle.loads(row[0]) if row is not None else None
 
 def diskcache_put(table: str, key: str, value: Any) -> Any:
-  _table(cache_db_path(), table).execute(f"INSERT OR REPLACE INTO {table} (key, val) VALUES (?, ?)", (key, pickle.dumps(value)))
+  blob = pickle.dumps(value)
+  with _db_lock: _table(cache_db_path(), table).execute(f"INSERT OR REPLACE INTO {table} (key, val) VALUES (?, ?)", (key, blob))
   return value
 
 class Compiler:
