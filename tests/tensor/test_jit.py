@@ -53,3 +53,13 @@ def test_an_input_returned_unchanged_is_the_new_input():
     x, y = jf(a, Tensor(b))
     assert x is a
     np.testing.assert_allclose(y.numpy(), b + 1, rtol=1e-6)
+
+def test_random_numbers_are_new_on_every_replay():
+  # the RNG counter is a device buffer that the captured kernels advance: replays draw new masks
+  @TinyJit
+  def drop(x: Tensor) -> Tensor:
+    with Tensor.train(): return x.dropout(0.5)
+  x = Tensor.ones(64).realize()
+  masks = [drop(x).numpy() for _ in range(5)]
+  assert all(set(np.unique(m)) <= {0.0, 2.0} for m in masks)
+  assert len({m.tobytes() for m in masks}) == 5, "every call, captured and replayed ones too, has its own mask"

@@ -53,7 +53,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   training: bool = False
   no_grad: bool = False
   _seed: int = 0
-  _rng_counter: int = 0
+  _rng_counters: dict[str, Tensor] = {}  # per device: the next threefry counter, in a buffer
 
   def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
     dev = Device.canonicalize(device or Device.DEFAULT)
@@ -191,15 +191,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
 
   # ***** random numbers: threefry on a counter, the same on every device *****
   @staticmethod
-  def manual_seed(seed: int = 0) -> None: Tensor._seed, Tensor._rng_counter = seed, 0
+  def manual_seed(seed: int = 0) -> None: Tensor._seed, Tensor._rng_counters = seed, {}
   @staticmethod
   def _random_bits(n: int, device: str | None) -> Tensor:
-    """n uniformly random uint32 values from threefry-2x32 of (counter, seed)."""
-    start = Tensor._rng_counter
-    Tensor._rng_counter += n
+    """n uniformly random uint32 values from threefry-2x32 of (counter, seed). The counter lives in a device buffer
+    that two tiny kernels snapshot and advance right away: every call is the same compiled kernels, later calls
+    never see an earlier counter, and a TinyJit replay (which re-runs those kernels) draws new numbers each step."""
     dev = Device.canonicalize(device or Device.DEFAULT)
-    # the start comes in a buffer, not as a constant: every call is the same kernel (compiled once)
-    ctr = _iota(n, dtypes.uint64, dev) + Tensor([start], dev, dtypes.uint64).expand(n)
+    if (counter := Tensor._rng_counters.get(dev)) is None: counter = Tensor._rng_counters[dev] = Tensor([0], dev, dtypes.uint64)
+    start = counter.clone().realize()
+    counter.assign(counter + n).realize()
+    ctr = _iota(n, dtypes.uint64, dev) + start.expand(n)
     key = const_uop(Tensor._seed & 0xFFFFFFFFFFFFFFFF, dtypes.uint64, dev, (n,))
     return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
   @staticmethod
