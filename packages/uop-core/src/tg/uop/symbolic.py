@@ -190,9 +190,11 @@ symbolic = symbolic_simple + PatternMatcher([
   ((UPat.var("x") // UPat.cvar("d", vec=False)) < UPat.cvar("c", vec=False), fold_div_lt),
   # max of ranges that don't overlap
   (UPat(Ops.MAX, src=(UPat.var("a"), UPat.var("b"))), lambda a, b: a if a.vmin >= b.vmax else (b if b.vmin >= a.vmax else None)),
-  # an index under its gate
+  # an index under its gate (as idx.valid(gate), or as the gate of a kernel's INDEX)
   (UPat(Ops.WHERE, src=(UPat.var("gate", dtypes.bool), UPat.var("idx"), UPat(Ops.CONST, arg=Invalid, name="inv"))), lambda gate, idx, inv:
    (lambda new: gate.where(new, inv) if new is not idx else None)(simplify_given_valid(gate, idx))),
+  (UPat(Ops.INDEX, src=(UPat.var("buf"), UPat.var("idx"), UPat.var("gate", dtypes.bool)), name="x"), lambda buf, idx, gate, x:
+   (lambda new: x.replace(src=(buf, new, gate)) if new is not idx else None)(simplify_given_valid(gate, idx)) if idx.dtype.count == 1 else None),
 ])
 
 # ***** simplifying an index given the condition that guards it *****
