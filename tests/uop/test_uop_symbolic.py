@@ -135,3 +135,8 @@ def test_vmin_vmax_of_range_special_and_variable(n: int, v: int) -> None:
   for u in (UOp.range(n, 0), UOp.special(n, "gidx0"), UOp.range(end, 1)): assert (u.vmin, u.vmax) == (0, n - 1)
   var = UOp.variable("v", min(v, n), max(v, n))
   assert (var.vmin, var.vmax) == (min(v, n), max(v, n)) and (var.bind(min(v, n)).vmin, var.bind(min(v, n)).vmax) == (min(v, n),) * 2
+
+def test_flattened_index_of_three_axes_folds_back():
+  # the index of a (32, 12, 12) view flattened again: ((i//144)*12 + (i//12)%12)*12 + i%12 is i
+  i = UOp.variable("i", 0, 32 * 144 - 1)
+  assert (((i // 144) * 12 + (i // 12) % 12) * 12 + i % 12).simplify() is i

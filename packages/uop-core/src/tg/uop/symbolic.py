@@ -102,6 +102,10 @@ def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
   if out is None: return like.const_like(const)
   return out + const if const != 0 else out
 
+def _div(x: UOp, c: int) -> UOp:
+  """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
+  return x.src[0] // (x.src[1].arg * c) if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and c > 0 else x // c
+
 def fold_add(x: UOp) -> UOp | None:
   """Combine like terms and constants in a sum; fold x//c*c + x%c back into x. The sum is only respelled when that
   makes it smaller, so simplifying never grows an expression."""
@@ -110,12 +114,16 @@ def fold_add(x: UOp) -> UOp | None:
   terms, const, cost = split
   merged: dict[UOp, int] = {}
   for t, c in terms: merged[t] = merged.get(t, 0) + c
-  # (x//c)*c*k + (x%c)*k -> x*k
-  for t, c in list(merged.items()):
-    if t.op is Ops.MOD and t.src[1].op is Ops.CONST and (d := t.src[0] // t.src[1]) in merged and merged[d] == c * t.src[1].arg \
-       and t in merged:
-      del merged[t], merged[d]
-      merged[t.src[0]] = merged.get(t.src[0], 0) + c
+  # (x//c)*c*k + (x%c)*k -> x*k, again while it applies: a flattened index of several axes folds back level by level
+  changed = True
+  while changed:
+    changed = False
+    for t, c in list(merged.items()):
+      if t not in merged or t.op is not Ops.MOD or t.src[1].op is not Ops.CONST: continue
+      if (d := _div(t.src[0], t.src[1].arg)) in merged and merged[d] == c * t.src[1].arg:
+        del merged[t], merged[d]
+        merged[t.src[0]] = merged.get(t.src[0], 0) + c
+        changed = True
   items = list(merged.items())
   new_cost = sum_cost(items, const)
   if new_cost > cost or (new_cost == cost and len(items) == len(terms)): return None
