@@ -7,6 +7,7 @@ copies), with the elementwise work before and after a reduce in the same kernel.
 from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
+from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, type_verify, kernel_spec, tensor_spec, SPEC
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
@@ -156,8 +157,43 @@ def kernel_name(root: UOp) -> str:
   red = [u for u in root.toposort if u.op is Ops.REDUCE_AXIS]
   return ("r_" if red else "E_") + "_".join(str(s) for s in root.shape) if root.shape else ("r" if red else "E")
 
+# ***** the schedule cache: the same graph on other buffers schedules the same way *****
+Ref = tuple[str, int]  # ("in", k): the k-th BUFFER of the graph; ("new", j): the j-th buffer the schedule creates
+_cache: dict[tuple, tuple[list[tuple[UOp, list[Ref], dict[str, int]]], list[tuple[str, int, Any]], list[Ref | None]]] = {}
+
+def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp]]:
+  """The graph as a tuple with its buffers numbered by first appearance (their identities left out), and the buffers."""
+  index: dict[UOp, int] = {}
+  rows: list[tuple] = []
+  bufs: list[UOp] = []
+  for u in UOp.sink(*outs).toposort:
+    if u.op is Ops.BUFFER: bufs.append(u)
+    index[u] = len(rows)
+    rows.append((u.op, u.dtype, None if u.op is Ops.UNIQUE else u.arg, tuple(index[x] for x in u.src)))
+  return tuple(rows), bufs
+
 def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
-  """The ExecItems that compute `outs`, and what each out becomes (a RESHAPE of its BUFFER)."""
+  """The ExecItems that compute `outs`, and what each out becomes (a RESHAPE of its BUFFER). Cached by the graph's
+  structure: repeating a computation on new buffers skips building kernels (only fresh buffers are made)."""
+  key, ins = _structure(outs)
+  if (hit := _cache.get(key)) is not None:
+    templates, new_specs, out_refs = hit
+    made = [new_buffer(*spec) for spec in new_specs]
+    def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
+    items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(vv)) for ast, refs, vv in templates]
+    return items, {o: (uop(r).reshape(o.shape) if r is not None else o) for o, r in zip(outs, out_refs)}
+  items, becomes = _schedule_uncached(outs)
+  refs: dict[int, Ref] = {id(buffers[b]): ("in", k) for k, b in enumerate(ins)}
+  new_specs: list[tuple[str, int, Any]] = []
+  for ei in items:
+    for b in ei.bufs:
+      if id(b) not in refs: refs[id(b)] = ("new", len(new_specs)); new_specs.append((b.device, b.size, b.dtype))
+  out_refs = [None if becomes[o] is o else refs.get(id(buffers[_buffer_of(becomes[o], {})])) for o in outs]
+  if all(r is not None or becomes[o] is o for o, r in zip(outs, out_refs)):  # else (an unknown buffer) don't cache
+    _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs], ei.var_vals) for ei in items], new_specs, out_refs)
+  return items, becomes
+
+def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   if SPEC: type_verify(UOp.sink(*outs), tensor_spec)
   points = _realize_points(outs)
   bufmap: dict[UOp, UOp] = {}
