@@ -1,7 +1,10 @@
-"""tg.tensor: a lazy Tensor with autograd, fused scheduling and realize."""
+"""tg.tensor: a lazy Tensor with autograd, fused scheduling and realize; nn layers, optimizers, safetensors state,
+TinyJit, and custom kernels (Tensor.custom_kernel, Tensor.call)."""
 from tg.uop import dtypes, UOp, Ops
 from tg.codegen.device import Device
 from tg.tensor.tensor import Tensor, no_grad
 from tg.tensor.realize import Counters
+from tg.tensor.jit import TinyJit
+from tg.tensor import nn
 
-__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Counters"]
+__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Counters", "TinyJit", "nn"]
