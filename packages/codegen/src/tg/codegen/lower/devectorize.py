@@ -63,7 +63,8 @@ def push_gep(g: UOp) -> UOp | None:
   """GEP of a vector op is the op on the GEPs of its sources: take only the lanes that are used. Loads stay whole, so
   the devectorizer sees all their addresses at once and finds the contiguous runs."""
   x, lanes = g.src[0], g.arg
-  if x.op in GroupOp.ALU or x.op in (Ops.CAST, Ops.BITCAST):
+  # (only lanes taken once: pushing a broadcast through would compute the same lane several times)
+  if (x.op in GroupOp.ALU or x.op in (Ops.CAST, Ops.BITCAST)) and len(set(lanes)) == len(lanes):
     return UOp(x.op, x.dtype.scalar().vec(len(lanes)), tuple(s.gep(lanes) for s in x.src), x.arg)
   return gep_through(g)
 
