@@ -3,12 +3,15 @@
 A replay launches the captured kernels with the new input buffers swapped in for the captured ones: no graph building,
 no scheduling, no compiling. Everything else a kernel touches (parameters, optimizer state, intermediate buffers) is the
 same buffer every replay, which is what a training step wants. The function must be the same computation every call:
-what it does in Python besides building tensors (prints, reading .item(), branching on values) runs only while capturing."""
+what it does in Python besides building tensors (prints, reading .item(), branching on values) runs only while capturing.
+
+Symbolic sizes: pass a bound variable (`UOp.variable("n", 1, 32).bind(k)`) as an argument and shrink by it inside the
+function; a replay launches the captured kernels with the arguments' values of the variables."""
 from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, TypeVar
-from tg.uop import DType, Ops
+from tg.uop import UOp, DType, Ops
 from tg.codegen.device import Buffer
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
@@ -21,6 +24,10 @@ R = TypeVar("R")
 def _input_tensors(args: tuple, kwargs: dict) -> list[tuple[str, Tensor]]:
   named = [(f"argument {i}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", v) for k, v in sorted(kwargs.items())]
   return [(n, t) for n, t in named if isinstance(t, Tensor)]
+
+def _var_vals(args: tuple, kwargs: dict) -> dict[str, int]:
+  """The values of the bound variables among the arguments."""
+  return {a.src[0].arg[0]: a.src[1].arg for a in (*args, *kwargs.values()) if isinstance(a, UOp) and a.op is Ops.BIND}
 
 def _buffer(t: Tensor) -> Buffer:
   return buffers[t.uop if t.uop.op is Ops.BUFFER else t.uop.src[0]]
@@ -54,7 +61,7 @@ class TinyJit(Generic[R]):
     self.calls += 1
     if self.calls == 1: return self._realized(self.fxn(*args, **kwargs))
     if self.calls == 2: return self._capture(ins, args, kwargs)
-    return self._replay(ins)
+    return self._replay(ins, _var_vals(args, kwargs))
 
   @staticmethod
   def _realized(ret: R) -> R:
@@ -76,7 +83,7 @@ class TinyJit(Generic[R]):
     self.outputs = ret
     return ret
 
-  def _replay(self, ins: list[tuple[str, Tensor]]) -> R:
+  def _replay(self, ins: list[tuple[str, Tensor]], var_vals: dict[str, int]) -> R:
     if len(ins) != len(self.signature): raise TypeError(f"TinyJit captured {len(self.signature)} tensor inputs, got {len(ins)}")
     for (name, t), (shape, dtype, device) in zip(ins, self.signature):
       if (t.shape, t.dtype, t.device) != (shape, dtype, device):
@@ -90,7 +97,7 @@ class TinyJit(Generic[R]):
         for j, i in st.inputs: bufs[j] = new[i]
       if st.runner is None: run_item(ExecItem(st.item.ast, bufs))
       else:
-        st.runner(bufs, st.item.var_vals)
+        st.runner(bufs, {**st.item.var_vals, **var_vals})
         Counters.kernels += 1
     by_buffer = {id(b): t for b, (_, t) in zip(self.captured_inputs, ins)}
     return _map_outputs(self.outputs, lambda t: by_buffer.get(id(_buffer(t)), Tensor(t.uop)))

@@ -1,11 +1,16 @@
 """Movement: views of a tensor that become index math in kernels (never copies), and what is built from them."""
 from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
-from tg.uop import Ops, dtypes, prod
+from tg.uop import UOp, Ops, dtypes, prod
 from tg.tensor.graph import mop
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
+
+def _fits(b: int, e: int | UOp, s: int | UOp) -> bool:
+  if isinstance(s, UOp): return b == 0 and e is s  # all of a symbolic axis
+  if isinstance(e, UOp): return e.op is Ops.BIND and 0 <= b <= e.src[0].vmin and e.src[0].vmax <= s
+  return 0 <= b <= e <= s
 
 class MovementMixin:
   def _mop(self: Tensor, op: Ops, arg: Any) -> Tensor: return self._apply(lambda u: mop(op, u, arg))
@@ -53,9 +58,11 @@ class MovementMixin:
     d = dim + self.ndim + 1 if dim < 0 else dim
     if not 0 <= d <= self.ndim: raise IndexError(f"unsqueeze dim {dim} is out of range for {self.ndim} dimensions")
     return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
-  def shrink(self: Tensor, arg: Sequence[tuple[int, int] | None]) -> Tensor:
+  def shrink(self: Tensor, arg: Sequence[tuple[int, int | UOp] | None]) -> Tensor:
+    """Keep [begin, end) of each axis (None keeps all). An end can be a bound variable (UOp.variable(...).bind(n)) whose
+    maximum fits the axis: the view has that symbolic size, and the same kernels run for every value."""
     full = tuple((0, s) if a is None else a for a, s in zip(arg, self.shape))
-    if any(not 0 <= b <= e <= s for (b, e), s in zip(full, self.shape)): raise ValueError(f"shrink {full} is out of bounds of {self.shape}")
+    if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)): raise ValueError(f"shrink {full} is out of bounds of {self.shape}")
     return self._mop(Ops.SHRINK, full)
   def flip(self: Tensor, axis: int | Sequence[int]) -> Tensor:
     axes = {self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}

@@ -8,7 +8,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass, field
 from typing import Any
-from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, type_verify, kernel_spec, tensor_spec, SPEC
+from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
 
@@ -159,30 +159,56 @@ def kernel_name(root: UOp) -> str:
 
 # ***** the schedule cache: the same graph on other buffers schedules the same way *****
 Ref = tuple[str, int]  # ("in", k): the k-th BUFFER of the graph; ("new", j): the j-th buffer the schedule creates
-_cache: dict[tuple, tuple[list[tuple[UOp, list[Ref], dict[str, int]]], list[tuple[str, int, Any]], list[Ref | None]]] = {}
+_cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]], list[Ref | None]]] = {}
 
-def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp]]:
-  """The graph as a tuple with its buffers numbered by first appearance (their identities left out), and the buffers."""
+def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
+  """A movement op's arg with each bound variable (BIND: a symbolic size) replaced by its DEFINE_VAR, the values going to
+  var_vals: the graph, its kernels and its cache key are then the same for every value."""
+  if isinstance(x, tuple): return tuple(_unbind_arg(y, var_vals) for y in x)
+  if not isinstance(x, UOp): return x
+  if x.op is Ops.BIND:
+    name, val = x.src[0].arg[0], x.src[1].arg
+    if var_vals.setdefault(name, val) != val: raise ValueError(f"variable {name!r} is bound to both {var_vals[name]} and {val}")
+    return x.src[0]
+  return UOp(x.op, x.dtype, _unbind_arg(x.src, var_vals), x.arg)
+
+def _unbind(outs: list[UOp]) -> list[UOp]:
+  """The graph with its movement ops unbound."""
+  new: dict[UOp, UOp] = {}
+  for u in UOp.sink(*outs).toposort:
+    src, arg = tuple(new[s] for s in u.src), _unbind_arg(u.arg, {}) if u.op in GroupOp.Movement else u.arg
+    new[u] = u if src == u.src and arg == u.arg else UOp(u.op, u.dtype, src, arg)
+  return [new[o] for o in outs]
+
+def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int]]:
+  """The graph as a tuple with its buffers numbered by first appearance (their identities left out) and its bound
+  variables unbound, the buffers, and the variables' values."""
   index: dict[UOp, int] = {}
   rows: list[tuple] = []
   bufs: list[UOp] = []
+  var_vals: dict[str, int] = {}
   for u in UOp.sink(*outs).toposort:
     if u.op is Ops.BUFFER: bufs.append(u)
     index[u] = len(rows)
-    rows.append((u.op, u.dtype, None if u.op is Ops.UNIQUE else u.arg, tuple(index[x] for x in u.src)))
-  return tuple(rows), bufs
+    arg = None if u.op is Ops.UNIQUE else _unbind_arg(u.arg, var_vals) if u.op in GroupOp.Movement else u.arg
+    rows.append((u.op, u.dtype, arg, tuple(index[x] for x in u.src)))
+  return tuple(rows), bufs, var_vals
 
 def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   """The ExecItems that compute `outs`, and what each out becomes (a RESHAPE of its BUFFER). Cached by the graph's
-  structure: repeating a computation on new buffers skips building kernels (only fresh buffers are made)."""
-  key, ins = _structure(outs)
+  structure: repeating a computation on new buffers skips building kernels (only fresh buffers are made). Symbolic
+  sizes are left symbolic in the kernels, their values in each ExecItem's var_vals."""
+  key, ins, var_vals = _structure(outs)
   if (hit := _cache.get(key)) is not None:
     templates, new_specs, out_refs = hit
     made = [new_buffer(*spec) for spec in new_specs]
     def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
-    items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(vv)) for ast, refs, vv in templates]
+    items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(var_vals)) for ast, refs in templates]
     return items, {o: (uop(r).reshape(o.shape) if r is not None else o) for o, r in zip(outs, out_refs)}
-  items, becomes = _schedule_uncached(outs)
+  unbound = _unbind(outs) if var_vals else outs
+  items, unbound_becomes = _schedule_uncached(unbound)
+  for ei in items: ei.var_vals = dict(var_vals)
+  becomes = {o: unbound_becomes[u] if unbound_becomes[u] is not u else o for o, u in zip(outs, unbound)}
   refs: dict[int, Ref] = {id(buffers[b]): ("in", k) for k, b in enumerate(ins)}
   new_specs: list[tuple[str, int, Any]] = []
   for ei in items:
@@ -190,7 +216,7 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
       if id(b) not in refs: refs[id(b)] = ("new", len(new_specs)); new_specs.append((b.device, b.size, b.dtype))
   out_refs = [None if becomes[o] is o else refs.get(id(buffers[_buffer_of(becomes[o], {})])) for o in outs]
   if all(r is not None or becomes[o] is o for o, r in zip(outs, out_refs)):  # else (an unknown buffer) don't cache
-    _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs], ei.var_vals) for ei in items], new_specs, out_refs)
+    _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs]) for ei in items], new_specs, out_refs)
   return items, becomes
 
 def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
@@ -199,6 +225,8 @@ def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]
   bufmap: dict[UOp, UOp] = {}
   items: list[ExecItem] = []
   for p in points:  # toposort order: inputs first
+    if not all_int(p.shape):
+      raise NotImplementedError(f"can't realize a tensor of symbolic shape {p.shape}: reduce over the symbolic dimension first")
     if p.op is Ops.CUSTOM_KERNEL:  # the user's AST runs on its inputs' buffers, PARAM i = src i
       if SPEC: type_verify(p.arg.ast, kernel_spec)
       items.append(ExecItem(p.arg.ast, [buffers[_buffer_of(s, bufmap)] for s in p.src]))
