@@ -45,8 +45,6 @@ class ProgramSpec:
     """The PARAMs in slot order."""
     return sorted((u for u in self.uops if u.op is Ops.PARAM), key=lambda u: u.arg)
   @property
-  def globals(self) -> list[int]: return [u.arg for u in self.buffers]
-  @property
   def vars(self) -> list[UOp]:
     """The DEFINE_VARs in the order the kernel takes them (by name)."""
     return sorted((u for u in self.uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0])

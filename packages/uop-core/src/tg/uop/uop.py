@@ -110,12 +110,6 @@ class UOp(metaclass=UOpMetaClass):
   def const_like(self, b: ConstLike | tuple) -> UOp: return UOp.const(self.dtype.base if isinstance(self.dtype, PtrDType) else self.dtype, b)
   @staticmethod
   def invalid() -> UOp: return UOp(Ops.CONST, dtypes.index, arg=Invalid)
-  @property
-  def is_const(self) -> bool: return self.op is Ops.CONST
-  def const_arg(self) -> Any:
-    if self.op is Ops.CONST: return self.arg
-    if self.op is Ops.VCONST: return self.arg
-    raise ValueError(f"{self.op} is not a constant")
 
   # ***** ALU and operators *****
   def alu(self, op: Ops, *src: UOp | ConstLike) -> UOp:
@@ -441,11 +435,3 @@ def exec_uop(root: UOp, values: dict[UOp, Any]) -> Any:
     elif u.op in GroupOp.ALU: r[u] = exec_alu(u.op, u.dtype, [r[s] for s in u.src])
     else: raise ValueError(f"can't evaluate {u.op}: give its value")
   return r[root]
-
-def ssimplify(x: UOp | int) -> UOp | int:
-  """Simplify, and return a plain int when the result is constant."""
-  if not isinstance(x, UOp): return x
-  y = x.simplify()
-  return y.arg if y.op is Ops.CONST else y
-
-def sint_to_uop(x: int | UOp, dtype: DType = dtypes.index) -> UOp: return x if isinstance(x, UOp) else UOp.const(dtype, x)

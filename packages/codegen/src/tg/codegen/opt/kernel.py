@@ -23,7 +23,6 @@ class KernelOptError(ValueError): pass
 
 AXIS_ORDER = {t: i for i, t in enumerate((AxisType.GLOBAL, AxisType.THREAD, AxisType.LOCAL, AxisType.LOOP, AxisType.GROUP_REDUCE,
                                           AxisType.REDUCE, AxisType.UPCAST, AxisType.UNROLL))}
-REDUCE_TYPES = (AxisType.REDUCE, AxisType.GROUP_REDUCE, AxisType.UNROLL)
 
 def range_key(r: UOp) -> tuple[int, int]: return (AXIS_ORDER[r.arg[1]], r.arg[0])
 def all_ranges(ast: UOp) -> list[UOp]: return sorted((u for u in ast.toposort if u.op is Ops.RANGE), key=range_key)
