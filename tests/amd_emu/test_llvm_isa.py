@@ -87,3 +87,9 @@ def test_llvm_random_operands_agree(insts) -> None:
   texts = [i.disasm() for i in insts]
   assert assemble(texts, "rdna3") == [i.to_bytes() for i in insts]
   assert disassemble([i.to_bytes() for i in insts], "rdna3") == texts
+
+def test_llvm_integer_bits_of_an_inline_float_are_inline() -> None:
+  """0x40000000 given to a float operand is 2.0: inline, as llvm-mc encodes it (found by the random test above)."""
+  insts = [r3.v_add_f32_e64(v[0], v[0], 0x40000000), r3.v_mul_f32_e64(v[1], 0x3E22F983, v[2]), r3.v_add_f32_e64(v[3], v[4], 0x12345678)]
+  assert [i.to_bytes() for i in insts] == assemble([i.disasm() for i in insts], "rdna3")
+  assert len(insts[0].to_bytes()) == 8 and len(insts[2].to_bytes()) == 12  # inline 2.0; a real literal stays one

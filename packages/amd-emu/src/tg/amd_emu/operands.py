@@ -104,6 +104,9 @@ def encode_const(x: int | float, ftype: str, nbits: int) -> tuple[int, int | Non
     if -16 <= x < 0: return 192 - x, None
     lo = -(1 << 31) if nbits > 16 else -(1 << 15)
     if not lo <= x < (1 << 32): raise ValueError(f"constant {x} does not fit a 32-bit literal")
+    if ftype == "f32" and nbits == 32:  # the bits of an inline float (0x40000000 is 2.0) are inline too, as LLVM encodes them
+      code = next((c for val, c in INLINE_FLOATS.items() if f32_bits(val) == x & 0xFFFFFFFF), 248 if x & 0xFFFFFFFF == INV_2PI["f32"] else None)
+      if code is not None: return code, None
     return LITERAL, x & 0xFFFFFFFF
   if x in INLINE_FLOATS: return INLINE_FLOATS[x], None
   bits = float_bits(x, ftype)
