@@ -104,21 +104,17 @@ typedef float fcd __attribute__((ext_vector_type(8)));
 typedef int icd __attribute__((ext_vector_type(8)));
 #define LOAD_AB(T, fa, fb) T fa, fb; for (int i = 0; i < AB_LEN; i++) { fa[i] = a[A_AT(TID_X, i)]; fb[i] = b[B_AT(TID_X, i)]; }
 
-KERNEL void wmma_f32_f16(float* d, const _Float16* a, const _Float16* b, const float* c) {
-  LOAD_AB(hab, fa, fb)
-  fcd fc;
-  for (int i = 0; i < 8; i++) fc[i] = c[CD_AT(TID_X, i)];
-  fcd fd = WMMA(f32_16x16x16_f16)(fa, fb, fc);
-  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[i];
+// a float32-accumulating WMMA: A and B of element type AB (vector ABV), C and D float
+#define WMMA_F32_KERNEL(name, AB, ABV, op) \
+KERNEL void name(float* d, const AB* a, const AB* b, const float* c) { \
+  LOAD_AB(ABV, fa, fb) \
+  fcd fc; \
+  for (int i = 0; i < 8; i++) fc[i] = c[CD_AT(TID_X, i)]; \
+  fcd fd = WMMA(op)(fa, fb, fc); \
+  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[i]; \
 }
-
-KERNEL void wmma_f32_bf16(float* d, const short* a, const short* b, const float* c) {
-  LOAD_AB(sab, fa, fb)
-  fcd fc;
-  for (int i = 0; i < 8; i++) fc[i] = c[CD_AT(TID_X, i)];
-  fcd fd = WMMA(f32_16x16x16_bf16)(fa, fb, fc);
-  for (int i = 0; i < 8; i++) d[CD_AT(TID_X, i)] = fd[i];
-}
+WMMA_F32_KERNEL(wmma_f32_f16, _Float16, hab, f32_16x16x16_f16)
+WMMA_F32_KERNEL(wmma_f32_bf16, short, sab, f32_16x16x16_bf16)
 
 KERNEL void wmma_f16_f16(_Float16* d, const _Float16* a, const _Float16* b, const _Float16* c) {
   LOAD_AB(hab, fa, fb)
