@@ -51,3 +51,24 @@ def test_random_opts_keep_results(kind, m, n, k, picks):
 def test_the_fuzzer_applies_opts():
   ast, _, _ = kernel("matmul", 4, 8, 6)
   assert {a.op for a in actions(ast, Device["CPU"].renderer)} >= {OptOps.UPCAST, OptOps.UNROLL}
+
+def test_fully_upcast_padded_conv():
+  """A padded 1-d conv with every output upcast (27 lanes) and the window unrolled: clang 19's SLP vectorizer
+  miscompiled the C of this kernel (one output lane wrong), so the CPU compiler runs with it off."""
+  x_, w_, out_ = UOp.param(1, dtypes.float, (9,)), UOp.param(2, dtypes.float, (9,)), UOp.param(0, dtypes.float, (27,))
+  co, x, k = UOp.range(3, 0, AxisType.GLOBAL), UOp.range(9, 1, AxisType.GLOBAL), UOp.range(3, 2, AxisType.REDUCE)
+  pos = x + k - 1
+  inside = (pos >= 0) & (pos < 9)
+  val = inside.where(x_.index(pos.valid(inside)), 0.0) * w_[k * 3 + co]
+  ast = out_[co * 9 + x].store(val.reduce(k, arg=Ops.ADD)).end(co, x).sink(arg=KernelInfo(name="conv1d"))
+  spec = get_program(ast, Device["CPU"].renderer, opts=[Opt(OptOps.UPCAST, 0, 3), Opt(OptOps.UPCAST, 0, 9), Opt(OptOps.UNROLL, 0, 3)])
+  rng = np.random.default_rng(0)
+  xs, ws = rng.uniform(-2, 2, 9).astype(np.float32), rng.uniform(-2, 2, 9).astype(np.float32)
+  bufs = [Buffer("CPU", n, dtypes.float).allocate() for n in (27, 9, 9)]
+  for b, a in zip(bufs[1:], (xs, ws)): b.copyin(memoryview(a).cast("B"))
+  CompiledRunner(spec)(bufs, {}, wait=True)
+  out = np.empty(27, np.float32)
+  bufs[0].copyout(memoryview(out).cast("B"))
+  xp = np.pad(xs, 1)
+  ref = np.array([[sum(xp[i + kk] * ws[kk * 3 + c] for kk in range(3)) for i in range(9)] for c in range(3)], np.float32).reshape(-1)
+  np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)

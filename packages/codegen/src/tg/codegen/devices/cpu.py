@@ -7,8 +7,9 @@ from tg.codegen.renderer import Renderer
 class ClangCompiler(Compiler):
   """C -> shared object bytes. -ffp-contract=on fuses a*b+c only inside one C expression, which the C renderer writes
   for MULACC alone (every other op is its own statement, so stays two IEEE roundings); -fno-math-errno lets sqrt be an
-  instruction; -fwrapv gives signed integers the wraparound the C renderer relies on."""
-  flags = ("-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv")
+  instruction; -fwrapv gives signed integers the wraparound the C renderer relies on; -fno-slp-vectorize because clang 19's SLP
+  vectorizer miscompiles some of the kernels (the renderer writes the vectors itself)."""
+  flags = ("-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv", "-fno-slp-vectorize")
   @functools.cached_property
   def cc(self) -> str:
     """CC from the environment, else clang, clang-19 or gcc, whichever is installed first."""
