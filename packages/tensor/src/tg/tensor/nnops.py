@@ -3,7 +3,7 @@ one fused multiply-and-reduce kernel), normalization, dropout, losses, attention
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Sequence
-from tg.uop import dtypes
+from tg.uop import UOp, Ops, dtypes
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -34,23 +34,38 @@ class NNMixin:
       x = x.permute(list(range(lead)) + spatial + list(range(lead + nd - 1, lead + nd - 1 + j)) + [x.ndim - 1])
     return x
 
+  def _conv_windows(self: Tensor, k: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> Tensor:
+    """(bs, cin, *spatial) -> (bs, groups, 1, cin // groups, *out_spatial, *k): the windows a convolution multiplies."""
+    win = self._pool(k, stride, dilation)
+    return win.reshape(self.shape[0], groups, 1, self.shape[1] // groups, *win.shape[2:])
+
   def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
              dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
-    """N-d convolution (the name is PyTorch's; the spatial dims are weight.ndim - 2)."""
+    """N-d convolution (the name is PyTorch's; the spatial dims are weight.ndim - 2). Its gradients are convolutions too:
+    wrt the input, the transposed convolution of the output's gradient; wrt the weight, the input's windows against it.
+    (Differentiating the windowing itself would give a kernel dividing and testing every index.)"""
+    from tg.tensor.tensor import Tensor
     nd = weight.ndim - 2
     if self.ndim != nd + 2: raise ValueError(f"conv of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
     (bs, cin), (cout, cin_g) = self.shape[:2], weight.shape[:2]
     if cin != cin_g * groups: raise ValueError(f"input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
     if cout % groups: raise ValueError(f"{cout} output channels don't split into {groups} groups")
-    pads = _tuple(padding, nd)
+    pads, st, dil, k = _tuple(padding, nd), _tuple(stride, nd), _tuple(dilation, nd), weight.shape[2:]
     x = self.pad([(0, 0), (0, 0)] + [(p, p) for p in pads]) if any(pads) else self
-    k = weight.shape[2:]
-    win = x._pool(k, _tuple(stride, nd), _tuple(dilation, nd))  # (bs, cin, *o, *k)
-    osz = win.shape[2:2 + nd]
-    win = win.reshape(bs, groups, 1, cin_g, *osz, *k)
-    w = weight.reshape(1, groups, cout // groups, cin_g, *[1] * nd, *k)
-    axes = [3] + list(range(4 + nd, 4 + 2 * nd))
-    out = (win * w).sum(axes).reshape(bs, cout, *osz)
+    win = x._conv_windows(k, st, dil, groups)
+    osz = win.shape[4:4 + nd]
+    # the weights are small: a copy with the output channels innermost lets a kernel load a vector of them at once
+    wl = weight.permute(*range(1, nd + 2), 0).contiguous().permute(nd + 1, *range(nd + 1))
+    w = wl.reshape(1, groups, cout // groups, cin_g, *[1] * nd, *k)
+    out = (win * w).sum([3] + list(range(4 + nd, 4 + 2 * nd))).reshape(bs, cout, *osz)
+
+    def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
+      gt, xt, wt = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
+      extra = [n - ((o - 1) * s + d * (kk - 1) + 1) for n, o, s, d, kk in zip(xt.shape[2:], osz, st, dil, k)]  # rows no window reached
+      gx = gt.conv_transpose2d(wt, groups=groups, stride=st, dilation=dil, output_padding=extra)
+      gw = xt._conv_windows(k, st, dil, groups) * gt.reshape(bs, groups, cout // groups, 1, *osz, *[1] * nd)
+      return gx.uop, gw.sum([0] + list(range(4, 4 + nd))).reshape(weight.shape).uop
+    out = Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, x.uop, weight.uop), grad_fxn))
     return out + bias.reshape(1, cout, *[1] * nd) if bias is not None else out
 
   def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
