@@ -16,7 +16,8 @@ def t(*shape): return Tensor.empty(*shape, device="NULL")
   (lambda: t(4, 8).softmax(-1), 3),
   (lambda: t(4, 8) @ t(8, 3), 1),
   (lambda: t(4, 8) - t(4, 8).mean(1, keepdim=True), 2),  # a reduce broadcast again is realized
-  (lambda: t(2, 3, 8, 8).conv2d(t(4, 3, 3, 3), padding=1).relu(), 1),
+  (lambda: t(2, 3, 8, 8).conv2d(t(4, 3, 3, 3), padding=1).relu(), 2),  # the weights' copy (out channels innermost), the conv
+  (lambda: t(2, 4, 8, 8).conv2d(t(4, 4, 3, 3)).relu().conv2d(t(4, 4, 3, 3)), 4),  # 2 weight copies, 2 convs: relu is in the first
   (lambda: t(1, 1, 8, 8).max_pool2d(2), 1),
   (lambda: t(3, 4)[:, Tensor([0, 2], device="NULL")], 1),  # a one-hot gather
   (lambda: t(6).cat(t(4)), 1),
@@ -40,3 +41,12 @@ def test_repeat_reuses_compiled_kernels():
   before = Counters.compiled
   for _ in range(3): step()
   assert Counters.compiled == before
+
+def test_work_after_a_reduce_is_done_before_its_broadcast():
+  """relu(conv + bias) feeding a second conv is computed once per element, in the first conv's kernel: the second conv
+  reads only it and its weights, not the first conv's sums and the bias."""
+  from tg.uop import Ops
+  x = t(2, 4, 8, 8).conv2d(t(4, 4, 3, 3), t(4)).relu().conv2d(t(4, 4, 3, 3))
+  kernels = [ei for ei in x.schedule() if ei.ast.op.name == "SINK"]
+  convs = [ei for ei in kernels if any(u.op is Ops.REDUCE_AXIS or u.op is Ops.REDUCE for u in ei.ast.toposort)]
+  assert [len(ei.bufs) for ei in convs] == [4, 3]  # (out, x, weights, bias), (out, relu(...), weights)

@@ -1,7 +1,8 @@
 """The scheduler: a lazy tensor graph becomes a list of ExecItems (kernels and copies) in dependency order.
 
 Where buffers must exist: the tensors asked for, CONTIGUOUS, COPY (and what it copies), ASSIGN, CUSTOM_KERNEL
-outputs, and a REDUCE_AXIS whose result is broadcast again (EXPAND) or is needed by more than one kernel. Everything
+outputs, a REDUCE_AXIS whose result is broadcast again (EXPAND) or is needed by more than one kernel (with the
+elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
 copies), with the elementwise work before and after a reduce in the same kernel."""
 from __future__ import annotations
@@ -33,8 +34,31 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
     if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], u.src[0] if u.src[0].op is Ops.BUFFER else u.src[0].src[0]): points[u.src[1]] = None
   for u in topo:
+    if u.op is Ops.EXPAND and u.src[0].shape != u.shape and _is_reduce_epilogue(s := _unmoved(u.src[0]), points): points[s] = None
+  for u in topo:
     if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points): points[u] = None
   return {u: None for u in topo if u in points}  # in dependency order
+
+def _unmoved(u: UOp) -> UOp:
+  while u.op in GroupOp.Movement: u = u.src[0]
+  return u
+
+def _is_reduce_epilogue(u: UOp, points: dict[UOp, None]) -> bool:
+  """Is u a reduce, or elementwise work on one, in the kernel being built (not past a realized point)? When such a value
+  is broadcast, it is realized there, before the broadcast: the work after the reduce (a bias, an activation, a
+  gradient mask) is then done once per element, not once per use of the element."""
+  stack, seen = [u], set()
+  while stack:
+    x = stack.pop()
+    if x in seen or (x in points and x is not u) or x.op in (Ops.BUFFER, Ops.CONST): continue
+    seen.add(x)
+    if x.op is Ops.REDUCE_AXIS: return True
+    if x.op in (Ops.CALL, Ops.DETACH):  # their value is their first source
+      stack.append(x.src[0])
+      continue
+    if x.op not in GroupOp.ALU and x.op not in (Ops.CAST, Ops.BITCAST) and x.op not in GroupOp.Movement: return False
+    stack.extend(x.src)
+  return False
 
 def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> bool:
   """A reduce is realized when it is broadcast again downstream, or when more than one kernel uses it."""
