@@ -10,6 +10,10 @@ if TYPE_CHECKING:
 
 def _tuple(x: int | Sequence[int], n: int) -> tuple[int, ...]: return (x,) * n if isinstance(x, int) else tuple(x)
 
+def _channels_last(t: Tensor) -> Tensor:
+  """t (bs, c, *spatial) as a copy with the channels innermost in memory, viewed in the same shape."""
+  return t.permute(0, *range(2, t.ndim), 1).contiguous().permute(0, t.ndim - 1, *range(1, t.ndim - 1))
+
 class NNMixin:
   def _window_last(self: Tensor, k: int, stride: int, dilation: int) -> Tensor:
     """(..., n) -> (..., o, k): the sliding windows of the last axis, by expand/reshape/pad/shrink only."""
@@ -63,8 +67,13 @@ class NNMixin:
       gt, xt, wt = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
       extra = [n - ((o - 1) * s + d * (kk - 1) + 1) for n, o, s, d, kk in zip(xt.shape[2:], osz, st, dil, k)]  # rows no window reached
       gx = gt.conv_transpose2d(wt, groups=groups, stride=st, dilation=dil, output_padding=extra)
-      gw = xt._conv_windows(k, st, dil, groups) * gt.reshape(bs, groups, cout // groups, 1, *osz, *[1] * nd)
-      return gx.uop, gw.sum([0] + list(range(4, 4 + nd))).reshape(weight.shape).uop
+      # the weight's gradient sums over batch and positions; with channels innermost (copies of x and g) the kernel's
+      # innermost output axis (cin) is contiguous in memory and the reduce is an outer product of cout and cin
+      xw = _channels_last(xt)._pool(k, st, dil).reshape(bs, groups, cin_g, *osz, *k)
+      xw = xw.permute(0, *range(3, 3 + nd), 1, *range(3 + nd, 3 + 2 * nd), 2).reshape(bs, *osz, groups, 1, *k, cin_g)
+      gl = _channels_last(gt).reshape(bs, groups, cout // groups, *osz).permute(0, *range(3, 3 + nd), 1, 2)
+      gw = (xw * gl.reshape(bs, *osz, groups, cout // groups, *[1] * nd, 1)).sum(list(range(1 + nd)))
+      return gx.uop, gw.reshape(cout, *k, cin_g).permute(0, nd + 1, *range(1, nd + 1)).uop
     out = Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, x.uop, weight.uop), grad_fxn))
     return out + bias.reshape(1, cout, *[1] * nd) if bias is not None else out
 

@@ -116,6 +116,9 @@ def _upcast_reduce(K: _Kernel, deps: dict[UOp, frozenset[UOp]]) -> bool:
   lanes *= upcast(best[2], (16, 8, 4, 2))
   if best[2] != len(outs) - 1 and (range_size((inner := output_axes(K.k)[-1])) or 0) > 1 and _reuse(k0, inner, deps) > 0:
     lanes *= upcast(len(output_axes(K.k)) - 1, (4, 3, 2))
+  elif best[2] == len(outs) - 1 and (rest := [sc for sc in scores if sc[2] != best[2] and sc[0] > 0 and sc[1] >= 4]):
+    # the vector lanes are the innermost axis: the other operand of the outer product gives the rows of the tile
+    lanes *= upcast(max(rest)[2], (8, 4, 2))
   # the innermost reduce: fully unrolled when small (what doesn't depend on the output lanes is hoisted), else by 4 -
   # unless expensive math depends on it: the unrolled lanes would redo it for every output lane
   reds = reduce_axes(K.k)
