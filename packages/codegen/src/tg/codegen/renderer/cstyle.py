@@ -44,7 +44,7 @@ class CRenderer(Renderer):
     if not any(u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL for u in uops): return 1
     from tg.codegen.pipeline import estimate
     flops, mem = estimate(uops)
-    return 1 if flops + mem < 1 << 16 else cpu_threads()  # a thread costs ~10us: small kernels run on one
+    return 1 if flops + mem < 1 << 20 else cpu_threads()  # waking a thread costs ~60 us (measured): small kernels run on one
 
   def ctype(self, dt: DType) -> str:
     if isinstance(dt, PtrDType): return self.ctype(dt.base) + "*"
