@@ -25,6 +25,7 @@ it. Only these ops appear:
 Vector dtypes apply lane by lane to ALU ops.
 """
 from __future__ import annotations
+import functools
 from dataclasses import dataclass, field
 from tg.uop import UOp, Ops
 
@@ -40,19 +41,19 @@ class ProgramSpec:
   estimates_bytes: int = 0
   applied_opts: tuple = ()
   ast: UOp | None = field(default=None, repr=False)
-  @property
+  @functools.cached_property
   def buffers(self) -> list[UOp]:
     """The PARAMs in slot order."""
     return sorted((u for u in self.uops if u.op is Ops.PARAM), key=lambda u: u.arg)
-  @property
+  @functools.cached_property
   def vars(self) -> list[UOp]:
     """The DEFINE_VARs in the order the kernel takes them (by name)."""
     return sorted((u for u in self.uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0])
-  @property
+  @functools.cached_property
   def outs(self) -> list[int]:
     """Slots the kernel writes."""
     return sorted({s for u in self.uops if u.op is Ops.STORE and (s := _slot(u.src[0])) is not None})
-  @property
+  @functools.cached_property
   def ins(self) -> list[int]:
     """Slots the kernel reads."""
     return sorted({s for u in self.uops if u.op is Ops.LOAD and (s := _slot(u.src[0])) is not None})

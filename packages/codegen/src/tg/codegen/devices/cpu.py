@@ -52,7 +52,7 @@ class CPUProgram:
     st = time.perf_counter()
     if n == 1: self.fxn(*args, ctypes.c_int(0), ctypes.c_int(1))
     else:  # the calling thread runs part 0 itself: one thread fewer to wake
-      futures = [_pool(cpu_threads()).submit(self.fxn, *args, ctypes.c_int(i), ctypes.c_int(n)) for i in range(1, n)]
+      futures = [_pool(n).submit(self.fxn, *args, ctypes.c_int(i), ctypes.c_int(n)) for i in range(1, n)]
       self.fxn(*args, ctypes.c_int(0), ctypes.c_int(n))
       for fut in futures: fut.result()
     return time.perf_counter() - st if wait else None
