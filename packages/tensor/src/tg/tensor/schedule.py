@@ -29,8 +29,8 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
   points: dict[UOp, None] = {}
   for u in topo:
     if u.op is Ops.SINK: continue
-    if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not _names_buffer(u): points[u] = None
-    if u.op is Ops.CUSTOM_KERNEL: points.update({x: None for x in (u, *u.src) if not _names_buffer(x)})
+    if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not names_buffer(u): points[u] = None
+    if u.op is Ops.CUSTOM_KERNEL: points.update({x: None for x in (u, *u.src) if not names_buffer(x)})
     if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
     if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], u.src[0] if u.src[0].op is Ops.BUFFER else u.src[0].src[0]): points[u.src[1]] = None
   for u in topo:
@@ -86,7 +86,7 @@ def _reads_shifted(value: UOp, target: UOp) -> bool:
     stack.extend((s, moved) for s in u.src)
   return False
 
-def _names_buffer(u: UOp) -> bool:
+def names_buffer(u: UOp) -> bool:
   """(A reshape of) a BUFFER, an ASSIGN, or a custom kernel's output (AFTER): it is a buffer already, no kernel copies it."""
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u.op in (Ops.BUFFER, Ops.ASSIGN, Ops.AFTER)
@@ -183,7 +183,9 @@ def kernel_name(root: UOp) -> str:
 
 # ***** the schedule cache: the same graph on other buffers schedules the same way *****
 Ref = tuple[str, int]  # ("in", k): the k-th BUFFER of the graph; ("new", j): the j-th buffer the schedule creates
-_cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]], list[Ref | None]]] = {}
+# a cache entry: the kernels (AST and the refs of their buffers), the specs of the new buffers, and what becomes a buffer
+# (by its position in the graph's toposort, which is the row in the cache key, and the ref of its buffer)
+_cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]], list[tuple[int, Ref]]]] = {}
 
 def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
   """A movement op's arg with each bound variable (BIND: a symbolic size) replaced by its DEFINE_VAR, the values going to
@@ -196,51 +198,58 @@ def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
     return x.src[0]
   return UOp(x.op, x.dtype, _unbind_arg(x.src, var_vals), x.arg)
 
-def _unbind(outs: list[UOp]) -> list[UOp]:
-  """The graph with its movement ops unbound."""
+def _unbind(topo: list[UOp]) -> dict[UOp, UOp]:
+  """Each UOp of the graph (in toposort order) -> the same with its movement ops unbound."""
   new: dict[UOp, UOp] = {}
-  for u in UOp.sink(*outs).toposort:
+  for u in topo:
     src, arg = tuple(new[s] for s in u.src), _unbind_arg(u.arg, {}) if u.op in GroupOp.Movement else u.arg
     new[u] = u if src == u.src and arg == u.arg else UOp(u.op, u.dtype, src, arg)
-  return [new[o] for o in outs]
+  return new
 
-def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int]]:
+def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[UOp]]:
   """The graph as a tuple with its buffers numbered by first appearance (their identities left out) and its bound
-  variables unbound, the buffers, and the variables' values."""
+  variables unbound, the buffers, the variables' values, and the UOps in the order of the rows."""
   index: dict[UOp, int] = {}
   rows: list[tuple] = []
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
-  for u in UOp.sink(*outs).toposort:
+  nodes = list(UOp.sink(*outs).toposort)
+  for u in nodes:
     if u.op is Ops.BUFFER: bufs.append(u)
     index[u] = len(rows)
     arg = None if u.op is Ops.UNIQUE else _unbind_arg(u.arg, var_vals) if u.op in GroupOp.Movement else u.arg
     rows.append((u.op, u.dtype, arg, tuple(index[x] for x in u.src)))
-  return tuple(rows), bufs, var_vals
+  return tuple(rows), bufs, var_vals, nodes
 
 def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
-  """The ExecItems that compute `outs`, and what each out becomes (a RESHAPE of its BUFFER). Cached by the graph's
-  structure: repeating a computation on new buffers skips building kernels (only fresh buffers are made). Symbolic
-  sizes are left symbolic in the kernels, their values in each ExecItem's var_vals."""
-  key, ins, var_vals = _structure(outs)
+  """The ExecItems that compute `outs`, and what every UOp they compute into a buffer becomes: the outs, and the other
+  realized points (a reduce, a CONTIGUOUS, ...) become a view of their buffer (RESHAPE(BUFFER)), an ASSIGN its target
+  BUFFER (a custom kernel and its inputs become nothing: it wrote into them). Cached by the graph's structure: repeating
+  a computation on new buffers skips building kernels (only fresh buffers are made; what becomes what is found again by
+  position in the graph's toposort, the key's rows). Symbolic sizes are left symbolic in the kernels, their values in
+  each ExecItem's var_vals."""
+  key, ins, var_vals, nodes = _structure(outs)
   if (hit := _cache.get(key)) is not None:
-    templates, new_specs, out_refs = hit
+    templates, new_specs, becomes_refs = hit
     made = [new_buffer(*spec) for spec in new_specs]
     def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
     items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(var_vals)) for ast, refs in templates]
-    return items, {o: (uop(r).reshape(o.shape) if r is not None else o) for o, r in zip(outs, out_refs)}
-  unbound = _unbind(outs) if var_vals else outs
-  items, unbound_becomes = _schedule_uncached(unbound)
+    return items, {nodes[i]: uop(r).reshape(nodes[i].shape) for i, r in becomes_refs}
+  unbound = _unbind(nodes) if var_vals else None
+  items, becomes = _schedule_uncached([unbound[o] for o in outs] if unbound else outs)
   for ei in items: ei.var_vals = dict(var_vals)
-  becomes = {o: unbound_becomes[u] if unbound_becomes[u] is not u else o for o, u in zip(outs, unbound)}
+  if unbound:  # back to the UOps of the graph that was asked for
+    original = {v: k for k, v in unbound.items()}
+    becomes = {original[u]: b for u, b in becomes.items()}
   refs: dict[int, Ref] = {id(buffers[b]): ("in", k) for k, b in enumerate(ins)}
   new_specs: list[tuple[str, int, Any]] = []
   for ei in items:
     for b in ei.bufs:
       if id(b) not in refs: refs[id(b)] = ("new", len(new_specs)); new_specs.append((b.device, b.size, b.dtype))
-  out_refs = [None if becomes[o] is o else refs.get(id(buffers[_buffer_of(becomes[o], {})])) for o in outs]
-  if all(r is not None or becomes[o] is o for o, r in zip(outs, out_refs)):  # else (an unknown buffer) don't cache
-    _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs]) for ei in items], new_specs, out_refs)
+  row = {u: i for i, u in enumerate(nodes)}
+  becomes_refs = [(row[u], refs.get(id(buffers[b if b.op is Ops.BUFFER else b.src[0]]))) for u, b in becomes.items()]
+  if all(r is not None for _, r in becomes_refs):  # else (a buffer no kernel uses) don't cache
+    _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs]) for ei in items], new_specs, [(i, r) for i, r in becomes_refs if r is not None])
   return items, becomes
 
 def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
@@ -268,7 +277,10 @@ def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]
     ast = kb.build(value, tb, kernel_name(value))
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
-  becomes = {o: _buffer_of(o, bufmap).reshape(o.shape) if not is_buffer_view(o) else o for o in outs}
+  # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs: it wrote into them
+  written = {s for p in points if p.op is Ops.CUSTOM_KERNEL for s in p.src}
+  becomes = {p: b.reshape(p.shape) for p, b in bufmap.items() if p not in written}
+  becomes.update({o: _buffer_of(o, bufmap).reshape(o.shape) for o in outs if not is_buffer_view(o)})
   return items, becomes
 
 def _buffer_of(u: UOp, bufmap: dict[UOp, UOp]) -> UOp:

@@ -10,7 +10,7 @@ import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, all_int
 from tg.codegen.device import Buffer, Device
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop
-from tg.tensor.schedule import schedule, ExecItem, is_buffer_view
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer
 from tg.tensor.realize import run_schedule, Counters
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -73,6 +73,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     self.uop: UOp = uop
     self.grad: Tensor | None = None
     self.requires_grad_(requires_grad)
+    _live_add(weakref.ref(self, _live_discard))
 
   # ***** properties *****
   @property
@@ -90,17 +91,20 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     if not self.shape: raise TypeError("len() of a 0-d tensor")
     return self.shape[0]
   def __repr__(self) -> str: return f"<Tensor {self.shape} {self.dtype} on {self.device}{' with grad' if self.grad is not None else ''}>"
-  def __hash__(self) -> int: return id(self)
+  __hash__ = object.__hash__  # by identity (__eq__ is elementwise); object's is C: the live-tensor registry hashes every new tensor
   def __bool__(self) -> bool: raise TypeError("the truth value of a Tensor is ambiguous: use .item() or .numpy()")
 
   # ***** realizing and data out *****
   def schedule(self, *others: Tensor) -> list[ExecItem]:
-    """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers."""
+    """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers,
+    and every other live tensor at the buffers of what it shares with them (_become)."""
     ts = [t for t in (self, *others) if not is_buffer_view(t.uop)]
     if not ts: return []
-    items, becomes = schedule([t.uop for t in ts])
+    items, becomes = schedule(outs := [t.uop for t in ts])
     Counters.scheduled += len(items)
     for t in ts: t.uop = becomes[t.uop]
+    # other live tensors are pointed at the buffers too, unless nothing but the outs (and the ASSIGNs under them) got one
+    if len(becomes) > 1 and any(u.op is not Ops.ASSIGN for u in becomes.keys() - outs): _become(becomes)
     return items
   def realize(self, *others: Tensor) -> Tensor:
     run_schedule(self.schedule(*others))
@@ -569,12 +573,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {self.shape} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
-    grads = compute_gradient(self.uop, gradient.uop, {t.uop for t in targets})
-    return [Tensor(grads[t.uop]) if t.uop in grads else t.zeros_like() for t in targets]
+    root, *keys = _for_grad([self.uop, *(t.uop for t in targets)], {t.uop for t in targets})
+    grads = compute_gradient(root, gradient.uop, set(keys))
+    return [Tensor(grads[k]) if k in grads else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
-    graph = self.uop.toposort
-    leaves = [t for t in list(_grad_tensors) if t.requires_grad and t.uop in graph]
+    candidates = [t for t in list(_grad_tensors) if t.requires_grad]
+    root, *keys = _for_grad([self.uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
+    leaves = [t for t, k in zip(candidates, keys) if k in root.toposort]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
     for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
       if g.shape != t.shape: raise RuntimeError(f"gradient shape {g.shape} != tensor shape {t.shape}")
@@ -599,6 +605,64 @@ class _NoGrad(contextlib.ContextDecorator):
 no_grad = _NoGrad
 
 _grad_tensors: weakref.WeakSet[Tensor] = weakref.WeakSet()  # live tensors with requires_grad: backward's leaves
+_live: set[weakref.ref[Tensor]] = set()  # every live tensor (a set of weak references: cheaper to add to than a WeakSet)
+_live_add, _live_discard = _live.add, _live.discard
+_realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()  # a buffer view _become put in graphs -> what it replaced
+
+def _become(becomes: dict[UOp, UOp]) -> None:
+  """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
+  buffer. Without this, a lazy tensor sharing a reduce (or any realized point) with a realized one computes it again when
+  it is realized, and from the buffers as they are by then: an optimizer step ASSIGNs the weights, so the loss realized
+  after it would be the forward pass run again on the updated weights. An ASSIGN becomes its target buffer, so a tensor
+  built on one doesn't run the assign a second time. The graphs are rebuilt bottom-up (deep graphs are fine) with one
+  memo for all tensors, so a UOp they share is visited once. What a view replaces in a graph is remembered for autograd
+  (_for_grad), for as long as the view lives: as long as the graph held what it replaced."""
+  def remember(was: UOp, view: UOp) -> None:
+    if not names_buffer(was): _realized[view] = was  # not an ASSIGN's target: that buffer holds no new value
+  memo = dict(becomes)
+  for ref in list(_live):
+    if (t := ref()) is None or is_buffer_view(t.uop): continue
+    stack = [t.uop]
+    while stack:
+      if (u := stack[-1]) in memo: stack.pop()
+      elif todo := [s for s in u.src if s not in memo]: stack.extend(todo)
+      else:
+        stack.pop()
+        src = tuple(memo[s] for s in u.src)
+        if src == u.src:
+          memo[u] = u
+          continue
+        for s, n in zip(u.src, src):
+          if s in becomes: remember(s, n)
+        if u.op is Ops.RESHAPE and is_buffer_view(src[0]):  # a view of a view: the buffer's view
+          base = src[0] if src[0].op is Ops.BUFFER else src[0].src[0]
+          memo[u] = v = base if tuple(u.arg) == base.shape else UOp(Ops.RESHAPE, u.dtype, (base,), u.arg)
+          remember(u, v)
+        else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
+    if t.uop in becomes: remember(t.uop, becomes[t.uop])
+    t.uop = memo[t.uop]
+
+def _for_grad(uops: list[UOp], targets: set[UOp]) -> list[UOp]:
+  """The graphs with each buffer view _become put in them replaced back by what it replaced, where that reaches a target:
+  a value realized on the way (say, by printing an accuracy before backward) still passes gradients, as it did before it
+  was realized. Views that reach no target (a weight initialized lazily, then realized) stay buffers."""
+  if not _realized: return uops
+  memo: dict[UOp, tuple[UOp, bool]] = {}  # UOp -> (what autograd sees, whether a target is under it or is it)
+  stack = list(uops)
+  while stack:
+    if (u := stack[-1]) in memo:
+      stack.pop()
+      continue
+    kids = (was,) if (was := _realized.get(u)) is not None else u.src
+    if todo := [s for s in kids if s not in memo]:
+      stack.extend(todo)
+      continue
+    stack.pop()
+    if was is not None: memo[u] = memo[was] if memo[was][1] else (u, u in targets)
+    else:
+      src = tuple(memo[s][0] for s in u.src)
+      memo[u] = (u if src == u.src else UOp(u.op, u.dtype, src, u.arg), u in targets or any(memo[s][1] for s in u.src))
+  return [memo[u][0] for u in uops]
 
 def _shape(shape: tuple) -> tuple[int, ...]:
   """Shape from f(2, 3) or f((2, 3))."""

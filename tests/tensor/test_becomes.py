@@ -1,0 +1,184 @@
+"""After a realize, every live tensor whose graph holds a UOp that was just computed into a buffer reads that buffer:
+nothing is computed twice, and a value computed before an in-place assign is not recomputed from the assigned buffer."""
+import numpy as np
+import pytest
+from tg.uop import UOp, KernelInfo
+import tg.tensor.schedule as sched
+from tg.tensor import Tensor, Counters, nn
+from tg.tensor.jit import TinyJit
+
+rng = np.random.default_rng(7)
+def rand(*shape): return rng.standard_normal(shape).astype(np.float32)
+
+def np_loss(x: np.ndarray, y: np.ndarray, w: np.ndarray) -> float:
+  logits = x @ w.T
+  z = logits - logits.max(1, keepdims=True)
+  logp = z - np.log(np.exp(z).sum(1, keepdims=True))
+  return float(-logp[np.arange(len(y)), y].mean())
+
+def test_a_realized_reduce_is_not_computed_again(monkeypatch):
+  built = []
+  real = sched._schedule_uncached
+  monkeypatch.setattr(sched, "_schedule_uncached", lambda outs: built.append(outs) or real(outs))
+  for i in range(2):  # the second time on new data: both schedules come from the cache, the map too
+    x = rand(16, 8) + i
+    a = Tensor(x).realize()
+    m = a.max(1, keepdim=True)
+    y = (a - m).exp()              # kernels: the max (broadcast again, so it gets a buffer), then exp
+    z = (a - m).square().sum(1)    # the same max: on its own it would be two kernels too
+    Counters.reset()
+    y.realize()
+    assert Counters.kernels == 2
+    Counters.reset()
+    np.testing.assert_allclose(z.numpy(), np.square(x - x.max(1, keepdims=True)).sum(1), rtol=1e-5)
+    assert Counters.kernels == 1, "z reads the max y's realize computed: only its own sum runs"
+    np.testing.assert_allclose(y.numpy(), np.exp(x - x.max(1, keepdims=True)), rtol=1e-5)
+    if i == 0: n_built = len(built)
+  assert len(built) == n_built, "cache hits"
+
+def test_with_bound_variables(monkeypatch):
+  built = []
+  real = sched._schedule_uncached
+  monkeypatch.setattr(sched, "_schedule_uncached", lambda outs: built.append(outs) or real(outs))
+  m = rand(8, 3)
+  tm = Tensor(m).realize()
+  for i, k in enumerate((3, 6, 2)):
+    part = tm.shrink(((0, UOp.variable("n", 1, 8).bind(k)), None))
+    s = part.sum(0, keepdim=True)
+    y, z = (part - s).square().sum(0), (part * s).sum(0)  # both broadcast s: alone, each is two kernels
+    Counters.reset()
+    y.realize()
+    assert Counters.kernels == 2
+    Counters.reset()
+    np.testing.assert_allclose(z.numpy(), (m[:k] * m[:k].sum(0)).sum(0), rtol=1e-5)
+    assert Counters.kernels == 1, f"n={k}: z reads the s y's realize computed"
+    np.testing.assert_allclose(y.numpy(), np.square(m[:k] - m[:k].sum(0)).sum(0), rtol=1e-5)
+    if i == 0: n_built = len(built)
+  assert len(built) == n_built, "other values of n hit the cache"
+
+def test_every_live_tensor_sees_the_buffers_and_nothing_is_recomputed():
+  x = rand(4, 8)
+  a = Tensor(x).realize()
+  sm = a.softmax(1)
+  twice = sm * 2                 # built on sm before sm is realized
+  sm.realize()
+  Counters.reset()
+  np.testing.assert_allclose(twice.numpy(), 2 * np.exp(x) / np.exp(x).sum(1, keepdims=True), rtol=1e-5)
+  assert Counters.kernels == 1, "sm is a buffer in twice's graph: one elementwise kernel, not the softmax's three again"
+
+def _step(model, opt, x: Tensor, y: Tensor) -> Tensor:
+  opt.zero_grad()
+  loss = model(x).sparse_categorical_crossentropy(y)
+  loss.backward()
+  opt.step()
+  return loss
+
+# No bias in the last layer: the add after its matmul is not a realized point (it fuses into the kernels that read the
+# logits), so a loss realized after the step would add the updated bias to the logits computed before the update.
+def test_the_loss_returned_by_a_training_step_is_the_loss_before_the_update():
+  Tensor.manual_seed(1)
+  model = nn.Linear(6, 4, bias=False)
+  opt = nn.optim.SGD([model.weight], lr=0.5)
+  for i in range(3):  # the first call schedules, the later ones hit the schedule cache (new data, same graph)
+    x, y = rand(8, 6), rng.integers(0, 4, 8).astype(np.int32)
+    w = model.weight.numpy()
+    loss = _step(model, opt, Tensor(x), Tensor(y)).item()
+    assert not np.allclose(model.weight.numpy(), w), "the step updated the weights"
+    np.testing.assert_allclose(loss, np_loss(x, y, w), rtol=1e-5, err_msg=f"step {i}")
+    assert abs(np_loss(x, y, model.weight.numpy()) - loss) > 1e-3, "(and the loss after the update differs)"
+
+def test_the_forward_runs_once_per_training_step():
+  Tensor.manual_seed(2)
+  model = nn.Linear(6, 4)
+  opt = nn.optim.Adam([model.weight, model.bias], lr=0.1)
+  x, y = Tensor(rand(8, 6)), Tensor(rng.integers(0, 4, 8).astype(np.int32))
+  _step(model, opt, x, y).item()
+  Counters.reset()
+  loss = _step(model, opt, x, y)
+  step_kernels = Counters.kernels
+  loss.item()
+  # the matmul and the max are buffers the step computed; left are the log-softmax's sum (the step realized only the
+  # gradient's use of it) and the loss's own reduce (without the map: those two, and the matmul and the max again)
+  assert Counters.kernels - step_kernels == 2
+
+@pytest.mark.parametrize("realize", [None, "a metric", "the output"])
+def test_a_value_realized_before_backward_still_passes_gradients(realize):
+  x, w = rand(8, 6), rand(4, 6)
+  tw = Tensor(w, requires_grad=True)
+  out = (Tensor(x) @ tw.T).softmax(1)
+  loss = (out * Tensor(x[:, :4])).sum()
+  # either realizes the matmul, the softmax's max and sum into buffers, which out and loss then read
+  if realize == "a metric": out.argmax(1).numpy()
+  if realize == "the output": out.realize()
+  loss.backward()
+  e = np.exp(x @ w.T - (x @ w.T).max(1, keepdims=True))
+  sm = e / e.sum(1, keepdims=True)
+  g = x[:, :4]
+  dlogits = sm * (g - (sm * g).sum(1, keepdims=True))
+  assert tw.grad is not None
+  np.testing.assert_allclose(tw.grad.numpy(), dlogits.T @ x, rtol=1e-4, atol=1e-5)
+
+def test_an_assign_is_not_run_again_by_a_tensor_built_on_it():
+  a = Tensor([1.0, 2.0]).realize()
+  b = a.assign(a + 1)
+  c = b * 2                      # reads the assign
+  (b - b.sum()).realize()        # runs the assign (and a sum)
+  np.testing.assert_allclose(c.numpy(), [4.0, 6.0])
+  np.testing.assert_allclose(a.numpy(), [2.0, 3.0], err_msg="the assign ran once")
+
+def test_a_tensor_built_after_an_assign_reads_the_new_values():
+  x = rand(5)
+  a = Tensor(x).realize()
+  s = a.sum()                    # live while a.sum() is realized below
+  (a - a.sum()).realize()        # the sum gets a buffer: s becomes it
+  a.assign(a * 2).realize()
+  s2 = a.sum()                   # the same UOps as s's old graph (hash-consing), but built after the assign
+  np.testing.assert_allclose(s2.numpy(), 2 * x.sum(), rtol=1e-5)
+  np.testing.assert_allclose(s.numpy(), x.sum(), rtol=1e-5, err_msg="s was computed before the assign")
+  np.testing.assert_allclose((a * 1).numpy(), 2 * x, rtol=1e-6)
+
+def test_an_assign_to_a_buffer_after_the_map_is_seen():
+  # a tensor mapped onto the buffer of an assign target reads the buffer lazily, as any tensor built on it does
+  a = Tensor([1.0, 2.0]).realize()
+  b = a.assign(a * 3)
+  c = b + 1
+  (b - b.sum()).realize()
+  a.assign(a + 10).realize()
+  np.testing.assert_allclose(c.numpy(), [14.0, 17.0])
+  np.testing.assert_allclose((a + 1).numpy(), [14.0, 17.0])
+
+def test_the_jitted_training_step_equals_the_plain_one_and_runs_fewer_kernels():
+  xs, ys = [rand(8, 5) for _ in range(4)], [rng.integers(0, 3, 8).astype(np.int32) for _ in range(4)]
+  def train(jit: bool) -> tuple[list[float], list[tuple[int, int]]]:
+    Tensor.manual_seed(0)
+    model = nn.Linear(5, 3, bias=False)
+    opt = nn.optim.Adam(nn.state.get_parameters(model), lr=0.1)
+    run = TinyJit(lambda x, y: _step(model, opt, x, y)) if jit else (lambda x, y: _step(model, opt, x, y))
+    losses, ws, kernels = [], [], []
+    for x, y in zip(xs, ys):
+      ws.append(model.weight.numpy())
+      Counters.reset()
+      loss = run(Tensor(x), Tensor(y))
+      step_kernels = Counters.kernels
+      losses.append(loss.item())
+      kernels.append((step_kernels, Counters.kernels - step_kernels))
+    for w, x, y, loss in zip(ws, xs, ys, losses): np.testing.assert_allclose(loss, np_loss(x, y, w), rtol=1e-5)
+    return losses, kernels
+  jitted, jit_kernels = train(True)
+  plain, plain_kernels = train(False)
+  np.testing.assert_allclose(jitted, plain, rtol=1e-6)
+  # plainly the loss costs two kernels after the step (see above); a replay launches the step and the loss's kernels
+  # captured together (the loss is realized inside), so item() runs none
+  assert all(k == (plain_kernels[-1][0], 2) for k in plain_kernels[1:])
+  assert jit_kernels[2:] == [(plain_kernels[-1][0] + 2, 0)] * 2
+
+def test_what_a_custom_kernel_writes_into_keeps_its_value():
+  def add_one_k(A: UOp) -> UOp:
+    i = UOp.range(A.shape[0], 0)
+    return A[i].store(A[i] + 1.0).end(i).sink(arg=KernelInfo(name="add_one"))
+  x = rand(6)
+  xc = (Tensor(x) * 2).contiguous()
+  (y,) = xc.custom_kernel(fxn=add_one_k)  # in place on the buffer xc's CONTIGUOUS gets
+  (y - y.sum()).realize()                 # (a sum too: other live tensors are updated)
+  np.testing.assert_allclose(xc.numpy(), 2 * x, rtol=1e-6, err_msg="xc is not the buffer the kernel added one to")
+  np.testing.assert_allclose(y.numpy(), 2 * x + 1, rtol=1e-6)
