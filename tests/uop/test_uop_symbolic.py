@@ -64,7 +64,9 @@ def test_float_constant_folding_matches_numpy(dt: DType, data: st.DataObject) ->
     narrow_libm = uop in (Ops.SIN, Ops.EXP2, Ops.LOG2) and dt is not dtypes.float64
     want = (NP[dt](FLOAT_UNARY[uop](np.float64(NP[dt](a)))) if narrow_libm else FLOAT_UNARY[uop](NP[dt](a))).item()
   got = UOp.const(dt, a).alu(uop).simplify()
-  assert got.op is Ops.CONST and (same_float(got.arg, want) or (uop is Ops.SIN and math.isclose(got.arg, want, rel_tol=1e-15))), (uop, a)
+  # doubles: two libms may differ in the last bit of a transcendental (numpy's exp2(1.334499148633128) is 1 ulp off Python's)
+  one_ulp = uop in (Ops.SIN, Ops.EXP2, Ops.LOG2) and math.isfinite(want) and abs(got.arg - want) <= math.ulp(want)
+  assert got.op is Ops.CONST and (same_float(got.arg, want) or one_ulp), (uop, a)
 
 def s(e: UOp) -> str: return e.simplify().render(simplify=False)
 
