@@ -1,5 +1,5 @@
 """The device interface: buffers, allocators and their reuse cache, the compiler disk cache, the Device registry, CPU programs."""
-import ctypes, os, subprocess, sys
+import ctypes, os, subprocess, sys, time
 import numpy as np
 import pytest
 from tg.uop import DType, dtypes
@@ -177,6 +177,7 @@ void slices(float* data0, int* data1, const float* data2, long long var_n, int c
   for (long long i = start; i < end; i++) data0[i] = data2[i] * 2.0f + (float)core_id;
   data1[core_id] = n_cores;
 }
+void slices_job(const long long* a, int core_id, int n_cores) { slices((float*)a[0], (int*)a[1], (const float*)a[2], a[3], core_id, n_cores); }
 """
 
 @pytest.mark.parametrize("cap", ["", "1"])
@@ -219,3 +220,43 @@ def test_cpu_signed_overflow_wraps():
   out = Buffer("CPU", 2, dtypes.int32).allocate()
   CPUProgram("wrap", ClangCompiler().compile(src))(out._buf, Buffer("CPU", 1, dtypes.int32).copyin(memoryview(np.array([2**31 - 1], np.int32)))._buf)
   np.testing.assert_array_equal(out.numpy(), [0, -2**31])
+
+def test_cpu_threads_from_many_python_threads(cachedb):
+  """The C pool runs one job at a time: kernels launched from several Python threads at once all get every part done."""
+  import concurrent.futures
+  dev, n, cores = Device["CPU"], 1000, 4
+  prg = dev.runtime("slices", dev.compiler.compile_cached(THREADS_SRC))
+  x = np.arange(n, dtype=np.float32)
+  def launch(k: int) -> None:
+    out, ids, inp = Buffer("CPU", n, dtypes.float32).allocate(), Buffer("CPU", cores, dtypes.int32).allocate(), Buffer("CPU", n, dtypes.float32)
+    inp.copyin(memoryview(x + k))
+    for _ in range(50): prg(out._buf, ids._buf, inp._buf, global_size=(cores, 1, 1), vals=(n,))
+    np.testing.assert_array_equal(out.numpy(), (x + k) * 2 + (np.arange(n) * cores // n).astype(np.float32))
+  with concurrent.futures.ThreadPoolExecutor(4) as ex: list(ex.map(launch, range(8)))
+
+def test_threaded_launch_needs_the_job_entry(cachedb):
+  src = "void lone(float* data0, int core_id, int n_cores) { data0[core_id] = 1.0f; }"
+  prg = Device["CPU"].runtime("lone", Device["CPU"].compiler.compile_cached(src))
+  with pytest.raises(RuntimeError, match="lone can't run on 2 threads: the library has no lone_job"):
+    prg(Buffer("CPU", 2, dtypes.float32).allocate()._buf, global_size=(2, 1, 1))
+
+def test_cpu_threads_after_fork(cachedb):
+  """A child forked after threaded kernels ran has none of the pool's workers: it must start its own, not wait forever."""
+  dev, n, cores = Device["CPU"], 1000, 4
+  prg = dev.runtime("slices", dev.compiler.compile_cached(THREADS_SRC))
+  out, ids, inp = Buffer("CPU", n, dtypes.float32).allocate(), Buffer("CPU", cores, dtypes.int32).allocate(), Buffer("CPU", n, dtypes.float32)
+  inp.copyin(memoryview(np.ones(n, np.float32)))
+  prg(out._buf, ids._buf, inp._buf, global_size=(cores, 1, 1), vals=(n,))
+  if (pid := os.fork()) == 0:
+    try:
+      prg(out._buf, ids._buf, inp._buf, global_size=(cores, 1, 1), vals=(n,))
+      os._exit(0 if ids.numpy().tolist() == [cores] * cores else 1)
+    finally: os._exit(2)
+  for _ in range(200):  # 10 s at most
+    done, status = os.waitpid(pid, os.WNOHANG)
+    if done: break
+    time.sleep(0.05)
+  else:
+    os.kill(pid, 9)
+    pytest.fail("the forked child hung in a threaded kernel")
+  assert os.waitstatus_to_exitcode(status) == 0

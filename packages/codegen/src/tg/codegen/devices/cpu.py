@@ -1,7 +1,8 @@
 """CPU: C source compiled by the system C compiler into a shared object, loaded with ctypes and run on host threads."""
 from __future__ import annotations
-import concurrent.futures, ctypes, functools, os, shutil, subprocess, tempfile, time
+import ctypes, functools, os, shutil, subprocess, tempfile, time
 from tg.codegen.device import Compiled, Compiler, MallocAllocator
+from tg.codegen.devices.cpu_pool import run_parallel
 from tg.codegen.renderer import Renderer
 
 class ClangCompiler(Compiler):
@@ -28,33 +29,29 @@ class ClangCompiler(Compiler):
       if r.returncode != 0: raise RuntimeError(f"{os.path.basename(self.cc)} failed to compile:\n{r.stderr}\n--- source ---\n{src}")
       with open(out, "rb") as f: return f.read()
 
-@functools.cache
-def _pool(workers: int) -> concurrent.futures.ThreadPoolExecutor:
-  return concurrent.futures.ThreadPoolExecutor(workers, thread_name_prefix="tg-cpu")
-
 def cpu_threads() -> int: return int(os.environ.get("CPU_THREADS") or os.cpu_count() or 1)
+
+def load_library(lib: bytes) -> ctypes.CDLL:
+  with tempfile.NamedTemporaryFile(suffix=".so") as f:  # dlopen maps the file: it may go once loaded
+    f.write(lib)
+    f.flush()
+    return ctypes.CDLL(f.name)
 
 class CPUProgram:
   """A kernel of a shared object. ABI: void NAME(T0* data0, ..., long long var_a, ..., int core_id, int n_cores);
-  it runs on global_size[0] host threads (ctypes releases the GIL), thread i with core_id=i."""
+  it runs on global_size[0] host threads, thread i with core_id=i, through NAME_job (see cpu_pool) when that is more than 1."""
   def __init__(self, name: str, lib: bytes):
-    self.name = name
-    with tempfile.NamedTemporaryFile(suffix=".so") as f:  # dlopen maps the file: it may go once loaded
-      f.write(lib)
-      f.flush()
-      self.lib = ctypes.CDLL(f.name)
+    self.name, self.lib = name, load_library(lib)
     self.fxn = getattr(self.lib, name)
     self.fxn.restype = None
+    self.job = getattr(self.lib, f"{name}_job", None)
   def __call__(self, *bufs: ctypes.Array, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
                vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
-    args = (*bufs, *(ctypes.c_longlong(v) for v in vals))
     n = global_size[0]
     st = time.perf_counter()
-    if n == 1: self.fxn(*args, ctypes.c_int(0), ctypes.c_int(1))
-    else:  # the calling thread runs part 0 itself: one thread fewer to wake
-      futures = [_pool(n).submit(self.fxn, *args, ctypes.c_int(i), ctypes.c_int(n)) for i in range(1, n)]
-      self.fxn(*args, ctypes.c_int(0), ctypes.c_int(n))
-      for fut in futures: fut.result()
+    if n == 1: self.fxn(*bufs, *(ctypes.c_longlong(v) for v in vals), ctypes.c_int(0), ctypes.c_int(1))
+    elif self.job is None: raise RuntimeError(f"{self.name} can't run on {n} threads: the library has no {self.name}_job (see cpu_pool)")
+    else: run_parallel(self.job, [ctypes.addressof(b) for b in bufs] + list(vals), n)
     return time.perf_counter() - st if wait else None
 
 def c_renderer() -> Renderer:

@@ -44,7 +44,7 @@ class CRenderer(Renderer):
     if not any(u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL for u in uops): return 1
     from tg.codegen.pipeline import estimate
     flops, mem = estimate(uops)
-    return 1 if flops + mem < 1 << 20 else cpu_threads()  # waking a thread costs ~60 us (measured): small kernels run on one
+    return 1 if flops + mem < 1 << 20 else cpu_threads()  # small kernels: one core is as fast (bench/train.py)
 
   def ctype(self, dt: DType) -> str:
     if isinstance(dt, PtrDType): return self.ctype(dt.base) + "*"
@@ -102,7 +102,10 @@ class CRenderer(Renderer):
     typedefs = [f"typedef {C_TYPES[d.scalar()]} tg_{d.scalar().name}x{d.count} __attribute__((vector_size({d.itemsize}),"
                 f"aligned({d.scalar().itemsize})));" for d in sorted(vec_types, key=lambda d: (d.scalar().name, d.count))]
     prelude = [f for f in PRELUDE if any(f.split("(")[0].split()[-1] in line for line in lines)]
-    return "\n".join(typedefs + prelude + [f"void {name}({', '.join(args + ['int core_id', 'int n_cores'])}) {{"] + lines + ["}"])
+    words = [f"({self.ctype(p.dtype.base)}*)a[{i}]" for i, p in enumerate(params)] + [f"a[{len(params) + i}]" for i in range(len(variables))]  # type: ignore
+    job = [f"void {name}_job(const long long* a, int core_id, int n_cores) {{ {name}({', '.join(words + ['core_id', 'n_cores'])}); }}"]
+    kernel = [f"void {name}({', '.join(args + ['int core_id', 'int n_cores'])}) {{"] + lines + ["}"]
+    return "\n".join(typedefs + prelude + kernel + (job if threaded else []))  # NAME_job: for the thread pool (cpu_pool)
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     if to.scalar() == dtypes.bool: return f"({x}!=0)"

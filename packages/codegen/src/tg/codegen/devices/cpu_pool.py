@@ -1,0 +1,87 @@
+"""Host threads for CPU kernels: a pool written in C, so handing a kernel's parts to the other cores takes microseconds.
+
+A Python thread pool needs a futex wake-up and the GIL for every part: measured ~60 us per launch on the 2-core CI
+machine, more than many kernels of a training step take. Here the workers spin on a job counter for a while after each
+job (the next kernel usually comes within microseconds), then sleep on a condition variable; the caller runs part 0
+itself and waits for the rest. One job runs at a time (a lock), so Python threads may launch kernels concurrently; a
+forked child starts workers of its own. A threaded kernel exports, besides its function, NAME_job(const long long* args,
+int core_id, int n_cores): its arguments as 64-bit words (buffer addresses, then the variables' values), for the pool."""
+from __future__ import annotations
+import ctypes, functools
+
+POOL_SRC = r"""
+#include <pthread.h>
+#include <stdatomic.h>
+typedef void (*tg_job)(const long long*, int, int);
+enum { MAX_WORKERS = 256, SPINS = 1 << 20 };
+static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER, mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
+static tg_job job_fn;
+static const long long* job_args;
+static int job_n, started;
+static atomic_long generation;  // one more per job
+static atomic_int remaining;    // the workers' parts of the current job not finished yet
+static long born[MAX_WORKERS + 1];
+
+static void* worker(void* arg) {
+  int id = (int)(long)arg;
+  long seen = born[id], gen;
+  for (;;) {
+    int spins = 0;
+    while ((gen = atomic_load_explicit(&generation, memory_order_acquire)) == seen) {
+      if (++spins < SPINS) continue;
+      pthread_mutex_lock(&mu);
+      while ((gen = atomic_load_explicit(&generation, memory_order_acquire)) == seen) pthread_cond_wait(&wake, &mu);
+      pthread_mutex_unlock(&mu);
+      break;
+    }
+    seen = gen;
+    if (id < job_n) {
+      job_fn(job_args, id, job_n);
+      atomic_fetch_sub_explicit(&remaining, 1, memory_order_release);
+    }
+  }
+  return 0;
+}
+
+// a forked child has none of the workers: it starts its own
+static void after_fork(void) {
+  started = 0;
+  pthread_mutex_init(&job_lock, 0), pthread_mutex_init(&mu, 0), pthread_cond_init(&wake, 0);
+}
+__attribute__((constructor)) static void init(void) { pthread_atfork(0, 0, after_fork); }
+
+int tg_parallel(tg_job job, const long long* args, int n) {
+  pthread_mutex_lock(&job_lock);
+  while (started < n - 1) {
+    if (started == MAX_WORKERS) { pthread_mutex_unlock(&job_lock); return -1; }
+    pthread_t t;
+    born[started + 1] = atomic_load(&generation);
+    if (pthread_create(&t, 0, worker, (void*)(long)(started + 1)) != 0) { pthread_mutex_unlock(&job_lock); return -1; }
+    pthread_detach(t);
+    started++;
+  }
+  job_fn = job, job_args = args, job_n = n;
+  atomic_store(&remaining, n - 1);
+  pthread_mutex_lock(&mu);
+  atomic_fetch_add_explicit(&generation, 1, memory_order_release);
+  pthread_cond_broadcast(&wake);
+  pthread_mutex_unlock(&mu);
+  job(args, 0, n);
+  while (atomic_load_explicit(&remaining, memory_order_acquire) > 0) {}
+  pthread_mutex_unlock(&job_lock);
+  return 0;
+}
+"""
+
+@functools.cache
+def _parallel() -> ctypes._CFuncPtr:
+  from tg.codegen.devices.cpu import ClangCompiler, load_library
+  fn = load_library(ClangCompiler().compile_cached(POOL_SRC)).tg_parallel
+  fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int], ctypes.c_int
+  return fn
+
+def run_parallel(job: ctypes._CFuncPtr, words: list[int], n: int) -> None:
+  """job(words, i, n) for i in 0..n-1, part 0 on this thread, the others on the pool's."""
+  args = (ctypes.c_longlong * max(len(words), 1))(*words)
+  if _parallel()(ctypes.cast(job, ctypes.c_void_p), args, n) != 0: raise RuntimeError(f"couldn't start {n - 1} host threads for a kernel")
