@@ -1,7 +1,7 @@
 """Neural-network functions on Tensors: convolution and pooling (windows made by movement ops, so a convolution is
 one fused multiply-and-reduce kernel), normalization, dropout, losses, attention."""
 from __future__ import annotations
-import math
+import itertools, math
 from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, dtypes
 
@@ -38,6 +38,36 @@ class NNMixin:
       x = x.permute(list(range(lead)) + spatial + list(range(lead + nd - 1, lead + nd - 1 + j)) + [x.ndim - 1])
     return x
 
+  def _dilate(self: Tensor, stride: tuple[int, ...]) -> Tensor:
+    """(bs, c, *n) -> (bs, c, *((n - 1) * s + 1)): s - 1 zeros between neighbours along each spatial axis."""
+    x = self
+    for j, s in enumerate(stride):
+      if s == 1: continue
+      ax, n = 2 + j, x.shape[2 + j]
+      x = x.unsqueeze(ax + 1).pad([(0, s - 1) if i == ax + 1 else (0, 0) for i in range(x.ndim + 1)])
+      x = x.reshape(*x.shape[:ax], n * s, *x.shape[ax + 2:]).shrink([(0, (n - 1) * s + 1) if i == ax else None for i in range(x.ndim - 1)])
+    return x
+
+  def _conv_input_grad(self: Tensor, weight: Tensor, size: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...],
+                       groups: int) -> Tensor:
+    """The gradient wrt a conv's input (of spatial size `size`), self being the output's: each output position's gradient
+    times the whole kernel (a matmul over the output channels, with no padding zeros in it), then the products of each
+    kernel tap added at the input positions it came from (one elementwise kernel)."""
+    bs, cout, *o = self.shape
+    cin_g, k = weight.shape[1], weight.shape[2:]
+    npos, taps, cout_g = math.prod(o), math.prod(k), cout // groups
+    g = self.reshape(bs, groups, cout_g, npos).permute(0, 3, 1, 2).reshape(bs, npos, groups, cout_g, 1)
+    prods = (g * weight.reshape(groups, cout_g, cin_g * taps)).sum(3).contiguous()  # (bs, positions, groups, cin_g * taps)
+    nd = len(k)
+    prods = prods.reshape(bs, *o, groups * cin_g, *k).permute(0, nd + 1, *range(1, nd + 1), *range(nd + 2, 2 * nd + 2))
+    out = None
+    for tap in itertools.product(*[range(kk) for kk in k]):
+      v = prods.shrink([None] * (2 + nd) + [(t, t + 1) for t in tap]).reshape(bs, groups * cin_g, *o)._dilate(stride)
+      v = v.pad([(0, 0), (0, 0)] + [(t * d, n - t * d - m) for t, d, n, m in zip(tap, dilation, size, v.shape[2:])])
+      out = v if out is None else out + v
+    assert out is not None
+    return out.contiguous()  # once: its readers (an activation's gradient, a bias's sum, the next weight's) would each redo the taps
+
   def _conv_windows(self: Tensor, k: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> Tensor:
     """(bs, cin, *spatial) -> (bs, groups, 1, cin // groups, *out_spatial, *k): the windows a convolution multiplies."""
     win = self._pool(k, stride, dilation)
@@ -45,9 +75,9 @@ class NNMixin:
 
   def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
              dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
-    """N-d convolution (the name is PyTorch's; the spatial dims are weight.ndim - 2). Its gradients are convolutions too:
-    wrt the input, the transposed convolution of the output's gradient; wrt the weight, the input's windows against it.
-    (Differentiating the windowing itself would give a kernel dividing and testing every index.)"""
+    """N-d convolution (the name is PyTorch's; the spatial dims are weight.ndim - 2). Its gradients are written out here:
+    wrt the input a matmul and a sum of shifted taps (_conv_input_grad), wrt the weight the input's windows against the
+    output's gradient. (Differentiating the windowing itself would give a kernel dividing and testing every index.)"""
     from tg.tensor.tensor import Tensor
     nd = weight.ndim - 2
     if self.ndim != nd + 2: raise ValueError(f"conv of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
@@ -65,8 +95,7 @@ class NNMixin:
 
     def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
       gt, xt, wt = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
-      extra = [n - ((o - 1) * s + d * (kk - 1) + 1) for n, o, s, d, kk in zip(xt.shape[2:], osz, st, dil, k)]  # rows no window reached
-      gx = gt.conv_transpose2d(wt, groups=groups, stride=st, dilation=dil, output_padding=extra)
+      gx = gt._conv_input_grad(wt, xt.shape[2:], st, dil, groups)
       # the weight's gradient sums over batch and positions; with channels innermost (copies of x and g) the kernel's
       # innermost output axis (cin) is contiguous in memory and the reduce is an outer product of cout and cin
       xw = _channels_last(xt)._pool(k, st, dil).reshape(bs, groups, cin_g, *osz, *k)
@@ -86,12 +115,7 @@ class NNMixin:
     cin, cout_g, k = weight.shape[0], weight.shape[1], weight.shape[2:]
     if self.shape[1] != cin or cin % groups: raise ValueError(f"input has {self.shape[1]} channels, weight {weight.shape} expects {cin}")
     st, dil, pad, opad = _tuple(stride, nd), _tuple(dilation, nd), _tuple(padding, nd), _tuple(output_padding, nd)
-    x = self
-    for j, s in enumerate(st):  # (n) -> (n-1)*s+1 with zeros between
-      if s == 1: continue
-      ax, n = 2 + j, x.shape[2 + j]
-      x = x.unsqueeze(ax + 1).pad([(0, s - 1) if i == ax + 1 else (0, 0) for i in range(x.ndim + 1)])
-      x = x.reshape(*x.shape[:ax], n * s, *x.shape[ax + 2:]).shrink([(0, (n - 1) * s + 1) if i == ax else None for i in range(x.ndim - 1)])
+    x = self._dilate(st)
     full = [(d * (kk - 1) - p, d * (kk - 1) - p + op) for kk, d, p, op in zip(k, dil, pad, opad)]
     x = x.pad([(0, 0), (0, 0)] + full)
     w = weight.reshape(groups, cin // groups, cout_g, *k).transpose(1, 2).reshape(groups * cout_g, cin // groups, *k).flip(list(range(2, 2 + nd)))
