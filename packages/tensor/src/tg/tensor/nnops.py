@@ -108,8 +108,8 @@ class NNMixin:
 
   def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
                        dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0) -> Tensor:
-    """The gradient of conv2d wrt its input, as a convolution: zeros between the inputs (stride), a full padding and the
-    flipped kernel with in/out channels swapped. weight is (cin, cout // groups, *k), as in PyTorch."""
+    """The adjoint of conv2d (what it does to an output's gradient), as a convolution: zeros between the inputs (stride),
+    a full padding and the flipped kernel with in/out channels swapped. weight is (cin, cout // groups, *k), as in PyTorch."""
     nd = weight.ndim - 2
     if self.ndim != nd + 2: raise ValueError(f"conv_transpose of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
     cin, cout_g, k = weight.shape[0], weight.shape[1], weight.shape[2:]
