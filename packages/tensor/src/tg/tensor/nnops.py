@@ -68,11 +68,6 @@ class NNMixin:
     assert out is not None
     return out.contiguous()  # once: its readers (an activation's gradient, a bias's sum, the next weight's) would each redo the taps
 
-  def _conv_windows(self: Tensor, k: tuple[int, ...], stride: tuple[int, ...], dilation: tuple[int, ...], groups: int) -> Tensor:
-    """(bs, cin, *spatial) -> (bs, groups, 1, cin // groups, *out_spatial, *k): the windows a convolution multiplies."""
-    win = self._pool(k, stride, dilation)
-    return win.reshape(self.shape[0], groups, 1, self.shape[1] // groups, *win.shape[2:])
-
   def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
              dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
     """N-d convolution (the name is PyTorch's; the spatial dims are weight.ndim - 2). Its gradients are written out here:
@@ -86,7 +81,8 @@ class NNMixin:
     if cout % groups: raise ValueError(f"{cout} output channels don't split into {groups} groups")
     pads, st, dil, k = _tuple(padding, nd), _tuple(stride, nd), _tuple(dilation, nd), weight.shape[2:]
     x = self.pad([(0, 0), (0, 0)] + [(p, p) for p in pads]) if any(pads) else self
-    win = x._conv_windows(k, st, dil, groups)
+    win = x._pool(k, st, dil)  # (bs, cin, *o, *k)
+    win = win.reshape(bs, groups, 1, cin_g, *win.shape[2:])
     osz = win.shape[4:4 + nd]
     # the weights are small: a copy with the output channels innermost lets a kernel load a vector of them at once
     wl = weight.permute(*range(1, nd + 2), 0).contiguous().permute(nd + 1, *range(nd + 1))
