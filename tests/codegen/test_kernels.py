@@ -223,3 +223,14 @@ def test_attention_without_softmax_nests_a_reduce_in_a_reduce(device, opts):
   q, k, v = (rng.random((n, dd), np.float32) for _ in range(3))
   o, *_ = run(ast, device, [np.zeros((n, dd), np.float32), q, k, v], opts=opts)
   np.testing.assert_allclose(o, (q @ k.T) @ v, rtol=1e-5)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_reduce_that_uses_a_middle_loop_only(device):
+  # out[i,j,k] = sum_r a[r,j]: the accumulator is set in the j loop, so the r loop must run there too, not inside k
+  # (CPU ran it inside k with the accumulator set outside k: out[i,j,k] came out (k+1) times the sum)
+  out, a = UOp.param(0, dtypes.float, (3, 3, 5)), UOp.param(1, dtypes.float, (4, 3))
+  i, j, k, r = UOp.range(3, 0), UOp.range(3, 1), UOp.range(5, 2), UOp.range(4, 3, AxisType.REDUCE)
+  ast = out[i, j, k].store(a[r, j].reduce(r, arg=Ops.ADD)).end(i, j, k).sink(arg=KernelInfo(name="r_mid"))
+  x = rng.random((4, 3), np.float32)
+  o, _ = run(ast, device, [np.zeros((3, 3, 5), np.float32), x])
+  np.testing.assert_allclose(o, np.broadcast_to(x.sum(0)[None, :, None], (3, 3, 5)), rtol=1e-6)

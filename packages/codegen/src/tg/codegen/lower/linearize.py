@@ -3,6 +3,8 @@
 Every UOp lives inside the RANGEs it depends on (less the ones an END before it closed). Loops nest in axis order.
 UOps are emitted greedily in a deterministic order: whatever fits the open loops first (so loop-invariant work is
 hoisted), then a RANGE is opened for work that needs it, and an END closes the innermost loop once its body is out.
+A loop whose body updates state set up outside it (an accumulator's initial store) opens in exactly the loops that
+store was emitted in: one loop deeper and the state would carry over between that loop's iterations.
 AFTER stays in the output: it is its first source, at the point where its other sources are done."""
 from __future__ import annotations
 import heapq
@@ -50,6 +52,16 @@ def range_order(topo: list[UOp], sets: dict[UOp, frozenset[UOp]]) -> dict[UOp, i
     rank[nxt] = len(rank)
   return rank
 
+def state_setup(topo: list[UOp], sets: dict[UOp, frozenset[UOp]]) -> dict[UOp, dict[UOp, frozenset[UOp]]]:
+  """STORE -> {RANGE: the loops of its body} for each loop whose body reads what it stored through an AFTER (an
+  accumulator set before its reduce loops, read and updated inside them)."""
+  out: dict[UOp, dict[UOp, frozenset[UOp]]] = {}
+  for u in topo:
+    if u.op is not Ops.AFTER: continue
+    for s in u.src[1:]:
+      if s.op is Ops.STORE and (body := sets[u] - sets[s]): out.setdefault(s, {}).update((r, body) for r in body)
+  return out
+
 def linearize(sink: UOp) -> list[UOp]:
   sink = graph_rewrite(sink, pm_split_ends, name="split ends")
   topo = list(sink.toposort)
@@ -61,6 +73,12 @@ def linearize(sink: UOp) -> list[UOp]:
     elif u.op is Ops.END: s = s - {u.src[1]}
     sets[u] = s
   rank = range_order(topo, sets)
+  setup = state_setup(topo, sets)
+  setup_at: dict[UOp, tuple[tuple[UOp, ...], frozenset[UOp]]] = {}  # RANGE -> (loops its state was set up in, its body's loops)
+  def fits(r: UOp) -> bool:  # a loop with state opens in the loops that state was set up in (and in its body's own loops)
+    if r not in setup_at: return True
+    at, body = setup_at[r]
+    return tuple(stack[:len(at)]) == at and set(stack[len(at):]) <= body
   scope = {u: tuple(sorted(s, key=rank.__getitem__)) for u, s in sets.items()}
   outer: dict[UOp, set[UOp]] = {u: set() for u in topo if u.op is Ops.RANGE}
   for sc in set(scope.values()):
@@ -78,6 +96,9 @@ def linearize(sink: UOp) -> list[UOp]:
   deferred: list[tuple[tuple, UOp]] = []
   def emit(u: UOp) -> None:
     out.append(u)
+    for r, body in setup.get(u, {}).items():
+      if setup_at.setdefault(r, (tuple(stack), body))[0] != tuple(stack):
+        raise LinearizeError(f"the state of loop {r.arg} is set up in two different loop nests")
     for c in children[u]:
       pending[c] -= 1
       if pending[c] == 0:
@@ -99,7 +120,9 @@ def linearize(sink: UOp) -> list[UOp]:
     if progress: continue
     # 2. open a loop whose outer loops (the ranges it is used with that rank before it) are exactly the open ones
     # (a loop that encloses nothing open can also go deeper, e.g. a reduce that doesn't use a loop it is nested in)
-    can_open = [r for r in waiting_ranges if outer[r] == set(stack)] or [r for r in waiting_ranges if outer[r] <= set(stack)]
+    # (a loop whose state is set up here goes first: opened any deeper, its state would carry over; elsewhere, never)
+    allowed = [r for r in waiting_ranges if fits(r) and outer[r] <= set(stack)]
+    can_open = ([r for r in allowed if r in setup_at] or [r for r in allowed if outer[r] == set(stack)] or allowed)
     if can_open:
       r = min(can_open, key=rank.__getitem__)
       waiting_ranges.remove(r)
