@@ -1,7 +1,7 @@
 """From kernel AST to running program: `get_program(ast, renderer)` and `CompiledRunner(spec)(buffers, var_vals)`.
 
 The lowering is a fixed sequence of passes, each one graph_rewrite of a PatternMatcher:
-flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> lower REDUCE -> merge ENDs -> GPU dims
+flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> split shared reduce ranges -> lower REDUCE -> merge ENDs -> GPU dims
 -> add loads -> devectorize -> decompose -> linearize -> render."""
 from __future__ import annotations
 import re
@@ -11,7 +11,7 @@ from tg.codegen.program import ProgramSpec
 from tg.codegen.renderer import Renderer
 from tg.codegen.lower.flatten import pm_flatten
 from tg.codegen.lower.expander import pm_expand
-from tg.codegen.lower.reduce import pm_reduce, pm_merge_ends, ReduceContext
+from tg.codegen.lower.reduce import pm_reduce, pm_merge_ends, ReduceContext, split_shared_ranges
 from tg.codegen.lower.gpudims import add_gpudims, launch_size
 from tg.codegen.lower.devectorize import pm_add_loads, pm_devectorize, pm_push_gep
 from tg.codegen.lower.decompositions import pm_decompose, pm_narrow_floats, pm_fast_idiv, fuse_mulaccs
@@ -38,7 +38,7 @@ def lower(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None
 
 def lower_optimized(ast: UOp, renderer: Renderer) -> UOp:
   ast = graph_rewrite(ast, pm_expand, name="expand")
-  ast = graph_rewrite(ast, pm_reduce, ctx=ReduceContext(), name="reduce")
+  ast = graph_rewrite(split_shared_ranges(ast), pm_reduce, ctx=ReduceContext(), name="reduce")
   ast = graph_rewrite(ast, pm_merge_ends, name="merge ends")
   ast = add_gpudims(ast, renderer)
   ast = graph_rewrite(ast, pm_add_loads, name="add loads")

@@ -54,6 +54,29 @@ def flat(idx: list[UOp], sizes: list[int]) -> UOp:
   for i, s in zip(idx[1:], sizes[1:]): out = out * s + i
   return out
 
+def split_shared_ranges(sink: UOp) -> UOp:
+  """Reduces over one RANGE whose accumulators live in different loop nests (say sum(a[r]) + sum(b[i, r]) stored at i)
+  get a copy of that range each: one loop can't run both outside the i loop and inside it."""
+  next_axis = max((u.arg[0] for u in sink.toposort if u.op is Ops.RANGE), default=-1) + 1
+  while True:
+    scope: dict[UOp, frozenset[UOp]] = {}  # the ranges each UOp is inside of (a REDUCE or END closes its own)
+    nests: dict[UOp, dict[frozenset[UOp], list[UOp]]] = {}  # RANGE -> the reduces over it, by their loop nest
+    for u in sink.toposort:
+      sc = frozenset().union(*(scope[x] for x in u.src)) if u.src else frozenset()
+      if u.op is Ops.RANGE: sc = sc | {u}
+      elif u.op in (Ops.REDUCE, Ops.END): sc = sc - set(u.src[1:])
+      scope[u] = sc
+      if u.op is Ops.REDUCE:
+        for r in u.src[1:]: nests.setdefault(r, {}).setdefault(sc, []).append(u)
+    shared = next(((r, by_nest) for r, by_nest in nests.items() if len(by_nest) > 1), None)
+    if shared is None: return sink
+    r, by_nest = shared
+    sub = {}
+    for reds in list(by_nest.values())[1:]:
+      fresh, next_axis = r.replace(arg=(next_axis, *r.arg[1:])), next_axis + 1
+      sub.update({red: red.replace(src=(red.src[0].substitute({r: fresh}), *(fresh if x is r else x for x in red.src[1:]))) for red in reds})
+    sink = sink.substitute(sub)
+
 def merge_ends(sink: UOp) -> UOp | None:
   """ENDs closing the same ranges become one END over a GROUP of their bodies (one loop, several accumulators)."""
   by_ranges: dict[tuple[UOp, ...], list[UOp]] = {}
