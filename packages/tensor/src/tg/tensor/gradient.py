@@ -3,7 +3,7 @@ The backward graph is UOps like any other, so it fuses like any other."""
 from __future__ import annotations
 import math
 from typing import Any
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, sum_acc_dtype
 from tg.tensor.graph import const_uop, device_of, device_uop, mop
 
 def _c(like: UOp, v: float) -> UOp: return const_uop(v, like.dtype, device_of(like), like.shape)
@@ -27,15 +27,19 @@ def _user_grad(fxn: Any, ctx: UOp, ret: UOp) -> list[UOp | None]:
   return grads
 
 def _sum_to(g: UOp, shape: tuple[int, ...]) -> UOp:
+  """The gradient of a broadcast: a sum over the broadcast axes, accumulated as a forward sum is (half in float32)."""
   axes = tuple(i for i, (a, b) in enumerate(zip(g.shape, shape)) if a != b)
-  return UOp(Ops.REDUCE_AXIS, g.dtype, (g,), (Ops.ADD, axes)) if axes else g
+  if not axes: return g
+  acc = sum_acc_dtype(g.dtype) if dtypes.is_float(g.dtype) else g.dtype
+  return UOp(Ops.REDUCE_AXIS, acc, (g.cast(acc),), (Ops.ADD, axes)).cast(g.dtype)
 
 pm_gradient = PatternMatcher([
   (UPat(Ops.CAST, name="ret"), lambda ctx, ret: (ctx.cast(ret.src[0].dtype),) if dtypes.is_float(ret.src[0].dtype) else (None,)),
   (UPat(Ops.RECIPROCAL, name="ret"), lambda ctx, ret: (-ctx * ret * ret,)),
   (UPat(Ops.SIN, name="ret"), lambda ctx, ret: (ctx * (_c(ret, math.pi / 2) - ret.src[0]).sin(),)),
   (UPat(Ops.LOG2, name="ret"), lambda ctx, ret: (ctx / (ret.src[0] * _c(ret, math.log(2))),)),
-  (UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ctx * ret * _c(ret, math.log(2)),)),
+  # a gradient of exactly 0 stays 0 where exp2 overflowed (0 * inf): sigmoid(-400), tanh and gelu at extremes
+  (UPat(Ops.EXP2, name="ret"), lambda ctx, ret: (ctx.ne(_c(ctx, 0.0)).where(ctx * ret * _c(ret, math.log(2)), _c(ctx, 0.0)),)),
   (UPat(Ops.SQRT, name="ret"), lambda ctx, ret: (ctx / (ret * _c(ret, 2.0)),)),
   (UPat((Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.TRUNC, Ops.IDIV, Ops.MOD, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.THREEFRY), name="ret"),
    lambda ctx, ret: (None,) * len(ret.src)),

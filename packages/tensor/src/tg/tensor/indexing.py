@@ -127,7 +127,7 @@ class IndexingMixin:
     v = v.cast(self.dtype)
     if tensors:  # scatter through the flat positions the index selects
       pos = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[indices].flatten()
-      hit = pos.unsqueeze(0) == Tensor.arange(self.numel(), device=self.device).unsqueeze(1)
+      hit = _last_only(pos.unsqueeze(0) == Tensor.arange(self.numel(), device=self.device).unsqueeze(1), 1)
       flat = self.flatten()
       vals = hit.where(v.flatten(), False).max(1) if self.dtype == dtypes.bool else hit.where(v.flatten(), 0).sum(1, acc_dtype=self.dtype)
       self.assign(hit.any(1).where(vals, flat).reshape(self.shape))
@@ -164,11 +164,19 @@ class IndexingMixin:
       return t.pad([(0, 0) if i == d else (0, n - t.shape[i]) for i, n in enumerate(self.shape)])
     hit = spread(mask.any(d, keepdim=True))
     if reduce == "multiply": return hit.where(self * spread(mask.where(s, 1).prod(d, keepdim=True)), self)
+    if reduce is None: mask = _last_only(mask, d)
     picked = mask.where(s, False).max(d, keepdim=True) if self.dtype == dtypes.bool else mask.where(s, 0).sum(d, keepdim=True, acc_dtype=self.dtype)
     summed = spread(picked)
     if reduce == "add": return self + summed
     return hit.where(summed, self)
   def masked_fill(self: Tensor, mask: Tensor, value: Tensor | float | int | bool) -> Tensor: return mask.where(value, self)
+
+def _last_only(mask: Tensor, axis: int) -> Tensor:
+  """mask with only its last True along axis: a repeated index writes one value (the last, as numpy), not their sum."""
+  Tensor = _tensor_types()
+  n = mask.shape[axis]
+  pos = Tensor.arange(n, device=mask.device).reshape([n if i == axis else 1 for i in range(mask.ndim)])
+  return mask & pos.eq(mask.where(pos, -1).max(axis, keepdim=True))
 
 def _broadcast_all(ts: Sequence[Tensor]) -> list[Tensor]:
   from tg.tensor.tensor import broadcast_shape

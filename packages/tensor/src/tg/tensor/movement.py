@@ -17,6 +17,7 @@ class MovementMixin:
 
   def reshape(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+    shp = tuple(self.shape[i] if s is None else s for i, s in enumerate(shp))  # None keeps that dimension
     if shp.count(-1) > 1: raise ValueError(f"reshape to {shp}: only one dimension can be -1")
     if -1 in shp:
       known = prod(s for s in shp if s != -1)
@@ -52,6 +53,9 @@ class MovementMixin:
     return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
   def squeeze(self: Tensor, dim: int | None = None) -> Tensor:
     if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
+    if self.ndim == 0:  # a 0-d tensor squeezes to itself (dim 0 or -1; _axis raises for others)
+      self._axis(dim)
+      return self
     d = self._axis(dim)
     return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
   def unsqueeze(self: Tensor, dim: int) -> Tensor:
@@ -116,8 +120,10 @@ class MovementMixin:
       start += t.shape[d]
     assert out is not None
     return out
-  def stack(self: Tensor, *others: Tensor, dim: int = 0) -> Tensor:
-    return self.unsqueeze(dim).cat(*[t.unsqueeze(dim) for t in others], dim=dim)
+  def stack(self: Tensor | Sequence[Tensor], *others: Tensor, dim: int = 0) -> Tensor:
+    """Tensor.stack(a, b, c) or Tensor.stack((a, b, c)), or a.stack(b, c)."""
+    if not others and isinstance(self, (list, tuple)): self, *others = self  # type: ignore[assignment]
+    return self.unsqueeze(dim).cat(*[t.unsqueeze(dim) for t in others], dim=dim)  # type: ignore[union-attr]
   def split(self: Tensor, sizes: int | Sequence[int], dim: int = 0) -> list[Tensor]:
     d = self._axis(dim)
     n = self.shape[d]
@@ -141,7 +147,8 @@ class MovementMixin:
     return x.unsqueeze(d + 1).expand(*x.shape[:d + 1], repeats, *x.shape[d + 1:]).flatten(d, d + 1)
   def roll(self: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
     if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
-    sh, ds = ((shifts,), (dims,)) if isinstance(shifts, int) else (tuple(shifts), tuple(dims))  # type: ignore[arg-type]
+    sh, ds = (shifts,) if isinstance(shifts, int) else tuple(shifts), (dims,) if isinstance(dims, int) else tuple(dims)
+    if len(sh) != len(ds): raise ValueError(f"roll has {len(sh)} shifts for {len(ds)} dims")
     x = self
     for s, d in zip(sh, ds):
       d, n = x._axis(d), x.shape[x._axis(d)]

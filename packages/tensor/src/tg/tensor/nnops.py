@@ -121,7 +121,8 @@ class NNMixin:
                  dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
     k = _tuple(kernel_size, 2)
     pads = _tuple(padding, 2)
-    x = self.pad([(0, 0)] * (self.ndim - 2) + [(p, p) for p in pads], value=-math.inf) if any(pads) else self
+    low = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)  # an int pool stays int
+    x = self.pad([(0, 0)] * (self.ndim - 2) + [(p, p) for p in pads], value=low) if any(pads) else self
     return x._pool(k, _tuple(stride if stride is not None else kernel_size, 2), _tuple(dilation, 2)).max((-2, -1))
   def avg_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                  dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
@@ -132,11 +133,11 @@ class NNMixin:
 
   def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
     """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time
-    as a gather of constant indices (and a blend of two for linear)."""
+    as a gather of constant indices (and a blend of two for linear, in float; integer inputs are rounded back)."""
     from tg.tensor.tensor import Tensor
     if mode not in ("nearest", "linear"): raise ValueError(f"interpolate mode is 'nearest' or 'linear', not {mode!r}")
     if len(size) > self.ndim: raise ValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
-    x = self
+    x = self if dtypes.is_float(self.dtype) or mode == "nearest" else self.float()
     for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
       n = x.shape[ax]
       if n == m: continue
@@ -147,10 +148,10 @@ class NNMixin:
       src = [i * (n - 1) / (m - 1) if m > 1 else 0.0 for i in range(m)] if align_corners else [max(0.0, (i + 0.5) * n / m - 0.5) for i in range(m)]
       lo = [min(int(s), n - 1) for s in src]
       hi = [min(i + 1, n - 1) for i in lo]
-      w = Tensor([s - i for s, i in zip(src, lo)], device=x.device, dtype=x.dtype if dtypes.is_float(x.dtype) else None)
+      w = Tensor([s - i for s, i in zip(src, lo)], device=x.device, dtype=x.dtype)
       a, b = x[(*pre, Tensor(lo, device=x.device))], x[(*pre, Tensor(hi, device=x.device))]
       x = a + (b - a) * w.reshape(m, *[1] * (x.ndim - ax - 1))
-    return x
+    return x if x.dtype == self.dtype else x.round().clip(dtypes.min(self.dtype), dtypes.max(self.dtype)).cast(self.dtype)
   def layernorm(self: Tensor, axis: int | Sequence[int] = -1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
@@ -189,11 +190,14 @@ class NNMixin:
     if reduction == "none": return loss
     return loss.sum() / mask.sum().maximum(1) if reduction == "mean" else loss.sum()
   def cross_entropy(self: Tensor, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
-    """Cross entropy of logits against class indices (integer Y) or class probabilities (float Y of the same shape)."""
-    if dtypes.is_int(Y.dtype): return self.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing, reduction=reduction)
-    n = self.shape[-1]
-    y = Y * (1 - label_smoothing) + label_smoothing / n
-    loss = -(self.log_softmax(-1) * y).sum(-1)
+    """Cross entropy of logits (N, C, ...) or (C,) against class indices (integer Y, (N, ...)) or class probabilities
+    (float Y, the logits' shape); the classes are dim 1 as in PyTorch and tinygrad."""
+    x = self.transpose(1, -1) if self.ndim > 2 else self
+    if dtypes.is_int(Y.dtype): return x.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing, reduction=reduction)
+    y = Y.transpose(1, -1) if Y.ndim > 2 else Y
+    n = x.shape[-1]
+    y = y * (1 - label_smoothing) + label_smoothing / n
+    loss = -(x.log_softmax(-1) * y).sum(-1)
     return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
   def binary_crossentropy(self: Tensor, Y: Tensor, reduction: str = "mean") -> Tensor:
     loss = -(Y * self.clip(1e-12, 1).log() + (1 - Y) * (1 - self).clip(1e-12, 1).log())

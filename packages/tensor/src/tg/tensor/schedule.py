@@ -95,6 +95,8 @@ def is_buffer_view(u: UOp) -> bool:
   """RESHAPE(BUFFER) (or the BUFFER itself): already realized, contiguous."""
   return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
 
+_PASS_THROUGH = (Ops.CONTIGUOUS, Ops.DETACH, Ops.AFTER, Ops.CALL)  # their value is their source's
+
 class KernelBuilder:
   """Builds one kernel: the value of `root` at every index of its shape, stored into its buffer."""
   def __init__(self, bufmap: dict[UOp, UOp]):
@@ -118,8 +120,26 @@ class KernelBuilder:
   def lower(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None, top: bool = False) -> UOp:
     """The value of tensor UOp u at index idx (a UOp per dimension), loads gated by `valid`."""
     key = (u, idx, valid, top)
-    if (ret := self.memo.get(key)) is None: ret = self.memo[key] = self._lower(u, idx, valid, top)
+    if (ret := self.memo.get(key)) is None:
+      self._lower_sources_first(u, idx, valid)
+      ret = self.memo[key] = self._lower(u, idx, valid, top)
     return ret
+
+  def _lower_sources_first(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None) -> None:
+    """Lower the elementwise graph under u (read at the same index) bottom-up, iteratively, so that _lower's recursion
+    is one level deep there: a chain of 10,000 adds (a loss summed over an epoch) needs no deep stack."""
+    def same_index(x: UOp) -> bool:
+      return x not in self.bufmap and (x.op in GroupOp.ALU or x.op in _PASS_THROUGH or x.op in (Ops.CAST, Ops.BITCAST))
+    if not same_index(u): return
+    stack, seen = [(u, False)], {u}
+    while stack:
+      x, sources_done = stack.pop()
+      if sources_done:
+        if x is not u: self.lower(x, idx, valid)
+        continue
+      stack.append((x, True))
+      for s in x.src:
+        if s not in seen and same_index(s) and (s, idx, valid, False) not in self.memo: seen.add(s); stack.append((s, False))
 
   def _lower(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None, top: bool) -> UOp:
     if not top and u in self.bufmap:
@@ -131,7 +151,7 @@ class KernelBuilder:
     if op is Ops.BUFFER: return self.param(u).index(idx[0].valid(valid) if valid is not None else idx[0])
     if op is Ops.CONST: return UOp.const(u.dtype, u.arg)
     if op is Ops.IOTA: return idx[0].cast(u.dtype)
-    if op in (Ops.CONTIGUOUS, Ops.DETACH, Ops.AFTER, Ops.CALL): return self.lower(src[0], idx, valid)
+    if op in _PASS_THROUGH: return self.lower(src[0], idx, valid)
     if op in GroupOp.ALU or op in (Ops.CAST, Ops.BITCAST):
       return UOp(op, u.dtype, tuple(self.lower(s, idx, valid) for s in src), u.arg)
     if op is Ops.RESHAPE:

@@ -98,7 +98,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def schedule(self, *others: Tensor) -> list[ExecItem]:
     """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers,
     and every other live tensor at the buffers of what it shares with them (_become)."""
-    ts = [t for t in (self, *others) if not is_buffer_view(t.uop)]
+    ts = [t for t in {id(t): t for t in (self, *others)}.values() if not is_buffer_view(t.uop)]  # a tensor given twice is one
     if not ts: return []
     items, becomes = schedule(outs := [t.uop for t in ts])
     Counters.scheduled += len(items)
@@ -185,8 +185,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return (idx * step + start).cast(dt) if (step != 1 or start != 0) else idx
   @staticmethod
   def linspace(start: float, stop: float, steps: int, **kw: Any) -> Tensor:
-    if steps == 1: return Tensor([float(start)], **kw)
-    return Tensor.arange(steps, **{k: v for k, v in kw.items() if k != "dtype"}).float() * ((stop - start) / (steps - 1)) + start
+    dt = to_dtype(kw.pop("dtype", None) or dtypes.default_float)
+    if steps == 1: return Tensor([float(start)], **kw).cast(dt)
+    return (Tensor.arange(steps, **kw).float() * ((stop - start) / (steps - 1)) + start).cast(dt)
   @staticmethod
   def eye(n: int, m: int | None = None, **kw: Any) -> Tensor:
     m = n if m is None else m
@@ -328,19 +329,40 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return a - a._floordiv(b) * b
   def neg(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self * -1
   def pow(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    if not reverse and isinstance(x, int) and not isinstance(x, bool) and not dtypes.is_float(self.dtype) and self.dtype != dtypes.bool:
+      return self._int_pow(x)
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4:
       ret = self.ones_like() if dtypes.is_float(self.dtype) or x == 0 else None
       for _ in range(int(x)): ret = self if ret is None else ret * self
       return ret if ret is not None else self.ones_like()
     a, b = self._broadcasted(x, reverse)
-    if not dtypes.is_float(a.dtype): return a.float().pow(b.float()).round().cast(a.dtype)
-    # |a|**b, with the sign of a for odd integer b, nan for a negative base and a fractional b
-    mag = (b * a.abs().log2()).exp2()
+    if not dtypes.is_float(a.dtype): return a._int_pow(b)
+    # |a|**b, with the sign of a for odd integer b, nan for a negative base and a fractional b; a base of 0 takes its
+    # own branch (log2(0) inside the other would make the gradients nan): d/da 0**b is 0 (1 for b == 1), d/db 0**b is 0
+    zero = a.eq(0)
+    mag = (b * zero.where(1.0, a.abs()).log2()).exp2()
     is_int_b = b.eq(b.trunc())
     odd = is_int_b & (b - (b / 2).floor() * 2).ne(0)
-    neg = a < 0
-    ret = neg.where(is_int_b.where(odd.where(-mag, mag), mag._const(math.nan)), mag)
-    return (a.eq(0) & b.eq(0)).where(1.0, ret)
+    ret = (a < 0).where(is_int_b.where(odd.where(-mag, mag), mag._const(math.nan)), mag)
+    at_zero = b.eq(1).where(a, (b > 0).where(0.0, b.eq(0).where(1.0, math.inf)))
+    return zero.where(at_zero, ret)
+  def _int_pow(self, e: Tensor | int) -> Tensor:
+    """Exact integer power by squaring over the bits of e (wrapping like C on overflow); a negative e gives the
+    integer part of 1/self**-e: 1 for a base of 1, +-1 for -1, 0 otherwise."""
+    if isinstance(e, int) and e >= 0:  # the bits are known: multiply only where they are set
+      ret, base = self.ones_like(), self
+      for i in range(e.bit_length()):
+        if e >> i & 1: ret = ret * base
+        if e >> (i + 1): base = base * base
+      return ret
+    if isinstance(e, int): e = self._const(e)
+    ret, base, bits = self.ones_like(), self, e.abs()
+    for _ in range(e.dtype.itemsize * 8 - (0 if dtypes.is_unsigned(e.dtype) else 1)):
+      ret = (bits & 1).ne(0).where(ret * base, ret)
+      base, bits = base * base, bits >> 1
+    odd = (e & 1).ne(0)
+    neg_e = self.eq(1).where(1, self.eq(-1).where(odd.where(-1, 1), 0)).cast(self.dtype)
+    return (e < 0).where(neg_e, ret)
   def __add__(self, x: Any) -> Tensor: return self.add(x)
   def __radd__(self, x: Any) -> Tensor: return self.add(x, True)
   def __sub__(self, x: Any) -> Tensor: return self.sub(x)
@@ -413,7 +435,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return a._apply(lambda p, q: p.alu(Ops.MAX, q), b) if a.dtype != dtypes.bool else a | b
   def minimum(self, x: Tensor | Scalar) -> Tensor:
     a, b = self._broadcasted(x)
-    return -((-a).maximum(-b)) if a.dtype != dtypes.bool else a & b
+    return a & b if a.dtype == dtypes.bool else a._flipped().maximum(b._flipped())._flipped()
+  def _flipped(self) -> Tensor:
+    """An order-reversing map that is its own inverse and can't overflow: -x for floats, ~x for signed integers (-INT_MIN
+    overflows), max - x for unsigned, not x for bools. min, minimum and argmin are max, maximum and argmax through it."""
+    if self.dtype == dtypes.bool: return self.logical_not()
+    if dtypes.is_float(self.dtype): return -self
+    return dtypes.max(self.dtype) - self if dtypes.is_unsigned(self.dtype) else ~self
   def clip(self, min_: Scalar | Tensor | None = None, max_: Scalar | Tensor | None = None) -> Tensor:
     if min_ is None and max_ is None: raise ValueError("clip needs a min or a max")
     ret = self if min_ is None else self.maximum(min_)
@@ -448,7 +476,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     f = (self + 0.5).floor()
     tie = (f - self).eq(0.5) & ((f / 2).floor() * 2).ne(f)
     return tie.where(f - 1, f)
-  def abs(self) -> Tensor: return self if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool else (self < 0).where(-self, self)
+  def abs(self) -> Tensor:
+    """|x|; its gradient at 0 is 0 (as sign(0)), and abs(-0.0) is +0.0."""
+    if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool: return self
+    return self.eq(0).where(0, (self < 0).where(-self, self))
   def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype != dtypes.bool else self
   def square(self) -> Tensor: return self * self
   def isnan(self) -> Tensor: return self != self
@@ -472,7 +503,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
-  def softplus(self, beta: float = 1.0) -> Tensor: return (1 / beta) * (1 + (self * beta).exp()).log()
+  def softplus(self, beta: float = 1.0) -> Tensor:
+    """log(1 + exp(beta x)) / beta, as max(bx, 0) + log(1 + exp(-|bx|)): no overflow for large x (softplus(350) is 350)."""
+    bx = self * beta
+    return (1 / beta) * (bx.maximum(0) + (1 + (-bx.abs()).exp()).log())
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def softsign(self) -> Tensor: return self / (1 + self.abs())
   def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
@@ -489,7 +523,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def _resolve_axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:
     if axis is None: return tuple(range(self.ndim))
     axes = (axis,) if isinstance(axis, int) else tuple(axis)
-    return tuple(sorted({self._axis(a) for a in axes}))
+    resolved = {self._axis(a) for a in axes}
+    return tuple(sorted(resolved)) if self.ndim else ()  # a 0-d tensor takes dim 0 or -1 and has nothing to reduce
   def _axis(self, a: int) -> int:
     if not -max(self.ndim, 1) <= a < max(self.ndim, 1): raise IndexError(f"axis {a} is out of range for a tensor of {self.ndim} dimensions")
     return a + self.ndim if a < 0 else a
@@ -504,9 +539,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return self.cast(acc_dtype or self.dtype)._reduce(Ops.MUL, axis, keepdim)
   def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
   def min(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
-    if self.dtype == dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
-    if dtypes.is_unsigned(self.dtype): return dtypes.max(self.dtype) - (dtypes.max(self.dtype) - self).max(axis, keepdim)
-    return -((-self).max(axis, keepdim))
+    return self._flipped().max(axis, keepdim)._flipped()
   def mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     x = self if dtypes.is_float(self.dtype) else self.cast(least_upper_float(self.dtype))
     n = prod(s for i, s in enumerate(self.shape) if i in self._resolve_axes(axis))
@@ -533,14 +566,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     m = self.max(axis, keepdim=True)
     return (self - m).exp().sum(axis, keepdim=True).log().add(m).reshape(self.max(axis, keepdim).shape)
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
-    """The index of the first maximum."""
+    """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch)."""
     if axis is None: return self.flatten().argmax(0)
     axis = self._axis(axis)
     n = self.shape[axis]
     idx = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - axis - 1))
-    return (n - (self.eq(self.max(axis, keepdim=True)) * idx).max(axis, keepdim)).cast(dtypes.int32)
+    hit = self.eq(self.max(axis, keepdim=True))
+    if dtypes.is_float(self.dtype): hit = self.isnan().any(axis, keepdim=True).where(self.isnan(), hit)  # nothing equals a NaN max
+    return (n - (hit * idx).max(axis, keepdim)).cast(dtypes.int32)
   def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
-    return (-self if self.dtype != dtypes.bool else self.logical_not()).argmax(axis, keepdim)
+    """The index of the first minimum; a NaN counts as the minimum (as numpy and PyTorch)."""
+    return self._flipped().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
     """Running sum along an axis (as a masked sum: fine for the sizes tensors here have)."""
     if self.ndim == 0: return self
@@ -548,7 +584,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     n = self.shape[axis]
     x = self.transpose(axis, -1)
     mask = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()
-    return (x.unsqueeze(-2) * mask.cast(x.dtype)).sum(-1).transpose(axis, -1)
+    return mask.where(x.unsqueeze(-2), 0).sum(-1).transpose(axis, -1)  # where, not a product: inf * 0 would be nan
 
   # ***** linear algebra *****
   def dot(self, w: Tensor) -> Tensor: return self.matmul(w)

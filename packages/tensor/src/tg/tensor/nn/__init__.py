@@ -106,13 +106,14 @@ class RMSNorm:
     return y if self.weight is None else y * self.weight
 
 class Embedding:
-  """A lookup table; the lookup is a one-hot comparison times the table, so it fuses and has a gradient."""
+  """A lookup table; the lookup is a one-hot select from the table (where, not a product: a NaN row stays in its row),
+  so it fuses and has a gradient."""
   def __init__(self, vocab_size: int, embed_size: int):
     self.vocab_size, self.embed_size = vocab_size, embed_size
     self.weight = Tensor.normal(vocab_size, embed_size)
   def __call__(self, idx: Tensor) -> Tensor:
     hit = idx.reshape(-1, 1) == Tensor.arange(self.vocab_size, device=idx.device)
-    return (hit.unsqueeze(-1).cast(self.weight.dtype) * self.weight).sum(-2).reshape(*idx.shape, self.embed_size)
+    return hit.unsqueeze(-1).where(self.weight, 0).sum(-2).reshape(*idx.shape, self.embed_size)
 
 class Dropout:
   def __init__(self, p: float = 0.5):

@@ -1,0 +1,177 @@
+"""Edge cases a tinygrad program hits: extreme inputs, integer limits, NaN, repeated indices, 0-d tensors, deep graphs.
+Each case gave a wrong answer or crashed once; the references are numpy or values worked out by hand."""
+import math
+import numpy as np
+import pytest
+from tg.tensor import Tensor, dtypes, nn
+
+def grad_of(fn, x, dtype=np.float32) -> np.ndarray:
+  t = Tensor(np.array(x, dtype), requires_grad=True)
+  fn(t).sum().backward()
+  return t.grad.numpy()
+
+def np_sigmoid(x): return np.exp(-np.logaddexp(0, -np.asarray(x, np.float64)))
+
+# ***** a reduce that an output loop doesn't use (CPU ran it inside that loop, summing across outputs) *****
+
+def test_matmul_grad_wrt_a_broadcast_operand():
+  rng = np.random.default_rng(0)
+  a, b = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((1, 3, 3, 5)).astype(np.float32)
+  ta, tb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+  ta.matmul(tb).sum().backward()
+  np.testing.assert_allclose(tb.grad.numpy(), np.broadcast_to(a.sum(0)[None, None, :, None], (1, 3, 3, 5)), rtol=1e-5)
+
+def test_avg_pool_grad_with_a_tall_window():
+  x = Tensor(np.random.default_rng(1).standard_normal((32, 2, 11, 28)).astype(np.float32), requires_grad=True)
+  x.avg_pool2d(kernel_size=(5, 1)).sum().backward()
+  want = np.zeros((32, 2, 11, 28), np.float32)
+  want[:, :, :10] = 1 / 5  # two windows of 5 rows cover rows 0-9; row 10 is in none
+  np.testing.assert_allclose(x.grad.numpy(), want, rtol=1e-6)
+
+# ***** gradients at extremes: finite where the math is *****
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh", "gelu", "quick_gelu", "softplus", "silu"])
+def test_activation_gradients_are_finite_at_extremes(name):
+  g = grad_of(lambda t: getattr(t, name)(), [-400.0, -90.0, 90.0, 400.0])
+  assert np.isfinite(g).all(), g
+  np.testing.assert_allclose(g[[0, 1]], 0, atol=1e-30)  # all of these flatten out to the left
+  assert np.allclose(g[[2, 3]], 1.0 if name in ("gelu", "quick_gelu", "softplus", "silu") else 0.0)
+
+def test_sigmoid_gradient_matches_its_formula():
+  x = np.linspace(-30, 30, 61)
+  s = np_sigmoid(x)
+  np.testing.assert_allclose(grad_of(Tensor.sigmoid, x), s * (1 - s), rtol=1e-4, atol=1e-12)
+
+def test_softplus_is_linear_far_right_and_stable():
+  np.testing.assert_allclose(Tensor([350.0, 20.0, 0.0, -350.0]).softplus().numpy(), [350.0, np.logaddexp(0, 20.0), math.log(2), 0.0], rtol=1e-6)
+  np.testing.assert_allclose(Tensor([3.0]).softplus(beta=2).numpy(), [np.logaddexp(0, 6.0) / 2], rtol=1e-6)
+  np.testing.assert_allclose(grad_of(Tensor.softplus, [350.0, 0.0, -350.0]), [1.0, 0.5, 0.0], atol=1e-7)
+
+def test_abs_gradient_at_zero_is_zero():
+  np.testing.assert_array_equal(grad_of(Tensor.abs, [-2.0, 0.0, 3.0]), [-1.0, 0.0, 1.0])
+  assert math.copysign(1, Tensor([-0.0]).abs().numpy()[0]) == 1.0
+  assert np.isnan(Tensor([math.nan]).abs().numpy()[0])
+
+def test_pow_gradients_at_zero():
+  x, y = Tensor([0.0, 0.0, 0.0, 2.0], requires_grad=True), Tensor([0.0, 2.0, 1.0, 3.0], requires_grad=True)
+  (x ** y).sum().backward()
+  # d/dx x**y = y x**(y-1), d/dy = x**y ln x; at x=0: 0**0 gives 0 and 0 (PyTorch), y=1 gives dx=1
+  np.testing.assert_allclose(x.grad.numpy(), [0.0, 0.0, 1.0, 12.0], rtol=1e-6)
+  np.testing.assert_allclose(y.grad.numpy(), [0.0, 0.0, 0.0, 8 * math.log(2)], rtol=1e-6)
+  np.testing.assert_allclose((Tensor([0.0, 0.0, 0.0, -2.0]) ** Tensor([0.0, 2.0, -1.0, 3.0])).numpy(), [1.0, 0.0, math.inf, -8.0])
+
+def test_cumsum_carries_inf():
+  np.testing.assert_array_equal(Tensor([3.0, math.inf, 1.0]).cumsum(0).numpy(), [3.0, math.inf, math.inf])
+
+def test_embedding_nan_row_stays_in_its_row():
+  e = nn.Embedding(3, 2)
+  e.weight = Tensor(np.array([[1, 2], [np.nan, np.nan], [5, 6]], np.float32))
+  np.testing.assert_array_equal(e(Tensor([[0, 2]])).numpy(), [[[1, 2], [5, 6]]])
+
+# ***** integers *****
+
+INT_MIN = np.iinfo(np.int32).min
+
+def test_int_min_argmin_minimum_at_int_min():
+  x = np.array([7, INT_MIN, 5, INT_MIN], np.int32)
+  assert Tensor(x).min().item() == INT_MIN
+  assert Tensor(x).argmin().item() == 1
+  np.testing.assert_array_equal(Tensor(x).minimum(Tensor(np.zeros(4, np.int32))).numpy(), np.minimum(x, 0))
+  np.testing.assert_array_equal(Tensor(x.reshape(2, 2)).min(1).numpy(), x.reshape(2, 2).min(1))
+
+@pytest.mark.parametrize("dt,npdt", [(dtypes.int32, np.int32), (dtypes.int64, np.int64)])
+def test_integer_pow_is_exact(dt, npdt):
+  base = np.array([3, -3, 2, 7, 0, 1, -1], npdt)
+  for e in (0, 1, 2, 13, 19):
+    np.testing.assert_array_equal((Tensor(base, dtype=dt) ** e).numpy(), base ** e)
+  exps = np.array([19, 19, 30, 5, 3, 40, 7], npdt)
+  np.testing.assert_array_equal((Tensor(base, dtype=dt) ** Tensor(exps, dtype=dt)).numpy(), base ** exps)
+
+def test_integer_pow_wraps_like_c():
+  np.testing.assert_array_equal((Tensor([3], dtype=dtypes.int32) ** 21).numpy(), np.array([3], np.int32) ** 21)
+
+@pytest.mark.parametrize("x", [[1.0, math.nan, 3.0], [math.nan, 5.0, math.nan], [-1.0, 2.0, math.nan]])
+def test_argmax_argmin_pick_the_first_nan(x):
+  assert Tensor(x).argmax().item() == np.argmax(x)
+  assert Tensor(x).argmin().item() == np.argmin(x)
+
+# ***** dtypes *****
+
+def test_linspace_honours_dtype():
+  t = Tensor.linspace(0, 10, 5, dtype=dtypes.int32)
+  assert t.dtype == dtypes.int32
+  np.testing.assert_array_equal(t.numpy(), np.linspace(0, 10, 5).astype(np.int32))
+
+def test_int_max_pool_with_padding_stays_int():
+  x = np.arange(-8, 8, dtype=np.int32).reshape(1, 1, 4, 4)
+  out = Tensor(x).max_pool2d(2, padding=1)
+  assert out.dtype == dtypes.int32
+  xp = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)), constant_values=INT_MIN)
+  np.testing.assert_array_equal(out.numpy(), xp.reshape(1, 1, 3, 2, 3, 2).max((3, 5)))
+
+def test_uint8_bilinear_interpolate_stays_uint8_and_rounds():
+  x = np.array([[0, 255], [100, 1]], np.uint8).reshape(1, 1, 2, 2)
+  out = Tensor(x).interpolate((3, 3), mode="linear", align_corners=True)
+  assert out.dtype == dtypes.uint8
+  f = Tensor(x.astype(np.float32)).interpolate((3, 3), mode="linear", align_corners=True).numpy()
+  np.testing.assert_array_equal(out.numpy(), np.round(f).astype(np.uint8))
+
+def test_fp16_matmul_backward_accumulates_in_float32():
+  rng = np.random.default_rng(2)
+  a, b = rng.standard_normal((64, 1024)).astype(np.float16), rng.standard_normal((1024, 8)).astype(np.float16)
+  ta, tb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+  (ta @ tb).sum().backward()
+  want = a.astype(np.float32).T @ np.ones((64, 8), np.float32)
+  assert np.abs(tb.grad.numpy().astype(np.float32) - want).max() / np.abs(want).max() < 2e-3  # half's own rounding
+
+# ***** semantics *****
+
+def test_cross_entropy_with_probabilities_uses_dim_1():
+  rng = np.random.default_rng(3)
+  x, p = rng.standard_normal((2, 3, 4)).astype(np.float32), rng.random((2, 3, 4)).astype(np.float32)
+  logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+  np.testing.assert_allclose(Tensor(x).cross_entropy(Tensor(p)).numpy(), -(logp * p).sum(1).mean(), rtol=1e-5)
+  y = np.array([[0, 2, 1, 1], [2, 2, 0, 1]])
+  want = -np.take_along_axis(logp, y[:, None], 1).mean()
+  np.testing.assert_allclose(Tensor(x).cross_entropy(Tensor(y)).numpy(), want, rtol=1e-5)
+
+def test_repeated_index_stores_one_value():
+  t = Tensor.zeros(4).contiguous()
+  t[Tensor([1, 1, 3])] = Tensor([5.0, 7.0, 2.0])
+  np.testing.assert_array_equal(t.numpy(), [0, 7, 0, 2])  # the last write wins, as numpy
+  out = Tensor.zeros(2, 3).scatter(0, Tensor([[1, 0, 1], [1, 1, 1]]), Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))
+  np.testing.assert_array_equal(out.numpy(), [[0, 2, 0], [4, 5, 6]])
+
+# ***** crashes *****
+
+def test_zero_d_tensors():
+  assert Tensor(3.0).sum(0).item() == 3.0 and Tensor(3.0).sum(-1).shape == ()
+  assert Tensor(3.0).softmax().item() == 1.0 and Tensor(3.0).log_softmax().item() == 0.0
+  assert Tensor(3.0).logsumexp().item() == 3.0 and Tensor(3.0).squeeze(-1).shape == ()
+  with pytest.raises(IndexError): Tensor(3.0).sum(1)
+
+@pytest.mark.parametrize("fn,ref", [
+  (lambda t: t.tril(-4), lambda a: np.tril(a, -4)), (lambda t: t.triu(5), lambda a: np.triu(a, 5)),
+  (lambda t: t.pad(((1, 1), (1, 1)))[0:1, :], lambda a: np.pad(a, 1)[0:1, :]),
+  (lambda t: t.pad(((2, 2), (0, 0)))[:2], lambda a: np.pad(a, ((2, 2), (0, 0)))[:2])])
+def test_kernels_whose_reads_all_fold_away(fn, ref):
+  a = np.random.default_rng(4).standard_normal((4, 5)).astype(np.float32)
+  np.testing.assert_array_equal(fn(Tensor(a)).numpy(), ref(a))
+
+def test_stack_reshape_roll_forms():
+  a, b = Tensor([1.0, 2.0]), Tensor([3.0, 4.0])
+  np.testing.assert_array_equal(Tensor.stack((a, b, a)).numpy(), [[1, 2], [3, 4], [1, 2]])
+  np.testing.assert_array_equal(Tensor.stack([a, b], dim=1).numpy(), [[1, 3], [2, 4]])
+  assert Tensor.ones(2, 6).reshape(None, 3, 2).shape == (2, 3, 2)
+  np.testing.assert_array_equal(Tensor.arange(4).roll((1,)).numpy(), np.roll(np.arange(4), 1))
+  np.testing.assert_array_equal(Tensor.arange(6).reshape(2, 3).roll((1, -1), (0, 1)).numpy(), np.roll(np.arange(6).reshape(2, 3), (1, -1), (0, 1)))
+
+def test_a_tensor_realized_twice_in_one_call():
+  x = Tensor.ones(2) + 1
+  Tensor.realize_all(x, x)
+  np.testing.assert_array_equal(x.numpy(), [2, 2])
+
+def test_ten_thousand_chained_ops_realize():
+  x = Tensor.ones(4)
+  for _ in range(10_000): x = x + 1
+  np.testing.assert_array_equal(x.numpy(), [10_001] * 4)
