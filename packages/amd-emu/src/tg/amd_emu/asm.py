@@ -10,7 +10,7 @@ from .isa import Op, get_arch
 from .operands import NAMED, NULL, TTMP, VGPR, Reg
 from .syntax import family, has_return, mnemonic, slots
 from .vopd import DualHalf, vopd
-from . import simm16
+from . import dpptext, simm16
 
 REG_RE = re.compile(r"(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
 FLAGS = ("glc", "slc", "dlc", "gds", "nv", "clamp")
@@ -80,13 +80,14 @@ def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
     elif key in ("offset", "offset0", "offset1"): kwargs[key] = int(val, 0)
     elif key == "th": kwargs["th"] = simm16.th_value(op, val)
     elif key == "scope": kwargs["scope"] = simm16.SCOPES.index(val)
-    elif key == "op_sel" and fam == "VOP3":
+    elif key == "op_sel" and fam in ("VOP3", "VINTERP"):
       bits = _bitlist(val)
       kwargs["opsel"] = bits & ((1 << nsrc) - 1) | (bits >> nsrc & 1) << 3
     elif key == "op_sel": kwargs["opsel"] = _bitlist(val)
     elif key == "op_sel_hi": bits = _bitlist(val); kwargs["opsel_hi"], kwargs["opsel_hi2"] = bits & 3, bits >> 2 & 1
     elif key in ("neg_lo", "neg_hi"): kwargs["neg" if key == "neg_lo" else "neg_hi"] = _bitlist(val)
-    else: raise ValueError(f"unknown modifier {tok!r} for {mnemonic(op)}")
+    elif key == "wait_exp" and fam == "VINTERP": kwargs["waitexp"] = int(val, 0)
+    elif not dpptext.parse(key, val, kwargs): raise ValueError(f"unknown modifier {tok!r} for {mnemonic(op)}")
 
 def _operands(op: Op, text: str, labels: dict[str, int] | None, pc: int) -> tuple[list[Any], dict[str, Any]]:
   """Positional operands (matched to slots) and keyword fields of one instruction's operand text."""
@@ -122,15 +123,25 @@ def parse_line(line: str, arch: str, labels: dict[str, int] | None = None, pc: i
     x, y = (parse_half(h, arch) for h in line.split("::"))
     return vopd(x, y)
   mn, _, rest = line.strip().partition(" ")
-  ops = mnemonics(arch).get(mn.lower())
+  ops = _ops(mn.lower(), arch)
   if not ops: raise ValueError(f"unknown instruction {mn!r} for {arch}")
   errors = []
   for op in ops:
     try:
       args, kwargs = _operands(op, rest.strip(), labels, pc)
-      return build(op, tuple(args), kwargs)
+      dpp = kwargs.pop("_dpp", None)
+      if mn.lower().endswith("_dpp") and dpp is None: raise ValueError(f"{mn} needs a DPP control (row_shl:1, quad_perm:[...], dpp8:[...])")
+      return build(op, tuple(args), kwargs, dpp)
     except (TypeError, ValueError) as e: errors.append(e)
   raise errors[0]
+
+def _ops(mn: str, arch: str) -> list[Op]:
+  """Opcodes a mnemonic may name; `x_dpp` names x's VOP1/VOP2 form, `x_e64_dpp` its VOP3 form (written `_e64` or not)."""
+  table = mnemonics(arch)
+  if not mn.endswith("_dpp"): return table.get(mn, [])
+  base = mn[:-4]
+  if base.endswith("_e64"): return table.get(base) or [op for op in table.get(base[:-4], []) if family(op.fmt).startswith("VOP3")]
+  return [op for op in table.get(base, []) if family(op.fmt) in ("VOP1", "VOP2", "VOPC")]
 
 def parse_half(text: str, arch: str) -> DualHalf:
   mn, _, rest = text.strip().partition(" ")

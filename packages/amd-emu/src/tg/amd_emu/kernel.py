@@ -16,7 +16,7 @@ from tg.codegen.lower.linearize import linearize
 from .inst import Inst
 from .isa import get_arch
 from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv
-from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key
+from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key, int_clamp_pcode
 from .wmma import build_wmma
 
 @dataclass(frozen=True)
@@ -55,7 +55,6 @@ def save_shapes() -> None:
 def render_shape(inst: Inst, key: tuple) -> ShapeCode:
   name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
   try:
-    if "_DPP" in inst.fmt.name: raise Unsupported("DPP lane permutations are not emulated")
     sink = build(inst)
   except (Unsupported, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
@@ -83,6 +82,7 @@ def build(inst: Inst) -> UOp:
   for hop, half in halves:
     text = pcode_of(hop)
     if text is None: raise Unsupported(f"{hop.name} has no pseudocode")
+    if inst.vals.get("clmp") and (sat := int_clamp_pcode(hop)) is not None: text += sat
     ctx = InstCtx(inst, b, lane, half, hop)
     it = MemInterp(ctx)
     env = it.run(text)
@@ -120,7 +120,7 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
   b = ctx.b
   def assigned(name: str) -> bool: return name in env and (name not in it_initial or env[name] is not it_initial[name])
   lane = ctx.lane
-  exec_gate = ctx.exec_bit().u if lane is not None else None
+  exec_gate = ctx.write_gate()
   for name in ("D0", "RETURN_DATA", "VDATA", "SDATA", "VGPR_RTN"):
     if not assigned(name): continue
     if name == "VDATA" and ctx.stores_vdata: continue
@@ -137,20 +137,11 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
       words = [ctx.var("sdata") + i for i in range(n)] if fld == "sdata" else [ctx.vgpr_idx(ctx.var(fld), i) for i in range(n)]
       is_v = fld != "sdata"
     if name == "D0": val = output_mods(ctx, val)
-    gate = exec_gate if is_v else None
-    if isinstance(val, Wide): ws = [resize(bits(w), 32).u for w in val.words]
-    else:
-      raw = bits(val) if not val.weak else const("u", 32 * len(words), val.const)
-      if raw.width == 16:
-        old = b.ld(words[0])
-        hi = name == "D0" and ctx.d16_hi()
-        r16 = raw.u.cast(dtypes.uint32)
-        keep = old & UOp.const(dtypes.uint32, 0xFFFF if hi else 0xFFFF0000)
-        ws = [keep | (r16 << UOp.const(dtypes.uint32, 16)) if hi else keep | r16]
-      else:
-        r = resize(raw, 32 * len(words))
-        ws = [resize(V(r.u >> UOp.const(r.u.dtype, 32 * i) if i else r.u, "u", r.width), 32).u for i in range(len(words))]
-    for w, v in zip(words, ws): b.store(w, v, gate)
+    store_words(b, words, val, name == "D0" and ctx.d16_hi(), exec_gate if is_v else None)
+  for i, src in enumerate(ctx.sources()):  # pseudocode that writes a source (v_swap_b32: S0 = tmp)
+    if assigned(f"S{i}") and ctx.has(src) and ctx.kind(src)[0] in ("v", "s"):
+      val, k = env[f"S{i}"], ctx.kind(src)
+      store_words(b, ctx.reg_words(src, max(1, val.width // 32)), val, k[1] or ctx.opsel_bit(src), exec_gate if k[0] == "v" else None)
   if assigned("SCC"): b.store(SCC, conv(env["SCC"], "u", 1).u.cast(dtypes.uint32))
   for name, reg in (("VCC", 106), ("EXEC", 126), ("EXEC_LO", 126), ("M0", 125)):
     if not assigned(name): continue
@@ -163,6 +154,19 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
     pc = bits(env["PC"])
     b.store(PC, resize(pc, 32).u)
     b.store(PC + 1, resize(V(pc.u >> UOp.const(pc.u.dtype, 32), "u", 64), 32).u)
+
+def store_words(b: Builder, words: list[UOp], val: V | Wide, hi: bool, gate: UOp | None) -> None:
+  """Store a value into register words: a 16-bit value into the low or (hi) high half of the first word, keeping the other."""
+  if isinstance(val, Wide): ws = [resize(bits(w), 32).u for w in val.words]
+  else:
+    raw = bits(val) if not val.weak else const("u", 32 * len(words), val.const)
+    if raw.width == 16:
+      r16, keep = raw.u.cast(dtypes.uint32), b.ld(words[0]) & UOp.const(dtypes.uint32, 0xFFFF if hi else 0xFFFF0000)
+      ws = [keep | (r16 << UOp.const(dtypes.uint32, 16)) if hi else keep | r16]
+    else:
+      r = resize(raw, 32 * len(words))
+      ws = [resize(V(r.u >> UOp.const(r.u.dtype, 32 * i) if i else r.u, "u", r.width), 32).u for i in range(len(words))]
+  for w, v in zip(words, ws): b.store(w, v, gate)
 
 def lane_bit(val: V, lane: V | None, gate: UOp | None) -> V:
   """This lane's bit of a lane mask (0 for a lane EXEC disables)."""

@@ -776,6 +776,7 @@ FLOAT_NAMES = {"NAN": math.nan, "INF": math.inf, "UNDERFLOW_F32": 0.0, "UNDERFLO
 
 def const_name(name: str) -> Any:
   """Architectural constants of the pseudocode; None when the name is not one."""
+  if name in ("wave32", "wave64"): name = name.upper()  # RDNA4's v_permlane16_var_b32 spells it in lower case
   if name in CONST_NAMES:
     c = CONST_NAMES[name]
     if isinstance(c, float): return V(UOp.const(dtypes.float64, c), "f", 64, True)

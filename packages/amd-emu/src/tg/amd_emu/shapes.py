@@ -16,6 +16,7 @@ from .isa import get_arch, Op
 from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, \
   join_words, slice_bits, UDT
 from .operands import INV_2PI
+from . import dpp
 
 # state layout (uint32 words)
 SCC, PC, FAULT, FAULT_ADDR, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 140, 142, 144, 145
@@ -39,13 +40,13 @@ def pair64(lo: UOp, hi: UOp) -> UOp:
   return lo.cast(dtypes.uint64) | (hi.cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
 
 def is_vector(op: Op) -> bool:
-  return op.fmt.split("_")[0] in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "DS", "FLAT", "GLOBAL", "SCRATCH",
+  return op.fmt.split("_")[0] in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "VINTERP", "DS", "FLAT", "GLOBAL", "SCRATCH",
                                   "VFLAT", "VGLOBAL", "VSCRATCH")
 
 def lane_loop(op: Op) -> bool:
   """Per-lane pseudocode runs in a loop over lanes; pseudocode that walks the lanes itself (readlane, permlane) runs once, and so do
   RDNA4's scalar transcendentals (v_s_sqrt_f32 & co.: SGPR in, SGPR out, one value, not a lane mask)."""
-  return is_vector(op) and not op.name.startswith("V_S_") and not re.search(r"VGPR\[(?!laneId)", op.pcode or "")
+  return is_vector(op) and not op.name.startswith("V_S_") and not re.search(r"VGPR\[(?!\(?laneId)", op.pcode or "")
 
 def field_kind(inst: Inst, name: str) -> tuple:
   """How a field enters the shape: a variable register, a baked constant code, or a baked modifier value."""
@@ -121,6 +122,7 @@ class InstCtx:
     self.regs = frozenset({"D0", "D1", "SCC", "VCC", "EXEC", "EXEC_LO", "M0", "PC"})
     self.stores_vdata = "VDATA" in pc and re.search(r"^\s*VDATA\b[^=\n]*=(?!=)", pc, re.M) is None
     self.uses_offset = re.search(r"\bOFFSET\d?\b", pc) is not None
+    self.dpp = self.dpp_lanes() if "_DPP" in inst.fmt.name else None
 
   # ***** fields and registers *****
   def fname(self, name: str) -> str:
@@ -136,6 +138,25 @@ class InstCtx:
     return self.vars[name]
 
   def kind(self, name: str) -> tuple: return field_kind(self.inst, self.fname(name))
+
+  def dpp_lanes(self) -> tuple[UOp, UOp | None, UOp | None]:
+    """(source lane of src0, whether it is valid (None: always), whether this lane writes (None: as EXEC says))."""
+    if self.lane is None: raise Unsupported("DPP outside a lane loop")
+    lane = self.lane.u
+    src, valid = dpp.source_lane(self.inst, lane)
+    src = src & UOp.const(dtypes.uint32, WAVE - 1)
+    if not dpp.fetch_inactive(self.inst):
+      active = ((self.b.ld(126) >> src) & UOp.const(dtypes.uint32, 1)).ne(UOp.const(dtypes.uint32, 0))
+      valid = active if valid is None else valid & active
+    write = dpp.lane_enabled(self.inst, lane)
+    if valid is not None and "bc" in self.inst.vals and not self.inst.vals["bc"]: write = valid if write is None else write & valid
+    return src.cast(dtypes.index), valid, write
+
+  def write_gate(self) -> UOp | None:
+    """Whether this lane writes its vector results: its EXEC bit, and DPP's row/bank masks and bound control."""
+    if self.lane is None: return None
+    g = self.exec_bit().u
+    return g & self.dpp[2] if self.dpp is not None and self.dpp[2] is not None else g
 
   def vgpr_idx(self, reg: UOp, k: int, lane: UOp | None = None) -> UOp:
     ln = self.lane_u if lane is None else lane
@@ -159,13 +180,17 @@ class InstCtx:
     nbits = 32 if nbits < 32 and not (nbits == 16) else min(nbits, 64)
     k = self.kind(name)
     n = (nbits + 31) // 32
+    if name == "src0" and self.dpp is not None: k, idx = self.kind("vsrc0"), [self.vgpr_idx(self.var("vsrc0"), i, self.dpp[0]) for i in range(n)]
+    else: idx = self.reg_words(name, n)  # type: ignore[assignment]
     if k[0] in ("v", "s"):
-      words = [self.b.ld(i) for i in self.reg_words(name, n)]  # type: ignore[union-attr]
+      words = [self.b.ld(i) for i in idx]
       raw = V(words[0], "u", 32)
       if n == 2: raw = V(words[0].cast(dtypes.uint64) | (words[1].cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
       if nbits == 16:
         hi = k[1] or self.opsel_bit(name)
         raw = resize(alu(Ops.SHR, raw, const("u", 32, 16), "u", 32), 16) if hi else resize(raw, 16)
+      if name == "src0" and self.dpp is not None and self.dpp[1] is not None:  # an invalid DPP source lane reads 0
+        raw = V(self.dpp[1].where(raw.u, UOp.const(raw.u.dtype, 0)), "u", raw.width)
       return raw
     ftype = "f64" if nbits == 64 and opnd is not None and "F64" in opnd.dfmt else "f16" if nbits == 16 and opnd is not None and "F16" in opnd.dfmt \
       else "f32"
@@ -203,11 +228,13 @@ class InstCtx:
     vals = self.inst.vals
     # V_CNDMASK's sources are bits, but the hardware applies VOP3 abs/neg to them as floats (LLVM folds fneg/fabs into it)
     floaty = opnd is not None and ("F" in opnd.dfmt.replace("FMT_", "") or self.op.name.startswith("V_CNDMASK"))
-    if self.fam in ("VOP3", "VOP3SD") and floaty:
+    absneg = (vals.get("abs", 0) >> i & 1, vals.get("neg", 0) >> i & 1) if self.fam in ("VOP3", "VOP3SD", "VINTERP") else \
+      (vals.get(f"src{i}_abs", 0), vals.get(f"src{i}_neg", 0))  # DPP16's own modifier bits
+    if floaty and any(absneg):
       w = raw.width
       sign = 1 << (w - 1)
-      if vals.get("abs", 0) >> i & 1: raw = alu(Ops.AND, raw, const("u", w, sign - 1), "u", w)
-      if vals.get("neg", 0) >> i & 1: raw = alu(Ops.XOR, raw, const("u", w, sign), "u", w)
+      if absneg[0]: raw = alu(Ops.AND, raw, const("u", w, sign - 1), "u", w)
+      if absneg[1]: raw = alu(Ops.XOR, raw, const("u", w, sign), "u", w)
     if self.fam == "VOP3P" and raw.width == 32 and not re.search(r"\b(OPSEL|NEG)\b", self.op.pcode or "") and "WMMA" not in self.op.name:
       hi_sel = (vals.get("opsel_hi", 3) | vals.get("opsel_hi2", 1) << 2) >> i & 1
       lo_sel = vals.get("opsel", 0) >> i & 1
@@ -271,7 +298,7 @@ class InstCtx:
     if name == "SIMM16": return from_bits(V(self.var("simm16").cast(dtypes.uint32), "u", 32), "b", 16) if self.has("simm16") else None
     if name == "SIMM32": return V(self.var("literal").cast(dtypes.uint32), "b", 32)
     if name == "ROUND_MODE": return const("i", 32, 0, True)
-    raw_fields = {"SRC0": "src0", "VDST": "vdst", "DST": "vdst"}
+    raw_fields = {"SRC0": "src0", "SRC1": "src1", "SRC2": "src2", "VDST": "vdst", "DST": "vdst"}
     if self.fam == "DS" and self.lane is None: raw_fields |= {"DATA0": "data0", "ADDR": "addr"}
     if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
       fld = raw_fields[name]
@@ -506,6 +533,28 @@ def pcode_of(op: Op) -> str | None:
   if op.name in PCODE_PREFIX and op.pcode: return PCODE_PREFIX[op.name] + op.pcode
   if op.enum == "VOPDOp": return vopd_pcode(op)
   return op.pcode
+
+INT_CLAMP = re.compile(r"V_(PK_)?(ADD|SUB|SUBREV|MAD)_(CO_CI_|CO_|NC_)?([UI]\d+)(?:_([UI]\d+))?(?:_E64)?")
+CLAMP_EXPR = {"ADD": "A + B", "SUB": "A - B", "SUBREV": "B - A", "MAD": "A * B + C"}
+
+@functools.cache
+def int_clamp_pcode(op: Op) -> str | None:
+  """VOP3's clamp bit on integer add/sub/mad: pseudocode that recomputes the result exactly (64-bit) and writes it
+  saturated to the destination's range (the hardware saturates instead of wrapping); None for other opcodes."""
+  m = INT_CLAMP.fullmatch(op.name)
+  if m is None: return None
+  pk, kind, co, dt, st = m.groups()
+  st = st or dt
+  w = int(dt[1:])
+  lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dt[0] == "I" else (0, (1 << w) - 1)
+  expr = CLAMP_EXPR[kind] + {"ADD": " + CI", "SUB": " - CI", "SUBREV": " - CI"}.get(kind, "") * (co == "CO_CI_")
+  halves = ("[15 : 0]", "[31 : 16]") if pk else ("",)
+  out = []
+  for h in halves:
+    ops = {x: f"64'I(S{i}{h}.{t.lower()})" for i, (x, t) in enumerate(zip("ABC", (st, st, dt)))} | {"CI": "64'I(VCC.u64[laneId].u64)"}
+    e = re.sub(r"\b(A|B|C|CI)\b", lambda x: ops[x.group(1)], expr)
+    out.append(f"tmp_sat = {e};\nD0{h}.{dt.lower()} = tmp_sat > 64'I({hi}) ? 64'I({hi}) : tmp_sat < 64'I({lo}) ? 64'I({lo}) : tmp_sat")
+  return "\n" + "\n".join(out)
 
 @functools.cache
 def vopd_pcode(op: Op) -> str | None:
