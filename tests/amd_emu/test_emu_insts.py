@@ -203,3 +203,17 @@ def test_wmma_iu8_signedness_and_clamp(clamp: bool) -> None:
 def test_wmma_unemulated_modifiers_raise() -> None:
   with pytest.raises(RuntimeError, match="v_wmma_f32_16x16x16_f16 is not supported by the emulator .*neg/abs"):
     run_wave(assemble("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7] neg_lo:[1,0,0]", "rdna4"), "rdna4")
+
+def test_failed_background_build_surfaces(monkeypatch) -> None:
+  """The -O2 build runs in a thread; when the compiler fails (one run saw clang raise OSError starting), the next use of the
+  program raises that error instead of running on silently at -O0 — and the use after that builds it again."""
+  from tg.codegen.device import Device
+  from tg.amd_emu.program import program, ProgramBuildError
+  def broken(src: str) -> bytes: raise OSError("clang could not start")
+  monkeypatch.setattr(Device["CPU"].compiler, "compile_cached", broken)
+  code = assemble("s_mov_b32 s0, 0x5eed1\ns_endpgm", "rdna3")
+  prog = program(code, "rdna3", 0, 0)
+  prog.optimized.join()
+  with pytest.raises(ProgramBuildError, match="OSError: clang could not start"): run_wave(code[:-4])
+  monkeypatch.undo()
+  assert run_wave(code[:-4]).s[0] == 0x5eed1

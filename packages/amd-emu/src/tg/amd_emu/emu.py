@@ -107,6 +107,7 @@ def new_wave(pc: int, budget: int) -> Wave:
 def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
   live wave has reached it. Returns the wave-instructions executed."""
+  prog.check()
   tab = ctypes.addressof(memory.table)
   start = [w.budget.value for w in waves]
   while True:

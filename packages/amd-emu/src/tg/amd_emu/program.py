@@ -24,6 +24,9 @@ NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(
                   r"INST_PREFETCH|VERSION|BARRIER_SIGNAL.*|PREFETCH.*|ICACHE_INV|DCACHE_INV|GL1_INV|DENORM_MODE|ROUND_MODE|SETHALT)")
 BARRIERS = ("S_BARRIER", "S_BARRIER_WAIT")
 
+class ProgramBuildError(RuntimeError):
+  """The C compiler failed on an emulated kernel's program."""
+
 @dataclass
 class Decoded:
   pc: int
@@ -65,6 +68,7 @@ class Program:
     self.insts = decode_code(code, arch, base)
     self.by_pc = {d.pc: d for d in self.insts}
     self.unsupported: dict[int, str] = {}
+    self.build_error: BaseException | None = None
     self.src = self.render()
     self.libs: list[CPUProgram] = []
     self.load(QuickClang().compile_cached(self.src))
@@ -72,8 +76,19 @@ class Program:
     self.optimized.start()
 
   def optimize(self) -> None:
-    save_shapes()
-    self.load(Device["CPU"].compiler.compile_cached(self.src))
+    """The background -O2 build; its failure is kept for check() to raise, never left as a silent slow tier."""
+    try:
+      save_shapes()
+      self.load(Device["CPU"].compiler.compile_cached(self.src))
+    except Exception as e:  # any failure of the build thread must reach the caller
+      self.build_error = e
+
+  def check(self) -> None:
+    """Raise the background build's error, if it failed (and forget this program, so the next use builds it again)."""
+    if self.build_error is not None:
+      program.cache_clear()
+      raise ProgramBuildError(f"the optimized (-O2) build of the emulated kernel failed: {type(self.build_error).__name__}: "
+                              f"{self.build_error}") from self.build_error
 
   def load(self, lib: bytes) -> None:
     prg = CPUProgram("run", lib)
@@ -82,7 +97,9 @@ class Program:
     self.libs.append(prg)  # the old build stays loaded: a call may still be running in it
     self.fxn = prg.fxn
 
-  def wait_optimized(self) -> None: self.optimized.join()
+  def wait_optimized(self) -> None:
+    self.optimized.join()
+    self.check()
 
   def render(self) -> str:
     starts = {self.base, self.entry}
