@@ -217,3 +217,13 @@ def test_failed_background_build_surfaces(monkeypatch) -> None:
   with pytest.raises(ProgramBuildError, match="OSError: clang could not start"): run_wave(code[:-4])
   monkeypatch.undo()
   assert run_wave(code[:-4]).s[0] == 0x5eed1
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_movrel_indexes_sgprs_by_m0(arch: str) -> None:
+  """s_movrels/s_movreld (LLVM's dynamically indexed SGPR arrays) read/write SGPR[n + M0]; s_movrelsd_2 takes M0's two halves."""
+  from llvm import assemble as llvm_assemble
+  lines = ["s_movrels_b32 s1, s10", "s_movrels_b64 s[2:3], s[10:11]", "s_movreld_b32 s20, s5", "s_movreld_b64 s[22:23], s[6:7]",
+           "s_mov_b32 m0, 0x20003", "s_movrelsd_2_b32 s30, s10"]
+  w = run_wave(b"".join(llvm_assemble(lines, arch)), arch, sgprs={125: 3, 5: 0xAA, 6: 0xBB, 7: 0xCC} | {10 + i: 100 + i for i in range(10)})
+  assert list(w.s[1:4]) == [103, 103, 104] and w.s[23] == 0xAA and list(w.s[25:27]) == [0xBB, 0xCC]
+  assert w.s[32] == 103 and w.s[30] == 0  # s[30 + 2] = s[10 + 3]

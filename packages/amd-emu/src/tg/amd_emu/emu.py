@@ -14,7 +14,7 @@ import numpy as np
 from .codeobj import CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
 from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
-from .shapes import ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
+from .shapes import FloatMode, ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
 DEFAULT_BUDGET = 10_000_000
 LDS_BYTES = 64 * 1024
@@ -145,7 +145,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   executed = 0
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
-  prog = program(bytes(code), arch, code_addr, entry)
+  prog = program(bytes(code), arch, code_addr, entry, FloatMode.of(descriptor.rsrc1, arch))
   nthreads = bx * by * bz
   nwaves = (nthreads + WAVE - 1) // WAVE
   tid = np.arange(nwaves * WAVE)
@@ -255,12 +255,13 @@ def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
 
 def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int, int] | None = None, vgprs: dict[int, Any] | None = None,
              exec_mask: int = 0xFFFFFFFF, memory: Memory | None = None, budget: int = DEFAULT_BUDGET, lds: np.ndarray | None = None,
-             scc: int = 0) -> Wave:
-  """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}."""
+             scc: int = 0, mode: FloatMode | None = None) -> Wave:
+  """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}. The float
+  mode defaults to what LLVM's kernel descriptors set: f32 denormals kept, IEEE mode on RDNA3."""
   code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
   from .asm import assemble
   code += assemble("s_endpgm", arch)
-  prog = program(code, arch, 0, 0)
+  prog = program(code, arch, 0, 0, mode or FloatMode(ieee=arch == "rdna3"))
   w = new_wave(0, budget)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
   for i, vals in (vgprs or {}).items():  # integers as their 32-bit pattern, floats as f32 bits

@@ -15,8 +15,9 @@ from tg.codegen.device import Device, diskcache_get, diskcache_put
 from tg.codegen.lower.linearize import linearize
 from .inst import Inst
 from .isa import get_arch
-from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv
-from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key, int_clamp_pcode
+from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv, truth
+from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key, int_clamp_pcode, \
+  FloatMode, DEFAULT_MODE, flush_denorm
 from .wmma import build_wmma
 
 @dataclass(frozen=True)
@@ -37,13 +38,13 @@ def _version() -> str:
 _mem_cache: dict[tuple, ShapeCode] = {}
 _unsaved: list[tuple[str, ShapeCode]] = []
 
-def shape_code(inst: Inst) -> ShapeCode:
+def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
   """The C function of an instruction's shape, from memory, the disk cache, or compiled now (saved later by save_shapes)."""
-  key = shape_key(inst)
+  key = shape_key(inst, mode)
   if (sc := _mem_cache.get(key)) is not None: return sc
   dkey = f"{_version()}:{key!r}"
   if (sc := diskcache_get("amd_emu_shapes_v1", dkey)) is None:
-    sc = render_shape(inst, key)
+    sc = render_shape(inst, key, mode)
     _unsaved.append((dkey, sc))
   _mem_cache[key] = sc
   return sc
@@ -52,10 +53,10 @@ def save_shapes() -> None:
   """Write newly compiled shapes to the disk cache (off the critical path: each write is a transaction)."""
   while _unsaved: diskcache_put("amd_emu_shapes_v1", *_unsaved.pop())
 
-def render_shape(inst: Inst, key: tuple) -> ShapeCode:
+def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
   name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
   try:
-    sink = build(inst)
+    sink = build(inst, mode)
   except (Unsupported, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
   zero64 = UOp.const(dtypes.uint64, 0)  # tg.codegen's C renderer prints a uint64 0 as INT64_MIN: go through uint32
@@ -69,7 +70,7 @@ def render_shape(inst: Inst, key: tuple) -> ShapeCode:
   variables = tuple(sorted(u.arg[0] for u in uops if u.op is Ops.DEFINE_VAR))
   return ShapeCode(name, body, tuple(lines[:at]), params, variables)
 
-def build(inst: Inst) -> UOp:
+def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   """The kernel SINK of one instruction."""
   op = inst.op
   if op.name.startswith("V_WMMA_"): return build_wmma(inst)
@@ -83,7 +84,7 @@ def build(inst: Inst) -> UOp:
     text = pcode_of(hop)
     if text is None: raise Unsupported(f"{hop.name} has no pseudocode")
     if inst.vals.get("clmp") and (sat := int_clamp_pcode(hop)) is not None: text += sat
-    ctx = InstCtx(inst, b, lane, half, hop)
+    ctx = InstCtx(inst, b, lane, half, hop, mode)
     it = MemInterp(ctx)
     env = it.run(text)
     results.append((ctx, env, it.initial))
@@ -149,7 +150,7 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
       target = ctx.var("sdst") if name == "VCC" and ctx.has("sdst") else UOp.const(dtypes.index, reg)
       masks.append((target, lane_bit(env[name], lane, exec_gate)))
     else: b.store(reg, resize(bits(env[name]), 32).u)
-  if assigned("D1") and ctx.has("sdst"): masks.append((ctx.var("sdst"), lane_bit(conv(env["D1"], "u", 32), lane, exec_gate)))
+  if assigned("D1") and ctx.has("sdst"): masks.append((ctx.var("sdst"), lane_bit(truth(env["D1"]), lane, exec_gate)))  # this lane's carry
   if assigned("PC"):
     pc = bits(env["PC"])
     b.store(PC, resize(pc, 32).u)
@@ -176,16 +177,17 @@ def lane_bit(val: V, lane: V | None, gate: UOp | None) -> V:
   return V(gate.where(bit.u, UOp.const(dtypes.uint32, 0)), "u", 32) if gate is not None else bit
 
 def output_mods(ctx: InstCtx, val: V | Wide) -> V | Wide:
-  """VOP3's output modifiers on float results: omod scales by 2, 4 or 0.5, clamp saturates to [0, 1]."""
+  """VOP3's output modifiers on float results: omod scales by 2, 4 or 0.5 (not in IEEE mode), clamp saturates to [0, 1];
+  then an f32 denormal result is flushed to zero when the float mode says so."""
   vals = ctx.inst.vals
-  omod, clamp = vals.get("omod", 0), vals.get("clmp", 0)
+  omod, clamp = 0 if ctx.mode.ieee else vals.get("omod", 0), vals.get("clmp", 0)
   opnd = ctx.op.operands.get("vdst")
-  if isinstance(val, Wide) or (not omod and not clamp) or opnd is None or "F" not in opnd.dfmt.replace("FMT_", ""): return val
+  flush = opnd is not None and opnd.dfmt == "FMT_NUM_F32" and not ctx.mode.denorm32 & 2
+  if isinstance(val, Wide) or opnd is None or "F" not in opnd.dfmt.replace("FMT_", "") or not (omod or clamp or flush): return val
   x = from_bits(bits(val), "f", val.width)
   if omod: x = V(x.u * UOp.const(x.u.dtype, {1: 2.0, 2: 4.0, 3: 0.5}[omod]), "f", x.width)
   if clamp:
     zero, one = UOp.const(x.u.dtype, 0.0), UOp.const(x.u.dtype, 1.0)
     x = V((x.u < zero).where(zero, (x.u > one).where(one, x.u)), "f", x.width)
     x = V(x.u.ne(x.u).where(zero, x.u), "f", x.width)
-  return x
-
+  return from_bits(flush_denorm(bits(x)), "f", 32) if flush and x.width == 32 else x

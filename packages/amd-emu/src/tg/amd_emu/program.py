@@ -16,7 +16,7 @@ from tg.codegen.devices.cpu import ClangCompiler, CPUProgram
 from .decode import decode
 from .inst import Inst
 from .kernel import shape_code, save_shapes, ShapeCode
-from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, pcode_of
+from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, pcode_of, FloatMode, DEFAULT_MODE
 
 ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED = range(6)
 NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(32|64)|V_PIPEFLUSH.*|DS_NOP|"
@@ -63,8 +63,8 @@ class QuickClang(ClangCompiler):
 
 class Program:
   """The compiled code of one kernel: first a quick -O0 build, swapped for the -O2 one when that is ready (tiered JIT)."""
-  def __init__(self, code: bytes, arch: str, base: int, entry: int):
-    self.arch, self.base, self.code, self.entry = arch, base, code, entry
+  def __init__(self, code: bytes, arch: str, base: int, entry: int, mode: FloatMode = DEFAULT_MODE):
+    self.arch, self.base, self.code, self.entry, self.mode = arch, base, code, entry, mode
     self.insts = decode_code(code, arch, base)
     self.by_pc = {d.pc: d for d in self.insts}
     self.unsupported: dict[int, str] = {}
@@ -140,7 +140,7 @@ class Program:
     if op.name.startswith("S_ENDPGM"): return [f"      {set_pc(d.pc)} return {ENDPGM};"]
     if op.name in BARRIERS: return [f"      {set_pc(nxt)} return {BARRIER};"]
     if NOPS.fullmatch(op.name): return []
-    sc = shape_code(d.inst)
+    sc = shape_code(d.inst, self.mode)
     if sc.error is not None:
       self.unsupported[d.pc] = f"{op.mnemonic} is not supported by the emulator ({sc.error})"
       return [f"      {set_pc(d.pc)} return {UNSUPPORTED};"]
@@ -163,6 +163,6 @@ def var_fields(inst: Inst) -> list[str]:
 def set_pc(pc: int) -> str: return f"st[{PC}] = {pc & 0xFFFFFFFF}u; st[{PC + 1}] = {pc >> 32}u;"
 
 @functools.lru_cache(maxsize=64)
-def program(code: bytes, arch: str, base: int, entry: int) -> Program:
+def program(code: bytes, arch: str, base: int, entry: int, mode: FloatMode = DEFAULT_MODE) -> Program:
   """The compiled program of some code at a base address entered at `entry` (cached per code, arch and addresses)."""
-  return Program(code, arch, base, entry)
+  return Program(code, arch, base, entry, mode)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import re
 import struct
+from dataclasses import dataclass
 from typing import Any
 from tg.uop import UOp, Ops, dtypes
 from .inst import Inst
@@ -16,6 +17,7 @@ from .isa import get_arch, Op
 from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, \
   join_words, slice_bits, UDT
 from .operands import INV_2PI
+from .pcode import PcodeError
 from . import dpp
 
 # state layout (uint32 words)
@@ -66,8 +68,25 @@ def hi16(inst: Inst, name: str, code: int) -> bool:
   """A 16-bit VGPR operand of a VOP1/VOP2/VOPC encoding names its high half as v[n] + 128."""
   return inst.fmt.base in ("VOP1", "VOP2", "VOPC") and code >= 384 and inst.operand(name).bits == 16
 
-def shape_key(inst: Inst) -> tuple:
-  return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values)
+@dataclass(frozen=True)
+class FloatMode:
+  """The float mode a dispatch sets from its kernel descriptor's rsrc1: FLOAT_DENORM_MODE_32 (bit 0 keeps input f32
+  denormals, bit 1 output ones; 0 flushes both) and IEEE mode (RDNA3 only), in which the hardware ignores omod."""
+  denorm32: int = 3
+  ieee: bool = True
+
+  @staticmethod
+  def of(rsrc1: int, arch: str) -> FloatMode: return FloatMode(rsrc1 >> 16 & 3, arch == "rdna3" and bool(rsrc1 >> 23 & 1))
+
+  def key(self, inst: Inst) -> tuple:
+    """The parts of the mode an instruction's result depends on (so shapes are shared across modes where they can be)."""
+    f32 = any(o.dfmt == "FMT_NUM_F32" for o in inst.op.operands.values())
+    return (self.ieee if inst.vals.get("omod") else None, self.denorm32 if f32 and self.denorm32 != 3 else None)
+
+DEFAULT_MODE = FloatMode()
+
+def shape_key(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> tuple:
+  return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values) + mode.key(inst)
 
 def shape_args(inst: Inst) -> list[int]:
   """The variables' values, in the order the shape's C function takes them."""
@@ -105,10 +124,10 @@ class Builder:
 
 class InstCtx:
   """Maps the pseudocode's names (S0, D0, VCC, MEM, ...) onto one instruction's registers and memory."""
-  def __init__(self, inst: Inst, b: Builder, lane: UOp | None, half: str = "", op: Op | None = None):
-    self.inst, self.op, self.b, self.lane_u = inst, op or inst.op, b, lane
+  def __init__(self, inst: Inst, b: Builder, lane: UOp | None, half: str = "", op: Op | None = None, mode: FloatMode = DEFAULT_MODE):
+    self.inst, self.op, self.b, self.lane_u, self.mode = inst, op or inst.op, b, lane, mode
     self.arch = get_arch(inst.op.arch)
-    self.fam = inst.fmt.base
+    self.fam = "VOP3" if inst.fmt.base == "VOP3_SDST" else inst.fmt.base  # VOPC in VOP3 takes VOP3's abs/neg/op_sel
     self.half = half  # "x" / "y" for the halves of a VOPD
     self.lane = None if lane is None else V(lane.cast(dtypes.uint32), "u", 32)
     self.vars: dict[str, UOp] = {}
@@ -192,8 +211,9 @@ class InstCtx:
       if name == "src0" and self.dpp is not None and self.dpp[1] is not None:  # an invalid DPP source lane reads 0
         raw = V(self.dpp[1].where(raw.u, UOp.const(raw.u.dtype, 0)), "u", raw.width)
       return raw
-    ftype = "f64" if nbits == 64 and opnd is not None and "F64" in opnd.dfmt else "f16" if nbits == 16 and opnd is not None and "F16" in opnd.dfmt \
-      else "f32"
+    dfmt = opnd.dfmt.replace("FMT_", "") if opnd is not None else "B32"
+    # packed f16 operands take an inline float as one f16 in the low half (the high half 0)
+    ftype = "f64" if nbits == 64 and "F64" in dfmt else "f16" if (nbits == 16 and "F16" in dfmt) or "PK2_F16" in dfmt else "f32"
     if k[0] == "lit":
       lit = self.var("literal").cast(dtypes.uint64) & UOp.const(dtypes.uint64, 0xFFFFFFFF)
       if nbits == 64 and ftype == "f64": return V(lit << UOp.const(dtypes.uint64, 32), "u", 64)
@@ -206,7 +226,7 @@ class InstCtx:
       return const("u", nbits, val & ((1 << nbits) - 1))
     if code in FLOAT_CONSTS or code == 248:
       bitsv = fpbits(FLOAT_CONSTS[code], ftype) if code != 248 else INV_2PI[ftype]
-      if opnd is not None and "F" not in opnd.dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")
+      if "F" not in dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")  # s_mov_b64 s[0:1], 1.0
       return const("u", nbits, bitsv)
     if code == 124: return const("u", nbits, 0)
     if code in APERTURES: return const("u", nbits, APERTURES[code] if nbits == 64 else APERTURES[code] >> 32)
@@ -228,6 +248,7 @@ class InstCtx:
     vals = self.inst.vals
     # V_CNDMASK's sources are bits, but the hardware applies VOP3 abs/neg to them as floats (LLVM folds fneg/fabs into it)
     floaty = opnd is not None and ("F" in opnd.dfmt.replace("FMT_", "") or self.op.name.startswith("V_CNDMASK"))
+    if opnd is not None and opnd.dfmt == "FMT_NUM_F32" and not self.mode.denorm32 & 1: raw = flush_denorm(raw)
     absneg = (vals.get("abs", 0) >> i & 1, vals.get("neg", 0) >> i & 1) if self.fam in ("VOP3", "VOP3SD", "VINTERP") else \
       (vals.get(f"src{i}_abs", 0), vals.get(f"src{i}_neg", 0))  # DPP16's own modifier bits
     if floaty and any(absneg):
@@ -299,6 +320,7 @@ class InstCtx:
     if name == "SIMM32": return V(self.var("literal").cast(dtypes.uint32), "b", 32)
     if name == "ROUND_MODE": return const("i", 32, 0, True)
     raw_fields = {"SRC0": "src0", "SRC1": "src1", "SRC2": "src2", "VDST": "vdst", "DST": "vdst"}
+    if self.fam.startswith("SOP"): raw_fields = {"SRC0": "ssrc0", "SRC1": "ssrc1", "DST": "sdst"}
     if self.fam == "DS" and self.lane is None: raw_fields |= {"DATA0": "data0", "ADDR": "addr"}
     if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
       fld = raw_fields[name]
@@ -469,6 +491,20 @@ class InstCtx:
   def exec_bit(self) -> V:
     return truth(slice_bits(V(self.b.ld(126), "u", 32), self.lane, 1))  # type: ignore[arg-type]
 
+  # ***** indexed SGPRs (s_movrels/s_movreld) *****
+  def sgpr_index(self, addr: V, k: int) -> UOp:
+    """The state index of SGPR addr+k (wrapped into the 128 scalar registers, as the state has no more)."""
+    return ((conv(addr, "u", 32).u + UOp.const(dtypes.uint32, k)) & UOp.const(dtypes.uint32, 127)).cast(dtypes.index)
+
+  def sgpr_read(self, addr: V, width: int) -> V:
+    words = [self.b.ld(self.sgpr_index(addr, k)) for k in range(max(1, width // 32))]
+    return V(words[0], "u", 32) if len(words) == 1 else V(pair64(*words), "u", 64)
+
+  def sgpr_write(self, addr: V, val: V, pred: V) -> None:
+    gate = None if pred.const else truth(pred).u
+    for k in range(max(1, val.width // 32)):
+      self.b.store(self.sgpr_index(addr, k), resize(V(val.u >> UOp.const(val.u.dtype, 32 * k), "u", val.width) if k else val, 32).u, gate)
+
   # ***** cross-lane *****
   def vgpr_read(self, lane: V, reg: V, it: Interp) -> V:
     ln = conv(lane, "u", 32).u.cast(dtypes.index) & UOp.const(dtypes.index, WAVE - 1)
@@ -479,6 +515,12 @@ class InstCtx:
     idx = UOp.const(dtypes.index, VGPR) + conv(reg, "u", 32).u.cast(dtypes.index) * WAVE + ln
     v = resize(bits(val) if not val.weak else const("u", 32, val.const), 32)
     self.b.store(idx, v.u, truth(pred).u if pred.const is None else None if pred.const else UOp.const(dtypes.bool, False))
+
+def flush_denorm(raw: V) -> V:
+  """f32 bits with a denormal replaced by a zero of its sign (the hardware's denormal flushing)."""
+  den = truth(alu(Ops.AND, binop("==", alu(Ops.AND, raw, const("u", 32, 0x7F800000), "u", 32), const("u", 32, 0)),
+                  binop("!=", alu(Ops.AND, raw, const("u", 32, 0x7FFFFF), "u", 32), const("u", 32, 0)), "u", 1))
+  return V(den.u.where(raw.u & UOp.const(raw.u.dtype, 0x80000000), raw.u), "u", 32)
 
 class MemInterp(Interp):
   """The interpreter with MEM[...] reads and writes routed to the context."""
@@ -512,27 +554,48 @@ class MemInterp(Interp):
     if s[0] == "declare" and self.ctx.read(s[1], self) is not None and s[1] in ("OFFSET", "DATA0", "VDST", "ADDR", "SRC0"): return
     super().stmt(s)
 
+MAD_I64 = "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = ((tmp ^ D0.i64) & (S2.i64 ^ D0.i64)) < 0 ? 1'1U : 1'0U"
 PCODE_OVERRIDES = {
-  # 65-bit intermediate results: the carry comes from a 64-bit add instead
+  # 65-bit intermediate results: the carry comes from a 64-bit add instead (unsigned carry; signed overflow for the i64 forms)
   "V_MAD_U64_U32": "tmp = 64'U(S0.u32) * 64'U(S1.u32);\nD0.u64 = tmp + S2.u64;\nD1.u1 = D0.u64 < tmp ? 1'1U : 1'0U",
-  "V_MAD_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
+  "V_MAD_I64_I32": MAD_I64,
   "V_MAD_CO_U64_U32": "tmp = 64'U(S0.u32) * 64'U(S1.u32);\nD0.u64 = tmp + S2.u64;\nD1.u1 = D0.u64 < tmp ? 1'1U : 1'0U",
-  "V_MAD_CO_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
+  "V_MAD_CO_I64_I32": MAD_I64,
 }
 
 # the pseudocode leaves the unscaled result implicit
 PCODE_PREFIX = {"V_DIV_SCALE_F32": "D0.f32 = S0.f32;\n", "V_DIV_SCALE_F64": "D0.f64 = S0.f64;\n"}
 
-# V_DIV_SCALE scales by 2**64 (f32) / 2**128 (f64); the division sequence compilers emit only comes out right when
-# V_DIV_FMAS undoes that same factor (checked end to end against numpy), not the half the ISA text gives
-PCODE_FIXES = {"V_DIV_FMAS_F32": ("2.0F ** 32", "2.0F ** 64"), "V_DIV_FMAS_F64": ("2.0 ** 64", "2.0 ** 128")}
+def _fixup_nan(t: str) -> tuple[str, str]:
+  return (f"else\nD0.{t} = sign_out ? -abs(S0.{t})", f"elsif isNAN(64'F(S0.{t})) then\nD0.{t} = sign_out ? -INF.{t} : +INF.{t}\n"
+                                                   f"else\nD0.{t} = sign_out ? -abs(S0.{t})")
 
+# Where the ISA text differs from what the hardware computes (each checked against a hardware-measured value):
+# V_DIV_SCALE sets VCC for a zero operand too, and tests "1/S1 is denormal" in f32 for the f32 form; V_DIV_FMAS scales by
+# 2**+64 when S2 (the scaled quotient) is >= 2 and 2**-64 otherwise (2**+-128 for f64, computed in f64); V_DIV_FIXUP of a
+# NaN estimate (a quotient that overflowed) gives +-inf.
+PCODE_FIXES: dict[str, tuple[tuple[str, str], ...]] = {
+  "V_DIV_SCALE_F32": (("D0.f32 = NAN.f32", "VCC = 0x1LL;\nD0.f32 = NAN.f32"), ("== DENORM.f64", "== DENORM.f32")),
+  "V_DIV_SCALE_F64": (("D0.f64 = NAN.f64", "VCC = 0x1LL;\nD0.f64 = NAN.f64"),),
+  "V_DIV_FMAS_F32": (("2.0F ** 32 * fma(S0.f32, S1.f32, S2.f32)", "ldexp(fma(S0.f32, S1.f32, S2.f32), exponent(S2.f32) > 127 ? 64 : -64)"),),
+  "V_DIV_FMAS_F64": (("2.0 ** 64 * fma(S0.f64, S1.f64, S2.f64)", "ldexp(fma(S0.f64, S1.f64, S2.f64), exponent(S2.f64) > 1023 ? 128 : -128)"),),
+  "V_DIV_FIXUP_F32": (_fixup_nan("f32"),), "V_DIV_FIXUP_F64": (("else\nD0.f64 = sign_out ? -abs(S0.f64)",
+                      "elsif isNAN(S0.f64) then\nD0.f64 = sign_out ? -INF : +INF\nelse\nD0.f64 = sign_out ? -abs(S0.f64)"),),
+  "V_DIV_FIXUP_F16": (_fixup_nan("f16"),),
+}
+SINCOS = re.compile(r"\b(sin|cos)\((S0\.f\d+) \*")  # sin(S0 * 2pi): the hardware reduces S0 (in turns) to [0, 1) first
+
+@functools.cache
 def pcode_of(op: Op) -> str | None:
   if op.name in PCODE_OVERRIDES: return PCODE_OVERRIDES[op.name]
-  if op.name in PCODE_FIXES and op.pcode: return op.pcode.replace(*PCODE_FIXES[op.name])
-  if op.name in PCODE_PREFIX and op.pcode: return PCODE_PREFIX[op.name] + op.pcode
   if op.enum == "VOPDOp": return vopd_pcode(op)
-  return op.pcode
+  text = op.pcode
+  if text is None: return None
+  for old, new in PCODE_FIXES.get(op.name, ()):
+    if old not in text: raise PcodeError(f"{op.name}: the pseudocode fix for {old!r} no longer applies to the ISA text")
+    text = text.replace(old, new)
+  if op.name in PCODE_PREFIX: text = PCODE_PREFIX[op.name] + text
+  return SINCOS.sub(r"\1(fract(\2) *", text)
 
 INT_CLAMP = re.compile(r"V_(PK_)?(ADD|SUB|SUBREV|MAD)_(CO_CI_|CO_|NC_)?([UI]\d+)(?:_([UI]\d+))?(?:_E64)?")
 CLAMP_EXPR = {"ADD": "A + B", "SUB": "A - B", "SUBREV": "B - A", "MAD": "A * B + C"}
