@@ -227,3 +227,15 @@ def test_movrel_indexes_sgprs_by_m0(arch: str) -> None:
   w = run_wave(b"".join(llvm_assemble(lines, arch)), arch, sgprs={125: 3, 5: 0xAA, 6: 0xBB, 7: 0xCC} | {10 + i: 100 + i for i in range(10)})
   assert list(w.s[1:4]) == [103, 103, 104] and w.s[23] == 0xAA and list(w.s[25:27]) == [0xBB, 0xCC]
   assert w.s[32] == 103 and w.s[30] == 0  # s[30 + 2] = s[10 + 3]
+
+@pytest.mark.parametrize("pattern,src", [
+  ("swizzle(QUAD_PERM,3,2,1,0)", (LANE & ~3) | (3 - (LANE & 3))), ('swizzle(BITMASK_PERM,"01pip")', 8 | (LANE & 5) | (~LANE & 2)),
+  ("swizzle(BROADCAST,8,5)", (LANE & ~7) | 5), ("swizzle(SWAP,4)", LANE ^ 4), ("swizzle(REVERSE,8)", LANE ^ 7)])
+def test_ds_swizzle(pattern: str, src: np.ndarray) -> None:
+  """ds_swizzle_b32's modes as LLVM spells them; a lane reading an inactive lane gets 0, an inactive lane keeps its value."""
+  from llvm import assemble as llvm_assemble
+  for arch in ("rdna3", "rdna4"):
+    w = run_wave(llvm_assemble([f"ds_swizzle_b32 v1, v0 offset:{pattern}"], arch)[0], arch, vgprs={0: 100 + LANE, 1: np.full(32, 7)},
+                 exec_mask=0xFFFFFFFE)  # type: ignore[arg-type]
+    want = np.where(src % 32 == 0, 0, 100 + src % 32)
+    np.testing.assert_array_equal(w.v[1], np.where(LANE == 0, 7, want))

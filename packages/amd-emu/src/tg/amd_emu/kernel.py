@@ -16,7 +16,7 @@ from tg.codegen.lower.linearize import linearize
 from .inst import Inst
 from .isa import get_arch
 from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv, truth
-from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key, int_clamp_pcode, \
+from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, swizzle_pcode, shape_key, int_clamp_pcode, \
   FloatMode, DEFAULT_MODE, flush_denorm
 from .wmma import build_wmma
 
@@ -81,7 +81,7 @@ def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   masks: list[tuple[UOp, V]] = []
   results: list[tuple[InstCtx, dict]] = []
   for hop, half in halves:
-    text = pcode_of(hop)
+    text = pcode_of(hop) if hop.name != "DS_SWIZZLE_B32" else swizzle_pcode(inst.vals["offset0"] | inst.vals["offset1"] << 8)
     if text is None: raise Unsupported(f"{hop.name} has no pseudocode")
     if inst.vals.get("clmp") and (sat := int_clamp_pcode(hop)) is not None: text += sat
     ctx = InstCtx(inst, b, lane, half, hop, mode)

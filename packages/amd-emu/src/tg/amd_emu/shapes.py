@@ -61,7 +61,7 @@ def field_kind(inst: Inst, name: str) -> tuple:
     return ("c", raw)
   if f.kind in ("vgpr", "vdsty"): return ("v", hi16(inst, name, raw + 256))
   if f.kind in ("sgpr", "sbase", "srsrc"): return ("s", raw == 124)
-  if name in VAR_BITS: return ("n",)
+  if name in VAR_BITS and not (inst.op.name == "DS_SWIZZLE_B32" and name.startswith("offset")): return ("n",)  # the pattern is baked
   return ("c", raw)
 
 def hi16(inst: Inst, name: str, code: int) -> bool:
@@ -322,6 +322,7 @@ class InstCtx:
     raw_fields = {"SRC0": "src0", "SRC1": "src1", "SRC2": "src2", "VDST": "vdst", "DST": "vdst"}
     if self.fam.startswith("SOP"): raw_fields = {"SRC0": "ssrc0", "SRC1": "ssrc1", "DST": "sdst"}
     if self.fam == "DS" and self.lane is None: raw_fields |= {"DATA0": "data0", "ADDR": "addr"}
+    if self.fam == "DS": raw_fields["ADDR_REG"] = "addr"  # ds_swizzle reads the addr VGPR of another lane
     if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
       fld = raw_fields[name]
       k = self.kind(fld)
@@ -584,6 +585,14 @@ PCODE_FIXES: dict[str, tuple[tuple[str, str], ...]] = {
   "V_DIV_FIXUP_F16": (_fixup_nan("f16"),),
 }
 SINCOS = re.compile(r"\b(sin|cos)\((S0\.f\d+) \*")  # sin(S0 * 2pi): the hardware reduces S0 (in turns) to [0, 1) first
+
+def swizzle_pcode(offset: int) -> str:
+  """ds_swizzle_b32's lane pattern (the ISA text is C, not pseudocode): offset[15] set picks within quads by 2-bit selectors,
+  clear applies and/or/xor masks (bits 4:0, 9:5, 14:10) to the lane number; an inactive source lane reads 0."""
+  if offset >= 0xC000: raise Unsupported(f"ds_swizzle_b32 offset {offset:#x} (FFT and rotate modes)")
+  if offset & 0x8000: j = f"(laneId & 0x1cU) | ((32'U({offset & 0xFF}) >> ((laneId & 3U) * 2U)) & 3U)"
+  else: j = f"((laneId & {offset & 31}U) | {offset >> 5 & 31}U) ^ {offset >> 10 & 31}U"
+  return f"j = {j};\nD0.b32 = EXEC.u32[j] ? VGPR[j][ADDR_REG.u32].b32 : 32'0U"
 
 @functools.cache
 def pcode_of(op: Op) -> str | None:
