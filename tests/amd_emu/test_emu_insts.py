@@ -239,3 +239,18 @@ def test_ds_swizzle(pattern: str, src: np.ndarray) -> None:
                  exec_mask=0xFFFFFFFE)  # type: ignore[arg-type]
     want = np.where(src % 32 == 0, 0, 100 + src % 32)
     np.testing.assert_array_equal(w.v[1], np.where(LANE == 0, 7, want))
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_getreg_setreg_mode(arch: str) -> None:
+  """s_getreg reads the MODE the dispatch set (f32/f64 denormals kept, DX10 clamp, IEEE on RDNA3); s_setreg writes a field at its
+  offset; registers a shader may not write (STATUS) keep their value."""
+  from llvm import assemble as llvm_assemble
+  from tg.amd_emu.shapes import FloatMode
+  lines = ["s_getreg_b32 s0, hwreg(HW_REG_MODE)", "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0xff", "s_getreg_b32 s1, hwreg(HW_REG_MODE)",
+           "s_mov_b32 s5, 0x2", "s_setreg_b32 hwreg(HW_REG_MODE, 2, 2), s5", "s_getreg_b32 s2, hwreg(HW_REG_MODE, 0, 4)",
+           "s_setreg_b32 hwreg(HW_REG_STATUS), s5", "s_getreg_b32 s3, hwreg(HW_REG_STATUS)"]
+  w = run_wave(b"".join(llvm_assemble(lines, arch)), arch)  # type: ignore[arg-type]
+  mode = 0xF0 | 1 << 8 | (1 << 9 if arch == "rdna3" else 0)
+  assert [int(x) for x in w.s[:4]] == [mode, mode | 0xF, 0xB, 0]
+  w = run_wave(llvm_assemble(lines[:1], arch)[0], arch, mode=FloatMode(denorm32=0, ieee=False, round=3))  # type: ignore[arg-type]
+  assert w.s[0] == 3 | 3 << 6 | 1 << 8

@@ -14,7 +14,8 @@ import numpy as np
 from .codeobj import CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
 from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
-from .shapes import FloatMode, ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
+from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
+  ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
 DEFAULT_BUDGET = 10_000_000
 LDS_BYTES = 64 * 1024
@@ -98,9 +99,10 @@ class Wave:
   @property
   def ttmp(self) -> np.ndarray: return self.st[108:124]
 
-def new_wave(pc: int, budget: int) -> Wave:
+def new_wave(pc: int, budget: int, mode: FloatMode = DEFAULT_MODE) -> Wave:
   st = np.zeros(ST_WORDS, np.uint32)
   st[PC], st[PC + 1] = pc & 0xFFFFFFFF, pc >> 32
+  st[HWREG + HWREG_MODE] = mode.mode_reg
   st[126] = 0xFFFFFFFF
   return Wave(st, ctypes.c_longlong(budget))
 
@@ -145,7 +147,8 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   executed = 0
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
-  prog = program(bytes(code), arch, code_addr, entry, FloatMode.of(descriptor.rsrc1, arch))
+  mode = FloatMode.of(descriptor.rsrc1, arch)
+  prog = program(bytes(code), arch, code_addr, entry, mode)
   nthreads = bx * by * bz
   nwaves = (nthreads + WAVE - 1) // WAVE
   tid = np.arange(nwaves * WAVE)
@@ -161,7 +164,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
         lds[:] = 0
         waves = []
         for w in range(nwaves):
-          wave = new_wave(entry, budget)
+          wave = new_wave(entry, budget, mode)
           st = wave.st
           st[:len(user)] = user
           k = ids_at
@@ -261,8 +264,9 @@ def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int
   code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
   from .asm import assemble
   code += assemble("s_endpgm", arch)
-  prog = program(code, arch, 0, 0, mode or FloatMode(ieee=arch == "rdna3"))
-  w = new_wave(0, budget)
+  mode = mode or FloatMode(ieee=arch == "rdna3")
+  prog = program(code, arch, 0, 0, mode)
+  w = new_wave(0, budget, mode)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
   for i, vals in (vgprs or {}).items():  # integers as their 32-bit pattern, floats as f32 bits
     arr = np.asarray(vals)

@@ -487,6 +487,7 @@ class Interp:
       hi, lo = self.expr(lv[2]), self.expr(lv[3])
       if hi.const is None or lo.const is None: raise Unsupported("slice assignment with variable bounds")
       self.assign(lv[1], write_bits(self.expr(lv[1]), int(lo.const), int(hi.const) - int(lo.const) + 1, val))
+    elif t == "idx" and lv[1] == ("name", "HW_REGISTERS"): self.ctx.hwreg_write(self.expr(lv[2]), val, self.active())
     elif t == "idx":
       if lv[1][0] == "idx" and lv[1][1] == ("name", "VGPR"):
         self.ctx.vgpr_write(self.expr(lv[1][2]), self.expr(lv[2]), val, self.active(), self)
@@ -603,6 +604,7 @@ class Interp:
       if e[1] == ("name", "MEM"): raise Unsupported("untyped memory read")
       if e[1][0] == "idx" and e[1][1] == ("name", "VGPR"): return self.ctx.vgpr_read(self.expr(e[1][2]), self.expr(e[2]), self)
       if e[1] == ("name", "VGPR"): return ("vgpr_lane", self.expr(e[2]))
+      if e[1] == ("name", "HW_REGISTERS"): return self.ctx.hwreg_read(self.expr(e[2]))
       base = self.expr(e[1])
       i = self.expr(e[2])
       if isinstance(base, list):
@@ -682,6 +684,7 @@ class Interp:
       out = vals[0]
       for v in vals[1:]: out = select(binop(cmp, out, v), out, v)
       return out
+    if fn in ("writeableBitMask", "HwRegWriteMask"): return self.ctx.hwreg_writable(x)
     return self.call_op(fn, vals)
 
   def rtz(self) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 from tg.uop import UOp, Ops, dtypes
 from .inst import Inst
 from .isa import get_arch, Op
-from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, \
+from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, select, \
   join_words, slice_bits, UDT
 from .operands import INV_2PI
 from .pcode import PcodeError
@@ -22,7 +22,9 @@ from . import dpp
 
 # state layout (uint32 words)
 SCC, PC, FAULT, FAULT_ADDR, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 140, 142, 144, 145
-TMPBITS, VGPR, NVGPR = 160, 256, 256
+TMPBITS, HWREG, VGPR, NVGPR = 160, 192, 256, 256  # HWREG: the 64 hardware registers s_getreg/s_setreg reach (MODE is 1)
+HWREG_MODE = 1
+WRITABLE_HWREGS = {"rdna3": (1, 3), "rdna4": (1, 18, 19)}  # MODE, TRAPSTS / MODE, EXCP_FLAG_USER, TRAP_CTRL
 ST_WORDS = VGPR + NVGPR * 32
 TAB = 128  # memory ranges in the translation table: lo[TAB], hi[TAB], delta[TAB] (uint64)
 WAVE = 32
@@ -75,8 +77,17 @@ class FloatMode:
   denorm32: int = 3
   ieee: bool = True
 
+  round: int = 0
+  denorm16_64: int = 3
+
   @staticmethod
-  def of(rsrc1: int, arch: str) -> FloatMode: return FloatMode(rsrc1 >> 16 & 3, arch == "rdna3" and bool(rsrc1 >> 23 & 1))
+  def of(rsrc1: int, arch: str) -> FloatMode:
+    return FloatMode(rsrc1 >> 16 & 3, arch == "rdna3" and bool(rsrc1 >> 23 & 1), rsrc1 >> 12 & 15, rsrc1 >> 18 & 3)
+
+  @property
+  def mode_reg(self) -> int:
+    """The MODE hardware register a wave starts with (what s_getreg reads): round, denorm, DX10 clamp and IEEE bits."""
+    return self.round | self.denorm32 << 4 | self.denorm16_64 << 6 | 1 << 8 | int(self.ieee) << 9
 
   def key(self, inst: Inst) -> tuple:
     """The parts of the mode an instruction's result depends on (so shapes are shared across modes where they can be)."""
@@ -506,6 +517,22 @@ class InstCtx:
     for k in range(max(1, val.width // 32)):
       self.b.store(self.sgpr_index(addr, k), resize(V(val.u >> UOp.const(val.u.dtype, 32 * k), "u", val.width) if k else val, 32).u, gate)
 
+  # ***** hardware registers (s_getreg/s_setreg) *****
+  def hwreg_index(self, reg: V) -> UOp:
+    return (conv(reg, "u", 32).u & UOp.const(dtypes.uint32, 63)).cast(dtypes.index) + UOp.const(dtypes.index, HWREG)
+
+  def hwreg_read(self, reg: V) -> V: return V(self.b.ld(self.hwreg_index(reg)), "b", 32)
+
+  def hwreg_write(self, reg: V, val: V, pred: V) -> None:
+    self.b.store(self.hwreg_index(reg), resize(bits(val), 32).u, None if pred.const else truth(pred).u)
+
+  def hwreg_writable(self, reg: V) -> V:
+    """The bits of a hardware register a shader may set: all of the writable ones (MODE, trap status), none of the rest."""
+    r = conv(reg, "u", 32)
+    ok = const("u", 1, 0)
+    for k in WRITABLE_HWREGS[self.op.arch]: ok = binop("||", ok, binop("==", r, const("u", 32, k)))
+    return select(ok, const("u", 32, 0xFFFFFFFF), const("u", 32, 0))
+
   # ***** cross-lane *****
   def vgpr_read(self, lane: V, reg: V, it: Interp) -> V:
     ln = conv(lane, "u", 32).u.cast(dtypes.index) & UOp.const(dtypes.index, WAVE - 1)
@@ -583,6 +610,9 @@ PCODE_FIXES: dict[str, tuple[tuple[str, str], ...]] = {
   "V_DIV_FIXUP_F32": (_fixup_nan("f32"),), "V_DIV_FIXUP_F64": (("else\nD0.f64 = sign_out ? -abs(S0.f64)",
                       "elsif isNAN(S0.f64) then\nD0.f64 = sign_out ? -INF : +INF\nelse\nD0.f64 = sign_out ? -abs(S0.f64)"),),
   "V_DIV_FIXUP_F16": (_fixup_nan("f16"),),
+  # RDNA3's text forgets to move the field mask to the field's offset (RDNA4's has the shift)
+  "rdna3:S_SETREG_B32": (("mask = (mask & ", "mask = ((mask << offset.u32) & "),),
+  "rdna3:S_SETREG_IMM32_B32": (("mask = (mask & ", "mask = ((mask << offset.u32) & "),),
 }
 SINCOS = re.compile(r"\b(sin|cos)\((S0\.f\d+) \*")  # sin(S0 * 2pi): the hardware reduces S0 (in turns) to [0, 1) first
 
@@ -600,7 +630,7 @@ def pcode_of(op: Op) -> str | None:
   if op.enum == "VOPDOp": return vopd_pcode(op)
   text = op.pcode
   if text is None: return None
-  for old, new in PCODE_FIXES.get(op.name, ()):
+  for old, new in PCODE_FIXES.get(op.name, ()) + PCODE_FIXES.get(f"{op.arch}:{op.name}", ()):
     if old not in text: raise PcodeError(f"{op.name}: the pseudocode fix for {old!r} no longer applies to the ISA text")
     text = text.replace(old, new)
   if op.name in PCODE_PREFIX: text = PCODE_PREFIX[op.name] + text
