@@ -14,6 +14,7 @@ from tg.uop import UOp, Ops, dtypes, AxisType
 from tg.codegen.device import Device, diskcache_get, diskcache_put
 from tg.codegen.lower.linearize import linearize
 from .inst import Inst
+from .pcode import PcodeError
 from .isa import get_arch
 from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv, truth
 from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, swizzle_pcode, shape_key, int_clamp_pcode, \
@@ -57,7 +58,7 @@ def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> Shap
   name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
   try:
     sink = build(inst, mode)
-  except (Unsupported, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+  except (Unsupported, PcodeError) as e:  # what the emulator cannot run; any other exception is a bug and propagates
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
   zero64 = UOp.const(dtypes.uint64, 0)  # tg.codegen's C renderer prints a uint64 0 as INT64_MIN: go through uint32
   if zero64 in sink.toposort: sink = sink.substitute({zero64: UOp.const(dtypes.uint32, 0).cast(dtypes.uint64)})

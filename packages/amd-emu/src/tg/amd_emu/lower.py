@@ -531,6 +531,7 @@ class Interp:
   def vtype(self, f: str) -> tuple[str | None, int]:
     m = re.fullmatch(r"(bf|[uibf])(\d+)", f)
     if m is None: return None, 0
+    if m.group(1) == "bf" and m.group(2) != "16": raise Unsupported(f"{f} values (an 8-bit float format)")  # not 8 bits of an int
     k = "b" if m.group(1) == "bf" else m.group(1)
     return ("u" if k == "b" and m.group(2) == "1" else k), int(m.group(2))
 
