@@ -254,3 +254,20 @@ def test_getreg_setreg_mode(arch: str) -> None:
   assert [int(x) for x in w.s[:4]] == [mode, mode | 0xF, 0xB, 0]
   w = run_wave(llvm_assemble(lines[:1], arch)[0], arch, mode=FloatMode(denorm32=0, ieee=False, round=3))  # type: ignore[arg-type]
   assert w.s[0] == 3 | 3 << 6 | 1 << 8
+
+def test_memory_fault_in_a_later_wave_names_it() -> None:
+  """A fault in wave 1 of workgroup (0, 0, 0) raises MemoryFault (not numpy's ambiguous-truth ValueError) carrying its address,
+  instruction, pc, wave and workgroup."""
+  from tg.amd_emu.emu import dispatch
+  from tg.amd_emu.codeobj import KernelDescriptor
+  mem = Memory()
+  buf = mem.alloc(128)  # 32 dwords: wave 0's lanes fit, wave 1's do not
+  code = assemble("v_lshlrev_b32 v0, 2, v0\nglobal_load_b32 v1, v0, s[0:1]\ns_endpgm", "rdna3")
+  at = mem.alloc(len(code))
+  mem.write(at, code)
+  kd = KernelDescriptor(rsrc2=2 << 1, properties=0x408)
+  with pytest.raises(MemoryFault, match=r"wave 1, workgroup \(0, 0, 0\)") as e:
+    dispatch(mem, code, at, kd, buf, (2, 1, 1), (64, 1, 1), "rdna3", code_addr=at)
+  f = e.value
+  assert buf + 128 <= f.address < buf + 256 and (f.pc, f.wave, f.workgroup) == (at + 4, 1, (0, 0, 0))  # one of wave 1's lanes
+  assert f.inst == "global_load_b32 v1, v0, s[0:1]"

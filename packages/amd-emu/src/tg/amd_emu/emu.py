@@ -21,7 +21,11 @@ DEFAULT_BUDGET = 10_000_000
 LDS_BYTES = 64 * 1024
 
 class MemoryFault(RuntimeError):
-  """An access outside every mapped range."""
+  """An access outside every mapped range: the address, and for a kernel's access the instruction's text, pc, wave and workgroup."""
+  def __init__(self, msg: str, address: int, inst: str | None = None, pc: int | None = None, wave: int | None = None,
+               workgroup: tuple[int, int, int] | None = None):
+    super().__init__(msg)
+    self.address, self.inst, self.pc, self.wave, self.workgroup = address, inst, pc, wave, workgroup
 
 class Memory:
   """A GPU address space: `map(addr, nbytes, backing)` makes [addr, addr+nbytes) valid, backed by host memory."""
@@ -58,7 +62,7 @@ class Memory:
   def view(self, addr: int, nbytes: int) -> np.ndarray:
     for lo, hi, _, arr in self.ranges:
       if lo <= addr and addr + nbytes <= hi: return arr[addr - lo:addr - lo + nbytes]
-    raise MemoryFault(f"memory fault: host access at {addr:#x}+{nbytes}, no mapping")
+    raise MemoryFault(f"memory fault: host access at {addr:#x}+{nbytes}, no mapping", addr)
 
   def read(self, addr: int, nbytes: int) -> bytes: return self.view(addr, nbytes).tobytes()
   def write(self, addr: int, data: bytes) -> None: self.view(addr, len(data))[:] = np.frombuffer(data, np.uint8)
@@ -106,7 +110,7 @@ def new_wave(pc: int, budget: int, mode: FloatMode = DEFAULT_MODE) -> Wave:
   st[126] = 0xFFFFFFFF
   return Wave(st, ctypes.c_longlong(budget))
 
-def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> int:
+def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None = None) -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
   live wave has reached it. Returns the wave-instructions executed."""
   prog.check()
@@ -117,14 +121,15 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> 
     if not live: return sum(s - w.budget.value for s, w in zip(start, waves))
     if all(w.waiting for w in live):
       for w in live: w.waiting = False
-    for i, w in enumerate(live):
-      if w.waiting: continue
+    for i, w in enumerate(waves):
+      if w.done or w.waiting: continue
       rc = prog.fxn(w.st.ctypes.data, None, tab, ctypes.addressof(w.budget))
       if rc == ENDPGM: w.done = True
       elif rc == BARRIER: w.waiting = True
-      else: raise_stop(prog, w, rc, f"wave {waves.index(w)}{where}")
+      else: raise_stop(prog, w, rc, i, workgroup)
 
-def raise_stop(prog: Any, w: Wave, rc: int, who: str) -> None:
+def raise_stop(prog: Any, w: Wave, rc: int, wave: int, workgroup: tuple[int, int, int] | None) -> None:
+  who = f"wave {wave}" + (f", workgroup {workgroup}" if workgroup is not None else "")
   pc = w.pc
   d = prog.by_pc.get(pc)
   text = "?"
@@ -133,7 +138,7 @@ def raise_stop(prog: Any, w: Wave, rc: int, who: str) -> None:
     except ValueError: text = d.inst.op.mnemonic
   if rc == FAULT:
     addr = int(w.st[FAULT_ADDR]) | int(w.st[FAULT_ADDR + 1]) << 32
-    raise MemoryFault(f"memory fault: {text} at {addr:#x}, no mapping (pc={pc:#x}, {who})")
+    raise MemoryFault(f"memory fault: {text} at {addr:#x}, no mapping (pc={pc:#x}, {who})", addr, text, pc, wave, workgroup)
   if rc == BUDGET: raise RuntimeError(f"instruction budget exhausted at pc={pc:#x} ({text}, {who}): a runaway loop? pass a larger budget")
   if rc == BADPC: raise RuntimeError(f"jump to pc={pc:#x}, which is not the start of a block of this kernel's code ({who})")
   if rc == UNSUPPORTED: raise RuntimeError(f"{prog.unsupported.get(pc, 'unsupported instruction')} at pc={pc:#x} ({who})")
@@ -179,7 +184,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
           sbase = scratch.ctypes.data + w * WAVE * max(scratch_size, 4)
           st[SCRATCH_BASE], st[SCRATCH_BASE + 1], st[SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
           waves.append(wave)
-        executed += run_waves(prog, waves, memory, f", workgroup ({wx}, {wy}, {wz})")
+        executed += run_waves(prog, waves, memory, (wx, wy, wz))
   return executed
 
 def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
