@@ -35,10 +35,13 @@ def split_top(s: str, sep: str = ",") -> list[str]:
     else: cur += ch
   return parts + [cur.strip()] if cur.strip() else parts
 
+REG_COUNT = {"v": 256, "s": 106, "ttmp": 16}
+
 def parse_reg(tok: str) -> Reg | None:
   if m := REG_RE.match(tok):
     lo = int(m[2] if m[2] is not None else m[3])
     hi = lo if m[2] is not None else int(m[4])
+    if not lo <= hi < REG_COUNT[m[1]]: raise ValueError(f"register {tok} is out of range ({m[1]}0..{m[1]}{REG_COUNT[m[1]] - 1}, low first)")
     base = {"v": VGPR, "s": 0, "ttmp": TTMP}[m[1]]
     return Reg(base + lo, hi - lo + 1)
   if tok in NAMED: return Reg(*NAMED[tok])
@@ -158,10 +161,12 @@ def assemble_insts(text: str, arch: str) -> list[Inst]:
   labels: dict[str, int] = {}
   placeholder = AnyLabel()
   pc = 0
-  for _, line in lines:
-    for label in re.findall(r"^([A-Za-z_.$][\w.$]*):", line): labels[label] = pc
+  for n, line in lines:
+    for label in re.findall(r"^([A-Za-z_.$][\w.$]*):", line):
+      if label in labels: raise ValueError(f"line {n}: label {label!r} is defined twice")
+      labels[label] = pc
     body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)
-    if body and not body.startswith("."): pc += _parse(body, arch, placeholder, pc, lines).size
+    if body and not body.startswith("."): pc += _parse(body, arch, placeholder, pc, [(n, line)]).size
   out, pc = [], 0
   for n, line in lines:
     body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)
