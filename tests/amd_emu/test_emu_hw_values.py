@@ -172,3 +172,16 @@ def test_mad_i64_signed_overflow_and_exact_folding() -> None:
   a = 2 ** 62 + 1
   assert alu(Ops.IDIV, const("i", 64, a), const("i", 64, 3), "i", 64).const == a // 3
   assert alu(Ops.MOD, const("i", 64, -a), const("i", 64, 7), "i", 64).const == -(a % 7)
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_vinterp_op_sel_and_neg(arch: str) -> None:
+  """op_sel picks the f16 high halves of the neighbours' src0/src2 (and writes an f16 result's high half), neg negates them:
+  the ISA text's cross-lane reads leave both out; hand-computed from the P10/P2 formulas."""
+  def h(x: np.ndarray) -> np.ndarray: return x.astype(np.float16).view(np.uint16).astype(np.uint32)
+  quad = LANE & ~3
+  w = run("v_interp_p10_f16_f32 v4, -v1, v2, v3 op_sel:[1,0,1,0]\nv_interp_p2_f16_f32 v5, v1, v2, -v6 op_sel:[0,0,0,1]", arch,
+          vgprs={1: h(100 + LANE) << 16 | h(1 + LANE), 2: np.full(32, 2.0, np.float32), 3: h(10 + LANE) << 16, 5: full(0x1234),
+                 6: np.full(32, 3.0, np.float32)})
+  np.testing.assert_array_equal(w.v[4].view(np.float32), -(100.0 + quad + 1) * 2 + 10 + quad)
+  np.testing.assert_array_equal(w.v[5] & 0xFFFF, 0x1234)  # op_sel[3]: the result goes to the high half
+  np.testing.assert_array_equal((w.v[5] >> 16).astype(np.uint16).view(np.float16), ((1.0 + quad + 2) * 2 - 3).astype(np.float16))

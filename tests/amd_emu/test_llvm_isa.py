@@ -116,3 +116,20 @@ def test_assembler_labels_and_line_numbers() -> None:
   with pytest.raises(ValueError, match=r"line 3: label 'a' is defined twice"): tg_assemble("a:\ns_nop 0\na:\ns_nop 0", "rdna3")
   with pytest.raises(ValueError, match=r"line 2: 'v_mov_b32 v0, v'"):  # a substring of line 1: its own number, not line 1's
     tg_assemble("v_mov_b32 v0, v1\nv_mov_b32 v0, v", "rdna3")
+
+def test_rdna4_accepts_llvms_aliases() -> None:
+  """RDNA3 names llvm-mc-19 keeps for gfx1200 (s_add_u32, v_max_f32, v_mad_u64_u32, ...) assemble to LLVM's bytes; the README's
+  RDNA4 example too."""
+  from tg.amd_emu.asm import assemble as tg_assemble, RDNA4_ALIASES
+  from tg.amd_emu.samples import canonical
+  from tg.amd_emu.isa import get_arch
+  from tg.amd_emu.syntax import mnemonic
+  texts = []
+  for old in RDNA4_ALIASES:
+    names = [n for n in (old, old + "_e32", old + "_e64") if n.upper() in get_arch("rdna3").ops or (n + "_e32").upper() in get_arch("rdna3").ops]
+    op = get_arch("rdna3").ops.get(names[0].upper()) or get_arch("rdna3").ops[(names[0] + "_e32").upper()]
+    texts.append(canonical(op).disasm().replace(mnemonic(op), old, 1))
+  want = assemble(texts, "rdna4")
+  assert all(isinstance(b, bytes) for b in want), [(t, b) for t, b in zip(texts, want) if isinstance(b, str)]
+  assert [tg_assemble(t, "rdna4") for t in texts] == want
+  tg_assemble("loop: s_sub_u32 s0, s0, 1\n s_cbranch_scc1 loop\n s_endpgm", "rdna4")

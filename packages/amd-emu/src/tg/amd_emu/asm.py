@@ -16,13 +16,33 @@ REG_RE = re.compile(r"(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
 FLAGS = ("glc", "slc", "dlc", "gds", "nv", "clamp")
 OMOD = {"mul:2": 1, "mul:4": 2, "div:2": 3}
 
+# RDNA3 names llvm-mc-19 still accepts for gfx1200 (the opcodes RDNA4 renamed); each is checked against llvm-mc in the tests
+RDNA4_ALIASES = {
+  "ds_max_f32": "ds_max_num_f32", "ds_max_f64": "ds_max_num_f64", "ds_max_rtn_f32": "ds_max_num_rtn_f32", "ds_max_rtn_f64": "ds_max_num_rtn_f64",
+  "ds_min_f32": "ds_min_num_f32", "ds_min_f64": "ds_min_num_f64", "ds_min_rtn_f32": "ds_min_num_rtn_f32", "ds_min_rtn_f64": "ds_min_num_rtn_f64",
+  "s_add_i32": "s_add_co_i32", "s_add_u32": "s_add_co_u32", "s_addc_u32": "s_add_co_ci_u32", "s_addk_i32": "s_addk_co_i32",
+  "s_sub_i32": "s_sub_co_i32", "s_sub_u32": "s_sub_co_u32", "s_subb_u32": "s_sub_co_ci_u32",
+  "s_max_f16": "s_max_num_f16", "s_max_f32": "s_max_num_f32", "s_min_f16": "s_min_num_f16", "s_min_f32": "s_min_num_f32",
+  "v_mad_i64_i32": "v_mad_co_i64_i32", "v_mad_u64_u32": "v_mad_co_u64_u32",
+  "v_max3_f16": "v_max3_num_f16", "v_max3_f32": "v_max3_num_f32", "v_min3_f16": "v_min3_num_f16", "v_min3_f32": "v_min3_num_f32",
+  "v_med3_f16": "v_med3_num_f16", "v_med3_f32": "v_med3_num_f32", "v_maxmin_f16": "v_maxmin_num_f16", "v_maxmin_f32": "v_maxmin_num_f32",
+  "v_minmax_f16": "v_minmax_num_f16", "v_minmax_f32": "v_minmax_num_f32", "v_pk_max_f16": "v_pk_max_num_f16", "v_pk_min_f16": "v_pk_min_num_f16",
+  "v_max_f16": "v_max_num_f16", "v_max_f32": "v_max_num_f32", "v_max_f64": "v_max_num_f64", "v_min_f16": "v_min_num_f16",
+  "v_min_f32": "v_min_num_f32", "v_min_f64": "v_min_num_f64",
+}
+ARCH_ALIASES = {"rdna4": RDNA4_ALIASES}
+
 @functools.cache
 def mnemonics(arch: str) -> dict[str, list[Op]]:
-  """Opcodes by LLVM's mnemonic and by DSL name; a suffix-less VALU name tries _e32 first, then _e64, like LLVM."""
+  """Opcodes by LLVM's mnemonic and by DSL name; a suffix-less VALU name tries _e32 first, then _e64, like LLVM; old names
+  LLVM keeps as aliases (RDNA4's s_add_u32 for s_add_co_u32) name the same opcodes, with their _e32/_e64 forms."""
   out: dict[str, list[Op]] = {}
   for op in sorted(get_arch(arch).ops.values(), key=lambda o: o.name.endswith("_E64")):
     for name in dict.fromkeys((op.mnemonic, mnemonic(op), re.sub(r"_e(32|64)$", "", op.mnemonic))):
       out.setdefault(name, []).append(op)
+  for old, new in ARCH_ALIASES.get(arch, {}).items():
+    for suffix in ("", "_e32", "_e64"):
+      if new + suffix in out: out.setdefault(old + suffix, out[new + suffix])
   return out
 
 def split_top(s: str, sep: str = ",") -> list[str]:

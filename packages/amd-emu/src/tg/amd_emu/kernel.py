@@ -17,8 +17,8 @@ from .inst import Inst
 from .pcode import PcodeError
 from .isa import get_arch
 from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv, truth
-from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, swizzle_pcode, shape_key, int_clamp_pcode, \
-  FloatMode, DEFAULT_MODE, flush_denorm
+from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, swizzle_pcode, vinterp_pcode, shape_key, \
+  int_clamp_pcode, FloatMode, DEFAULT_MODE, flush_denorm
 from .wmma import build_wmma
 
 @dataclass(frozen=True)
@@ -85,6 +85,7 @@ def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
     text = pcode_of(hop) if hop.name != "DS_SWIZZLE_B32" else swizzle_pcode(inst.vals["offset0"] | inst.vals["offset1"] << 8)
     if text is None: raise Unsupported(f"{hop.name} has no pseudocode")
     if inst.vals.get("clmp") and (sat := int_clamp_pcode(hop)) is not None: text += sat
+    if hop.fmt == "VINTERP": text = vinterp_pcode(text, inst.vals)
     ctx = InstCtx(inst, b, lane, half, hop, mode)
     it = MemInterp(ctx)
     env = it.run(text)

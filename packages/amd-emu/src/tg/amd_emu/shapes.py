@@ -248,7 +248,7 @@ class InstCtx:
     raise Unsupported(f"source operand code {code}")
 
   def opsel_bit(self, name: str) -> bool:
-    if self.fam not in ("VOP3", "VOP3SD") or "opsel" not in self.inst.vals: return False
+    if self.fam not in ("VOP3", "VOP3SD", "VINTERP") or "opsel" not in self.inst.vals: return False
     i = {"src0": 0, "src1": 1, "src2": 2, "vdst": 3}.get(name)
     return i is not None and bool(self.inst.vals["opsel"] >> i & 1)
 
@@ -615,6 +615,17 @@ PCODE_FIXES: dict[str, tuple[tuple[str, str], ...]] = {
   "rdna3:S_SETREG_IMM32_B32": (("mask = (mask & ", "mask = ((mask << offset.u32) & "),),
 }
 SINCOS = re.compile(r"\b(sin|cos)\((S0\.f\d+) \*")  # sin(S0 * 2pi): the hardware reduces S0 (in turns) to [0, 1) first
+
+VINTERP_READ = re.compile(r"VGPR\[([^\]]*)\]\[SRC(\d)\.u32\]\.(f16|f32)")
+
+def vinterp_pcode(text: str, vals: dict[str, int]) -> str:
+  """VINTERP's reads of its neighbours' src0/src2 with the instruction's op_sel (an f16's high half) and neg applied: the
+  ISA text reads the registers raw and leaves the modifiers out."""
+  def fix(m: re.Match) -> str:
+    k, read = int(m[2]), m[0]
+    if m[3] == "f16" and vals["opsel"] >> k & 1: read = f"VGPR[{m[1]}][SRC{k}.u32][31 : 16].f16"
+    return f"(-{read})" if vals["neg"] >> k & 1 else read
+  return VINTERP_READ.sub(fix, text)
 
 def swizzle_pcode(offset: int) -> str:
   """ds_swizzle_b32's lane pattern (the ISA text is C, not pseudocode): offset[15] set picks within quads by 2-bit selectors,
