@@ -63,7 +63,9 @@ def matmul(n: int = 128) -> dict[str, float]:
   from tg.amd_emu.program import program
   from tg.amd_emu.codeobj import read
   k = read(co).kernels["matmul"]
-  program(read(co).text, "rdna3", 0x100000000 + read(co).text_addr, 0x100000000 + read(co).text_addr + k.code_offset).wait_optimized()
+  from tg.amd_emu.shapes import FloatMode
+  base = 0x100000000 + read(co).text_addr  # the program launch() ran: same code, addresses and float mode (from the descriptor)
+  program(read(co).text, "rdna3", base, base + k.code_offset, FloatMode.of(k.descriptor.rsrc1, "rdna3")).wait_optimized()
   assert np.allclose(c, a @ b, atol=1e-3), "matmul result differs from numpy"
   t = best_of(run, 1.0)
   return {"matmul_wave_inst_per_s": executed / t, "matmul_lane_ops_per_s": executed * 32 / t, "matmul_seconds": t,

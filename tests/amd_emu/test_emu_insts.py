@@ -203,3 +203,71 @@ def test_wmma_iu8_signedness_and_clamp(clamp: bool) -> None:
 def test_wmma_unemulated_modifiers_raise() -> None:
   with pytest.raises(RuntimeError, match="v_wmma_f32_16x16x16_f16 is not supported by the emulator .*neg/abs"):
     run_wave(assemble("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7] neg_lo:[1,0,0]", "rdna4"), "rdna4")
+
+def test_failed_background_build_surfaces(monkeypatch) -> None:
+  """The -O2 build runs in a thread; when the compiler fails (one run saw clang raise OSError starting), the next use of the
+  program raises that error instead of running on silently at -O0 — and the use after that builds it again."""
+  from tg.codegen.device import Device
+  from tg.amd_emu.program import program, ProgramBuildError
+  def broken(src: str) -> bytes: raise OSError("clang could not start")
+  monkeypatch.setattr(Device["CPU"].compiler, "compile_cached", broken)
+  code = assemble("s_mov_b32 s0, 0x5eed1\ns_endpgm", "rdna3")
+  prog = program(code, "rdna3", 0, 0)
+  prog.optimized.join()
+  with pytest.raises(ProgramBuildError, match="OSError: clang could not start"): run_wave(code[:-4])
+  monkeypatch.undo()
+  assert run_wave(code[:-4]).s[0] == 0x5eed1
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_movrel_indexes_sgprs_by_m0(arch: str) -> None:
+  """s_movrels/s_movreld (LLVM's dynamically indexed SGPR arrays) read/write SGPR[n + M0]; s_movrelsd_2 takes M0's two halves."""
+  from llvm import assemble as llvm_assemble
+  lines = ["s_movrels_b32 s1, s10", "s_movrels_b64 s[2:3], s[10:11]", "s_movreld_b32 s20, s5", "s_movreld_b64 s[22:23], s[6:7]",
+           "s_mov_b32 m0, 0x20003", "s_movrelsd_2_b32 s30, s10"]
+  w = run_wave(b"".join(llvm_assemble(lines, arch)), arch, sgprs={125: 3, 5: 0xAA, 6: 0xBB, 7: 0xCC} | {10 + i: 100 + i for i in range(10)})
+  assert list(w.s[1:4]) == [103, 103, 104] and w.s[23] == 0xAA and list(w.s[25:27]) == [0xBB, 0xCC]
+  assert w.s[32] == 103 and w.s[30] == 0  # s[30 + 2] = s[10 + 3]
+
+@pytest.mark.parametrize("pattern,src", [
+  ("swizzle(QUAD_PERM,3,2,1,0)", (LANE & ~3) | (3 - (LANE & 3))), ('swizzle(BITMASK_PERM,"01pip")', 8 | (LANE & 5) | (~LANE & 2)),
+  ("swizzle(BROADCAST,8,5)", (LANE & ~7) | 5), ("swizzle(SWAP,4)", LANE ^ 4), ("swizzle(REVERSE,8)", LANE ^ 7)])
+def test_ds_swizzle(pattern: str, src: np.ndarray) -> None:
+  """ds_swizzle_b32's modes as LLVM spells them; a lane reading an inactive lane gets 0, an inactive lane keeps its value."""
+  from llvm import assemble as llvm_assemble
+  for arch in ("rdna3", "rdna4"):
+    w = run_wave(llvm_assemble([f"ds_swizzle_b32 v1, v0 offset:{pattern}"], arch)[0], arch, vgprs={0: 100 + LANE, 1: np.full(32, 7)},
+                 exec_mask=0xFFFFFFFE)  # type: ignore[arg-type]
+    want = np.where(src % 32 == 0, 0, 100 + src % 32)
+    np.testing.assert_array_equal(w.v[1], np.where(LANE == 0, 7, want))
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_getreg_setreg_mode(arch: str) -> None:
+  """s_getreg reads the MODE the dispatch set (f32/f64 denormals kept, DX10 clamp, IEEE on RDNA3); s_setreg writes a field at its
+  offset; registers a shader may not write (STATUS) keep their value."""
+  from llvm import assemble as llvm_assemble
+  from tg.amd_emu.shapes import FloatMode
+  lines = ["s_getreg_b32 s0, hwreg(HW_REG_MODE)", "s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0xff", "s_getreg_b32 s1, hwreg(HW_REG_MODE)",
+           "s_mov_b32 s5, 0x2", "s_setreg_b32 hwreg(HW_REG_MODE, 2, 2), s5", "s_getreg_b32 s2, hwreg(HW_REG_MODE, 0, 4)",
+           "s_setreg_b32 hwreg(HW_REG_STATUS), s5", "s_getreg_b32 s3, hwreg(HW_REG_STATUS)"]
+  w = run_wave(b"".join(llvm_assemble(lines, arch)), arch)  # type: ignore[arg-type]
+  mode = 0xF0 | 1 << 8 | (1 << 9 if arch == "rdna3" else 0)
+  assert [int(x) for x in w.s[:4]] == [mode, mode | 0xF, 0xB, 0]
+  w = run_wave(llvm_assemble(lines[:1], arch)[0], arch, mode=FloatMode(denorm32=0, ieee=False, round=3))  # type: ignore[arg-type]
+  assert w.s[0] == 3 | 3 << 6 | 1 << 8
+
+def test_memory_fault_in_a_later_wave_names_it() -> None:
+  """A fault in wave 1 of workgroup (0, 0, 0) raises MemoryFault (not numpy's ambiguous-truth ValueError) carrying its address,
+  instruction, pc, wave and workgroup."""
+  from tg.amd_emu.emu import dispatch
+  from tg.amd_emu.codeobj import KernelDescriptor
+  mem = Memory()
+  buf = mem.alloc(128)  # 32 dwords: wave 0's lanes fit, wave 1's do not
+  code = assemble("v_lshlrev_b32 v0, 2, v0\nglobal_load_b32 v1, v0, s[0:1]\ns_endpgm", "rdna3")
+  at = mem.alloc(len(code))
+  mem.write(at, code)
+  kd = KernelDescriptor(rsrc2=2 << 1, properties=0x408)
+  with pytest.raises(MemoryFault, match=r"wave 1, workgroup \(0, 0, 0\)") as e:
+    dispatch(mem, code, at, kd, buf, (2, 1, 1), (64, 1, 1), "rdna3", code_addr=at)
+  f = e.value
+  assert buf + 128 <= f.address < buf + 256 and (f.pc, f.wave, f.workgroup) == (at + 4, 1, (0, 0, 0))  # one of wave 1's lanes
+  assert f.inst == "global_load_b32 v1, v0, s[0:1]"

@@ -93,3 +93,43 @@ def test_llvm_integer_bits_of_an_inline_float_are_inline() -> None:
   insts = [r3.v_add_f32_e64(v[0], v[0], 0x40000000), r3.v_mul_f32_e64(v[1], 0x3E22F983, v[2]), r3.v_add_f32_e64(v[3], v[4], 0x12345678)]
   assert [i.to_bytes() for i in insts] == assemble([i.disasm() for i in insts], "rdna3")
   assert len(insts[0].to_bytes()) == 8 and len(insts[2].to_bytes()) == 12  # inline 2.0; a real literal stays one
+
+BAD_LINES = ["v_mov_b32 v256, 0", "s_mov_b32 s300, 0", "s_mov_b32 s106, 0", "s_mov_b32 ttmp20, 0", "s_mov_b32 ttmp16, 0",
+             "s_waitcnt lgkmcnt(zz)", "s_waitcnt lgkmcnt(64)", "s_waitcnt vmcnt(64)", "s_mov_b64 s[1:2], 0", "s_mov_b64 ttmp[1:2], 0",
+             "s_load_b128 s[2:5], s[0:1], 0", "s_load_b64 s[1:2], s[0:1], 0"]
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_assembler_rejects_what_llvm_rejects(arch: str) -> None:
+  """Out-of-range registers, malformed or too large counters and misaligned SGPR tuples are errors in llvm-mc and here (a
+  ValueError naming the line), not silently mis-encoded; the same lines done right assemble as llvm-mc does."""
+  from tg.amd_emu.asm import assemble as tg_assemble
+  for line, llvm in zip(BAD_LINES, assemble(BAD_LINES, arch)):
+    if arch == "rdna4" and "waitcnt" in line: continue  # RDNA4 has no s_waitcnt
+    assert isinstance(llvm, str), f"llvm-mc accepts {line!r}"
+    with pytest.raises(ValueError, match=r"line 1: "): tg_assemble(line, arch)
+  good = ["v_mov_b32 v255, 0", "s_mov_b32 s105, 0", "s_mov_b32 ttmp15, 0", "s_mov_b64 s[104:105], 0", "s_load_b256 s[4:11], s[0:1], 0"]
+  if arch == "rdna3": good.append("s_waitcnt vmcnt(1) & lgkmcnt(2)")
+  assert [tg_assemble(line, arch) for line in good] == assemble(good, arch)
+
+def test_assembler_labels_and_line_numbers() -> None:
+  from tg.amd_emu.asm import assemble as tg_assemble
+  with pytest.raises(ValueError, match=r"line 3: label 'a' is defined twice"): tg_assemble("a:\ns_nop 0\na:\ns_nop 0", "rdna3")
+  with pytest.raises(ValueError, match=r"line 2: 'v_mov_b32 v0, v'"):  # a substring of line 1: its own number, not line 1's
+    tg_assemble("v_mov_b32 v0, v1\nv_mov_b32 v0, v", "rdna3")
+
+def test_rdna4_accepts_llvms_aliases() -> None:
+  """RDNA3 names llvm-mc-19 keeps for gfx1200 (s_add_u32, v_max_f32, v_mad_u64_u32, ...) assemble to LLVM's bytes; the README's
+  RDNA4 example too."""
+  from tg.amd_emu.asm import assemble as tg_assemble, RDNA4_ALIASES
+  from tg.amd_emu.samples import canonical
+  from tg.amd_emu.isa import get_arch
+  from tg.amd_emu.syntax import mnemonic
+  texts = []
+  for old in RDNA4_ALIASES:
+    names = [n for n in (old, old + "_e32", old + "_e64") if n.upper() in get_arch("rdna3").ops or (n + "_e32").upper() in get_arch("rdna3").ops]
+    op = get_arch("rdna3").ops.get(names[0].upper()) or get_arch("rdna3").ops[(names[0] + "_e32").upper()]
+    texts.append(canonical(op).disasm().replace(mnemonic(op), old, 1))
+  want = assemble(texts, "rdna4")
+  assert all(isinstance(b, bytes) for b in want), [(t, b) for t, b in zip(texts, want) if isinstance(b, str)]
+  assert [tg_assemble(t, "rdna4") for t in texts] == want
+  tg_assemble("loop: s_sub_u32 s0, s0, 1\n s_cbranch_scc1 loop\n s_endpgm", "rdna4")

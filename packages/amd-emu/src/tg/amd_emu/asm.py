@@ -10,19 +10,39 @@ from .isa import Op, get_arch
 from .operands import NAMED, NULL, TTMP, VGPR, Reg
 from .syntax import family, has_return, mnemonic, slots
 from .vopd import DualHalf, vopd
-from . import simm16
+from . import dpptext, simm16
 
 REG_RE = re.compile(r"(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
 FLAGS = ("glc", "slc", "dlc", "gds", "nv", "clamp")
 OMOD = {"mul:2": 1, "mul:4": 2, "div:2": 3}
 
+# RDNA3 names llvm-mc-19 still accepts for gfx1200 (the opcodes RDNA4 renamed); each is checked against llvm-mc in the tests
+RDNA4_ALIASES = {
+  "ds_max_f32": "ds_max_num_f32", "ds_max_f64": "ds_max_num_f64", "ds_max_rtn_f32": "ds_max_num_rtn_f32", "ds_max_rtn_f64": "ds_max_num_rtn_f64",
+  "ds_min_f32": "ds_min_num_f32", "ds_min_f64": "ds_min_num_f64", "ds_min_rtn_f32": "ds_min_num_rtn_f32", "ds_min_rtn_f64": "ds_min_num_rtn_f64",
+  "s_add_i32": "s_add_co_i32", "s_add_u32": "s_add_co_u32", "s_addc_u32": "s_add_co_ci_u32", "s_addk_i32": "s_addk_co_i32",
+  "s_sub_i32": "s_sub_co_i32", "s_sub_u32": "s_sub_co_u32", "s_subb_u32": "s_sub_co_ci_u32",
+  "s_max_f16": "s_max_num_f16", "s_max_f32": "s_max_num_f32", "s_min_f16": "s_min_num_f16", "s_min_f32": "s_min_num_f32",
+  "v_mad_i64_i32": "v_mad_co_i64_i32", "v_mad_u64_u32": "v_mad_co_u64_u32",
+  "v_max3_f16": "v_max3_num_f16", "v_max3_f32": "v_max3_num_f32", "v_min3_f16": "v_min3_num_f16", "v_min3_f32": "v_min3_num_f32",
+  "v_med3_f16": "v_med3_num_f16", "v_med3_f32": "v_med3_num_f32", "v_maxmin_f16": "v_maxmin_num_f16", "v_maxmin_f32": "v_maxmin_num_f32",
+  "v_minmax_f16": "v_minmax_num_f16", "v_minmax_f32": "v_minmax_num_f32", "v_pk_max_f16": "v_pk_max_num_f16", "v_pk_min_f16": "v_pk_min_num_f16",
+  "v_max_f16": "v_max_num_f16", "v_max_f32": "v_max_num_f32", "v_max_f64": "v_max_num_f64", "v_min_f16": "v_min_num_f16",
+  "v_min_f32": "v_min_num_f32", "v_min_f64": "v_min_num_f64",
+}
+ARCH_ALIASES = {"rdna4": RDNA4_ALIASES}
+
 @functools.cache
 def mnemonics(arch: str) -> dict[str, list[Op]]:
-  """Opcodes by LLVM's mnemonic and by DSL name; a suffix-less VALU name tries _e32 first, then _e64, like LLVM."""
+  """Opcodes by LLVM's mnemonic and by DSL name; a suffix-less VALU name tries _e32 first, then _e64, like LLVM; old names
+  LLVM keeps as aliases (RDNA4's s_add_u32 for s_add_co_u32) name the same opcodes, with their _e32/_e64 forms."""
   out: dict[str, list[Op]] = {}
   for op in sorted(get_arch(arch).ops.values(), key=lambda o: o.name.endswith("_E64")):
     for name in dict.fromkeys((op.mnemonic, mnemonic(op), re.sub(r"_e(32|64)$", "", op.mnemonic))):
       out.setdefault(name, []).append(op)
+  for old, new in ARCH_ALIASES.get(arch, {}).items():
+    for suffix in ("", "_e32", "_e64"):
+      if new + suffix in out: out.setdefault(old + suffix, out[new + suffix])
   return out
 
 def split_top(s: str, sep: str = ",") -> list[str]:
@@ -35,10 +55,13 @@ def split_top(s: str, sep: str = ",") -> list[str]:
     else: cur += ch
   return parts + [cur.strip()] if cur.strip() else parts
 
+REG_COUNT = {"v": 256, "s": 106, "ttmp": 16}
+
 def parse_reg(tok: str) -> Reg | None:
   if m := REG_RE.match(tok):
     lo = int(m[2] if m[2] is not None else m[3])
     hi = lo if m[2] is not None else int(m[4])
+    if not lo <= hi < REG_COUNT[m[1]]: raise ValueError(f"register {tok} is out of range ({m[1]}0..{m[1]}{REG_COUNT[m[1]] - 1}, low first)")
     base = {"v": VGPR, "s": 0, "ttmp": TTMP}[m[1]]
     return Reg(base + lo, hi - lo + 1)
   if tok in NAMED: return Reg(*NAMED[tok])
@@ -80,13 +103,14 @@ def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
     elif key in ("offset", "offset0", "offset1"): kwargs[key] = int(val, 0)
     elif key == "th": kwargs["th"] = simm16.th_value(op, val)
     elif key == "scope": kwargs["scope"] = simm16.SCOPES.index(val)
-    elif key == "op_sel" and fam == "VOP3":
+    elif key == "op_sel" and fam in ("VOP3", "VINTERP"):
       bits = _bitlist(val)
       kwargs["opsel"] = bits & ((1 << nsrc) - 1) | (bits >> nsrc & 1) << 3
     elif key == "op_sel": kwargs["opsel"] = _bitlist(val)
     elif key == "op_sel_hi": bits = _bitlist(val); kwargs["opsel_hi"], kwargs["opsel_hi2"] = bits & 3, bits >> 2 & 1
     elif key in ("neg_lo", "neg_hi"): kwargs["neg" if key == "neg_lo" else "neg_hi"] = _bitlist(val)
-    else: raise ValueError(f"unknown modifier {tok!r} for {mnemonic(op)}")
+    elif key == "wait_exp" and fam == "VINTERP": kwargs["waitexp"] = int(val, 0)
+    elif not dpptext.parse(key, val, kwargs): raise ValueError(f"unknown modifier {tok!r} for {mnemonic(op)}")
 
 def _operands(op: Op, text: str, labels: dict[str, int] | None, pc: int) -> tuple[list[Any], dict[str, Any]]:
   """Positional operands (matched to slots) and keyword fields of one instruction's operand text."""
@@ -122,15 +146,25 @@ def parse_line(line: str, arch: str, labels: dict[str, int] | None = None, pc: i
     x, y = (parse_half(h, arch) for h in line.split("::"))
     return vopd(x, y)
   mn, _, rest = line.strip().partition(" ")
-  ops = mnemonics(arch).get(mn.lower())
+  ops = _ops(mn.lower(), arch)
   if not ops: raise ValueError(f"unknown instruction {mn!r} for {arch}")
   errors = []
   for op in ops:
     try:
       args, kwargs = _operands(op, rest.strip(), labels, pc)
-      return build(op, tuple(args), kwargs)
+      dpp = kwargs.pop("_dpp", None)
+      if mn.lower().endswith("_dpp") and dpp is None: raise ValueError(f"{mn} needs a DPP control (row_shl:1, quad_perm:[...], dpp8:[...])")
+      return build(op, tuple(args), kwargs, dpp)
     except (TypeError, ValueError) as e: errors.append(e)
   raise errors[0]
+
+def _ops(mn: str, arch: str) -> list[Op]:
+  """Opcodes a mnemonic may name; `x_dpp` names x's VOP1/VOP2 form, `x_e64_dpp` its VOP3 form (written `_e64` or not)."""
+  table = mnemonics(arch)
+  if not mn.endswith("_dpp"): return table.get(mn, [])
+  base = mn[:-4]
+  if base.endswith("_e64"): return table.get(base) or [op for op in table.get(base[:-4], []) if family(op.fmt).startswith("VOP3")]
+  return [op for op in table.get(base, []) if family(op.fmt) in ("VOP1", "VOP2", "VOPC")]
 
 def parse_half(text: str, arch: str) -> DualHalf:
   mn, _, rest = text.strip().partition(" ")
@@ -147,10 +181,12 @@ def assemble_insts(text: str, arch: str) -> list[Inst]:
   labels: dict[str, int] = {}
   placeholder = AnyLabel()
   pc = 0
-  for _, line in lines:
-    for label in re.findall(r"^([A-Za-z_.$][\w.$]*):", line): labels[label] = pc
+  for n, line in lines:
+    for label in re.findall(r"^([A-Za-z_.$][\w.$]*):", line):
+      if label in labels: raise ValueError(f"line {n}: label {label!r} is defined twice")
+      labels[label] = pc
     body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)
-    if body and not body.startswith("."): pc += _parse(body, arch, placeholder, pc, lines).size
+    if body and not body.startswith("."): pc += _parse(body, arch, placeholder, pc, [(n, line)]).size
   out, pc = [], 0
   for n, line in lines:
     body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)

@@ -5,9 +5,10 @@ from typing import Any
 from .isa import Field, Op, get_arch
 from .inst import FALLBACK, Inst, pick_format, set_operand
 from .operands import NULL_CODE, Reg
+from .dpptext import DPP16_MARK, DPP8_MARK, DPP8_FI_MARK
 from .syntax import ALIASES, IMM_OTYPES, SRC_INDEX, dsl_slots, family
 
-MOD_FIELDS = {"VOP3": ("neg", "abs"), "VOP3SD": ("neg", "abs"), "VOP3P": ("neg", "neg_hi")}
+MOD_FIELDS = {"VOP3": ("neg", "abs"), "VOP3SD": ("neg", "abs"), "VOP3P": ("neg", "neg_hi"), "VINTERP": ("neg", "abs")}
 
 def _bits(ins: str, f: Field, x: Any) -> int:
   if isinstance(x, bool): x = int(x)
@@ -16,10 +17,13 @@ def _bits(ins: str, f: Field, x: Any) -> int:
   if not lo <= x <= f.mask: raise ValueError(f"{f.name}={x} of {ins} is out of range {lo}..{f.mask}")
   return x & f.mask
 
-def _modifiers(fam: str, name: str, x: Reg, mods: dict[str, int], e32_vgpr: bool) -> None:
-  """Fold -x, abs(x) and x.h into the format's modifier bits."""
+def _modifiers(fam: str, name: str, x: Reg, mods: dict[str, int], e32_vgpr: bool, dpp: str | None) -> None:
+  """Fold -x, abs(x) and x.h into the format's modifier bits (DPP16 words have their own for src0 and vsrc1)."""
   i = SRC_INDEX.get(name, 3 if name == "vdst" else None)
-  if fam in MOD_FIELDS and i is not None:
+  if dpp == "DPP16" and fam in ("VOP1", "VOP2", "VOPC") and name in ("src0", "vsrc1") and (x.neg or x.abs):
+    j = 0 if name == "src0" else 1
+    mods[f"src{j}_neg"], mods[f"src{j}_abs"] = int(x.neg), int(x.abs)
+  elif fam in MOD_FIELDS and i is not None:
     neg, abs_ = MOD_FIELDS[fam]
     if x.neg: mods[neg] = mods.get(neg, 0) | 1 << i
     if x.abs and fam != "VOP3P": mods[abs_] = mods.get(abs_, 0) | 1 << i
@@ -38,6 +42,7 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
     if k in given: raise TypeError(f"{ins} got {k} twice")
     given[k] = x
   if "K" in given: given["literal"] = given.pop("K")
+  fi8 = given.pop("fi", 0) if dpp == "DPP8" else 0  # DPP8 says fetch-inactive with its src0 marker, not a field
   if fam == "VOP2" and commutative(op) and not _is_vgpr(given.get("vsrc1")) and _is_vgpr(given.get("src0")):
     given["src0"], given["vsrc1"] = given["vsrc1"], given["src0"]  # only src0 takes constants/SGPRs: `v_add_f32_e32(v[0], v[1], 2.0)`
   if fam == "DS" and "offset" in given: off = given.pop("offset"); given["offset0"], given["offset1"] = off & 0xFF, off >> 8 & 0xFF
@@ -57,12 +62,13 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
     opnd = _operand(op, name, given)
     if isinstance(x, Reg):
       e32 = fam in ("VOP1", "VOP2", "VOPC") and x.is_vgpr and opnd.bits == 16
-      _modifiers(fam, name, x, mods, e32)
+      _modifiers(fam, name, x, mods, e32, dpp)
       if x.hi and e32: x = Reg(x.plain.code + 128)
       x = x.plain
     lit = set_operand(ins, f, opnd, x, vals)
     if lit is not None: literals.append(lit)
   for k, m in mods.items(): vals[k] = vals.get(k, 0) | m
+  if dpp: _dpp_fields(ins, dpp, vals, fi8)
   if len(set(literals)) > 1: raise ValueError(f"{ins} needs two different literals {[hex(x) for x in literals]}: only one fits")
   _implicit(op, fam, given, vals)
   fmt = pick_format(arch, op, bool(literals) and not op.fmt.endswith("_LIT"), dpp) if literals or dpp else base
@@ -72,6 +78,16 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
   unknown = set(vals) - set(fmt.by_name)
   if unknown: raise TypeError(f"{ins} has no field {', '.join(sorted(unknown))} in {fmt.name} encoding")
   return Inst(op, fmt, {f.name: vals.get(f.name, default(op, f)) for f in fmt.values})
+
+def _dpp_fields(ins: str, dpp: str, vals: dict[str, int], fi8: int) -> None:
+  """src0's VGPR moves to the DPP word's vsrc0 and src0 holds the marker; DPP8's fi is a marker too; masks default to all."""
+  code = vals.get("src0", 0)
+  if code < 256: raise ValueError(f"{ins} with DPP takes a VGPR as src0")
+  fi = fi8 if dpp == "DPP8" else vals.get("fi", 0)
+  if fi not in (0, 1) or vals.get("bc", 0) not in (0, 1): raise ValueError(f"{ins}: bound_ctrl and fi take 0 or 1")
+  vals["vsrc0"] = code - 256
+  vals["src0"] = DPP16_MARK if dpp == "DPP16" else DPP8_FI_MARK if fi else DPP8_MARK
+  if dpp == "DPP16": vals.setdefault("row_mask", 0xF); vals.setdefault("bank_mask", 0xF)
 
 def default(op: Op, f: Field) -> int:
   """A field's value when left out; scalar memory opcodes without operands leave every field 0, as LLVM does."""

@@ -29,7 +29,7 @@ def _variant(a: Arch, fmt: Format, word: int) -> Format:
   src0 = fields.get("src0")
   if src0 is not None:
     code = word >> src0.lo & src0.mask
-    for marker, suffix in ((250, "_DPP16"), (233, "_DPP8")):
+    for marker, suffix in ((250, "_DPP16"), (233, "_DPP8"), (234, "_DPP8")):
       if code == marker and fmt.name + suffix in a.formats: return a.formats[fmt.name + suffix]
   if fmt.name.endswith("_LIT"): return fmt
   if fmt.name == "VOPD" and {word >> f.lo & f.mask for f in (fields["opx"], fields["opy"])} & _vopd_k(a.name): return a.formats["VOPD_LIT"]

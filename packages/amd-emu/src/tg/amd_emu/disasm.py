@@ -4,7 +4,7 @@ from .inst import Inst, field_value
 from .isa import Field
 from .operands import NULL_CODE, Reg
 from .syntax import IMM_OTYPES, SRC_INDEX, family, has_return, mnemonic, slots
-from . import simm16
+from . import dpptext, simm16
 
 FLOAT_TEXT = {0.5: "0.5", -0.5: "-0.5", 1.0: "1.0", -1.0: "-1.0", 2.0: "2.0", -2.0: "-2.0", 4.0: "4.0", -4.0: "-4.0"}
 OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
@@ -28,17 +28,20 @@ def operand_text(inst: Inst, name: str) -> str:
     off = inst.vals["ioffset" if "ioffset" in inst.vals else "offset"]
     return f"0x{off:x}" if off or inst.op.arch != "rdna3" else "null"
   if name in ("addr", "vaddr") and inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]: return "off"
-  x = field_value(inst, name)
+  x = field_value(inst, name) if not (name == "src0" and "_DPP" in inst.fmt.name) else field_value(inst, "vsrc0")
   if isinstance(x, Reg):
     if name in ("addr", "vaddr") and "saddr" in inst.vals and inst.vals["saddr"] != NULL_CODE: x = Reg(x.code, 1)
     text = str(x)
   elif f.kind in ("src", "ssrc") and raw == 255: text = f"0x{x:x}"
   else: text = const_text(x, opnd.ftype)
   i = SRC_INDEX.get(name)
-  if i is not None and family(inst.fmt.name) in ("VOP3", "VOP3SD"):
-    if inst.vals.get("abs", 0) >> i & 1: text = f"|{text}|"
-    if inst.vals.get("neg", 0) >> i & 1: text = f"-{text}"
-  return text
+  v = inst.vals
+  if i is not None and family(inst.fmt.name) in ("VOP3", "VOP3SD", "VINTERP"): ab, ng = v.get("abs", 0) >> i & 1, v.get("neg", 0) >> i & 1
+  else:  # DPP16's own bits for src0 and vsrc1
+    j = {"src0": 0, "vsrc1": 1}.get(name)
+    ab, ng = (v.get(f"src{j}_abs", 0), v.get(f"src{j}_neg", 0)) if j is not None else (0, 0)
+  if ab: text = f"|{text}|"
+  return f"-{text}" if ng else text
 
 def _bitlist(v: int, n: int) -> str: return "[" + ",".join(str(v >> i & 1) for i in range(n)) + "]"
 
@@ -68,14 +71,18 @@ def modifiers(inst: Inst) -> list[str]:
     if hi != (1 << nsrc) - 1 and hi & ((1 << nsrc) - 1) != (1 << nsrc) - 1: out.append(f"op_sel_hi:{_bitlist(hi, nsrc)}")
     if v["neg"]: out.append(f"neg_lo:{_bitlist(v['neg'], nsrc)}")
     if v["neg_hi"]: out.append(f"neg_hi:{_bitlist(v['neg_hi'], nsrc)}")
+  if fam == "VINTERP" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'], 4)}")
   if v.get("clmp"): out.append("clamp")
   if v.get("omod"): out.append(OMOD[v["omod"]])
+  if fam == "VINTERP": out.append(f"wait_exp:{v['waitexp']}")
+  if "_DPP" in inst.fmt.name: out += dpptext.modifiers(v)
   return out
 
 def disasm(inst: Inst) -> str:
   if inst.fmt.base == "VOPD": return vopd_text(inst)
   ops = [operand_text(inst, s) for s in slots(inst.op) if not (s == "vdst" and has_return(inst.op) and not returns(inst))]
-  text = mnemonic(inst.op) + (" " + ", ".join(ops) if ops else "")
+  name = mnemonic(inst.op) if "_DPP" not in inst.fmt.name else dpptext.mnemonic(inst.op, mnemonic(inst.op))
+  text = name + (" " + ", ".join(ops) if ops else "")
   mods = modifiers(inst)
   return text + (" " + " ".join(mods) if mods else "")
 

@@ -14,13 +14,18 @@ import numpy as np
 from .codeobj import CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
 from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
-from .shapes import ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
+from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
+  ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
 DEFAULT_BUDGET = 10_000_000
 LDS_BYTES = 64 * 1024
 
 class MemoryFault(RuntimeError):
-  """An access outside every mapped range."""
+  """An access outside every mapped range: the address, and for a kernel's access the instruction's text, pc, wave and workgroup."""
+  def __init__(self, msg: str, address: int, inst: str | None = None, pc: int | None = None, wave: int | None = None,
+               workgroup: tuple[int, int, int] | None = None):
+    super().__init__(msg)
+    self.address, self.inst, self.pc, self.wave, self.workgroup = address, inst, pc, wave, workgroup
 
 class Memory:
   """A GPU address space: `map(addr, nbytes, backing)` makes [addr, addr+nbytes) valid, backed by host memory."""
@@ -57,7 +62,7 @@ class Memory:
   def view(self, addr: int, nbytes: int) -> np.ndarray:
     for lo, hi, _, arr in self.ranges:
       if lo <= addr and addr + nbytes <= hi: return arr[addr - lo:addr - lo + nbytes]
-    raise MemoryFault(f"memory fault: host access at {addr:#x}+{nbytes}, no mapping")
+    raise MemoryFault(f"memory fault: host access at {addr:#x}+{nbytes}, no mapping", addr)
 
   def read(self, addr: int, nbytes: int) -> bytes: return self.view(addr, nbytes).tobytes()
   def write(self, addr: int, data: bytes) -> None: self.view(addr, len(data))[:] = np.frombuffer(data, np.uint8)
@@ -98,15 +103,17 @@ class Wave:
   @property
   def ttmp(self) -> np.ndarray: return self.st[108:124]
 
-def new_wave(pc: int, budget: int) -> Wave:
+def new_wave(pc: int, budget: int, mode: FloatMode = DEFAULT_MODE) -> Wave:
   st = np.zeros(ST_WORDS, np.uint32)
   st[PC], st[PC + 1] = pc & 0xFFFFFFFF, pc >> 32
+  st[HWREG + HWREG_MODE] = mode.mode_reg
   st[126] = 0xFFFFFFFF
   return Wave(st, ctypes.c_longlong(budget))
 
-def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> int:
+def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None = None) -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
   live wave has reached it. Returns the wave-instructions executed."""
+  prog.check()
   tab = ctypes.addressof(memory.table)
   start = [w.budget.value for w in waves]
   while True:
@@ -114,14 +121,15 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, where: str = "") -> 
     if not live: return sum(s - w.budget.value for s, w in zip(start, waves))
     if all(w.waiting for w in live):
       for w in live: w.waiting = False
-    for i, w in enumerate(live):
-      if w.waiting: continue
+    for i, w in enumerate(waves):
+      if w.done or w.waiting: continue
       rc = prog.fxn(w.st.ctypes.data, None, tab, ctypes.addressof(w.budget))
       if rc == ENDPGM: w.done = True
       elif rc == BARRIER: w.waiting = True
-      else: raise_stop(prog, w, rc, f"wave {waves.index(w)}{where}")
+      else: raise_stop(prog, w, rc, i, workgroup)
 
-def raise_stop(prog: Any, w: Wave, rc: int, who: str) -> None:
+def raise_stop(prog: Any, w: Wave, rc: int, wave: int, workgroup: tuple[int, int, int] | None) -> None:
+  who = f"wave {wave}" + (f", workgroup {workgroup}" if workgroup is not None else "")
   pc = w.pc
   d = prog.by_pc.get(pc)
   text = "?"
@@ -130,7 +138,7 @@ def raise_stop(prog: Any, w: Wave, rc: int, who: str) -> None:
     except ValueError: text = d.inst.op.mnemonic
   if rc == FAULT:
     addr = int(w.st[FAULT_ADDR]) | int(w.st[FAULT_ADDR + 1]) << 32
-    raise MemoryFault(f"memory fault: {text} at {addr:#x}, no mapping (pc={pc:#x}, {who})")
+    raise MemoryFault(f"memory fault: {text} at {addr:#x}, no mapping (pc={pc:#x}, {who})", addr, text, pc, wave, workgroup)
   if rc == BUDGET: raise RuntimeError(f"instruction budget exhausted at pc={pc:#x} ({text}, {who}): a runaway loop? pass a larger budget")
   if rc == BADPC: raise RuntimeError(f"jump to pc={pc:#x}, which is not the start of a block of this kernel's code ({who})")
   if rc == UNSUPPORTED: raise RuntimeError(f"{prog.unsupported.get(pc, 'unsupported instruction')} at pc={pc:#x} ({who})")
@@ -144,7 +152,8 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   executed = 0
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
-  prog = program(bytes(code), arch, code_addr, entry)
+  mode = FloatMode.of(descriptor.rsrc1, arch)
+  prog = program(bytes(code), arch, code_addr, entry, mode)
   nthreads = bx * by * bz
   nwaves = (nthreads + WAVE - 1) // WAVE
   tid = np.arange(nwaves * WAVE)
@@ -160,7 +169,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
         lds[:] = 0
         waves = []
         for w in range(nwaves):
-          wave = new_wave(entry, budget)
+          wave = new_wave(entry, budget, mode)
           st = wave.st
           st[:len(user)] = user
           k = ids_at
@@ -175,7 +184,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
           sbase = scratch.ctypes.data + w * WAVE * max(scratch_size, 4)
           st[SCRATCH_BASE], st[SCRATCH_BASE + 1], st[SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
           waves.append(wave)
-        executed += run_waves(prog, waves, memory, f", workgroup ({wx}, {wy}, {wz})")
+        executed += run_waves(prog, waves, memory, (wx, wy, wz))
   return executed
 
 def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
@@ -254,13 +263,15 @@ def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
 
 def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int, int] | None = None, vgprs: dict[int, Any] | None = None,
              exec_mask: int = 0xFFFFFFFF, memory: Memory | None = None, budget: int = DEFAULT_BUDGET, lds: np.ndarray | None = None,
-             scc: int = 0) -> Wave:
-  """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}."""
+             scc: int = 0, mode: FloatMode | None = None) -> Wave:
+  """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}. The float
+  mode defaults to what LLVM's kernel descriptors set: f32 denormals kept, IEEE mode on RDNA3."""
   code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
   from .asm import assemble
   code += assemble("s_endpgm", arch)
-  prog = program(code, arch, 0, 0)
-  w = new_wave(0, budget)
+  mode = mode or FloatMode(ieee=arch == "rdna3")
+  prog = program(code, arch, 0, 0, mode)
+  w = new_wave(0, budget, mode)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
   for i, vals in (vgprs or {}).items():  # integers as their 32-bit pattern, floats as f32 bits
     arr = np.asarray(vals)

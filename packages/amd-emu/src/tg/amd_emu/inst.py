@@ -6,7 +6,7 @@ operands (registers, constants, modifiers) into raw values, checking widths and 
 from __future__ import annotations
 from typing import Any
 from .isa import Arch, Field, Format, Op, Operand, get_arch
-from .operands import LITERAL, NULL_CODE, VGPR, Reg, decode_const, encode_const
+from .operands import LITERAL, NULL_CODE, TTMP, VGPR, Reg, decode_const, encode_const
 
 FALLBACK = Operand(32, "FMT_NUM_B32", "OPR_SRC")
 
@@ -61,6 +61,9 @@ def check_reg(ins: str, f: Field, x: Reg, nregs: int) -> int:
     if not x.is_vgpr: raise TypeError(f"{where} must be a VGPR, got {x!r}")
     return code - VGPR
   if kind in ("sgpr", "ssrc", "sbase", "srsrc") and x.is_vgpr: raise TypeError(f"{where} must be a scalar register, got {x!r}")
+  first = code - TTMP if TTMP <= code < TTMP + 16 else code if code < 106 else None  # an SGPR/TTMP tuple's first index
+  if kind not in ("sbase", "srsrc") and x.n >= 2 and first is not None and first % min(x.n, 4):
+    raise ValueError(f"{where}: {x!r} is misaligned (SGPR pairs start at an even register, larger tuples at a multiple of 4)")
   if kind == "sbase":
     if code % 2 or code >= 106: raise ValueError(f"{where} must be an even-aligned SGPR pair, got {x!r}")
     return code // 2

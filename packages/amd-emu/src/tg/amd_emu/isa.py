@@ -102,12 +102,26 @@ class Arch:
   def __init__(self, name: str, data: dict):
     self.name = name
     self.formats = {n: Format(n, nb, fs := tuple(Field(*r) for r in rows), {f.name: f for f in fs}) for n, (nb, rows) in data["formats"].items()}
-    self.ops = {n: Op(name, n, e, c, b, tuple(v), {k: Operand(*o) for k, o in opr.items()}, data["pcode"].get(n))
+    sdst_dpp = self._sdst_dpp()
+    self.ops = {n: Op(name, n, e, c, b, tuple(v) + (sdst_dpp if b == "VOP3_SDST" and all(o[0] <= 32 for k, o in opr.items() if k != "vdst") else ()),
+                      {k: Operand(*o) for k, o in opr.items()}, data["pcode"].get(n))
                 for n, (e, c, b, v, opr) in data["ops"].items()}
     self.hwreg: dict[str, int] = data["hwreg"]
     self.msg: dict[str, int] = data["msg"]
     self.by_code: dict[tuple[str, int], Op] = {}
     for op in self.ops.values(): self.by_code.setdefault((op.enum, op.code), op)
+
+  def _sdst_dpp(self) -> tuple[str, ...]:
+    """VOPC in VOP3 (VOP3_SDST: a lane mask in vdst) takes VOP3's DPP words too, as LLVM encodes `v_cmp_*_e64_dpp`; the data
+    lists no such formats, so they are VOP3's with the scalar vdst (32-bit operands only)."""
+    out = []
+    for dpp in ("DPP16", "DPP8"):
+      src, sd = self.formats.get(f"VOP3_{dpp}"), self.formats.get("VOP3_SDST")
+      if src is None or sd is None: continue
+      fs = tuple(sd.by_name["vdst"] if f.name == "vdst" else f for f in src.fields)
+      self.formats[f"VOP3_SDST_{dpp}"] = Format(f"VOP3_SDST_{dpp}", src.nbytes, fs, {f.name: f for f in fs})
+      out.append(f"VOP3_SDST_{dpp}")
+    return tuple(out)
 
   def op(self, name: str) -> Op:
     try: return self.ops[name.upper()]

@@ -14,9 +14,11 @@ from tg.uop import UOp, Ops, dtypes, AxisType
 from tg.codegen.device import Device, diskcache_get, diskcache_put
 from tg.codegen.lower.linearize import linearize
 from .inst import Inst
+from .pcode import PcodeError
 from .isa import get_arch
-from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv
-from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, shape_key
+from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv, truth
+from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, swizzle_pcode, vinterp_pcode, shape_key, \
+  int_clamp_pcode, FloatMode, DEFAULT_MODE, flush_denorm
 from .wmma import build_wmma
 
 @dataclass(frozen=True)
@@ -37,13 +39,13 @@ def _version() -> str:
 _mem_cache: dict[tuple, ShapeCode] = {}
 _unsaved: list[tuple[str, ShapeCode]] = []
 
-def shape_code(inst: Inst) -> ShapeCode:
+def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
   """The C function of an instruction's shape, from memory, the disk cache, or compiled now (saved later by save_shapes)."""
-  key = shape_key(inst)
+  key = shape_key(inst, mode)
   if (sc := _mem_cache.get(key)) is not None: return sc
   dkey = f"{_version()}:{key!r}"
   if (sc := diskcache_get("amd_emu_shapes_v1", dkey)) is None:
-    sc = render_shape(inst, key)
+    sc = render_shape(inst, key, mode)
     _unsaved.append((dkey, sc))
   _mem_cache[key] = sc
   return sc
@@ -52,12 +54,11 @@ def save_shapes() -> None:
   """Write newly compiled shapes to the disk cache (off the critical path: each write is a transaction)."""
   while _unsaved: diskcache_put("amd_emu_shapes_v1", *_unsaved.pop())
 
-def render_shape(inst: Inst, key: tuple) -> ShapeCode:
+def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
   name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
   try:
-    if "_DPP" in inst.fmt.name: raise Unsupported("DPP lane permutations are not emulated")
-    sink = build(inst)
-  except (Unsupported, KeyError, TypeError, ValueError, IndexError, AttributeError) as e:
+    sink = build(inst, mode)
+  except (Unsupported, PcodeError) as e:  # what the emulator cannot run; any other exception is a bug and propagates
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
   zero64 = UOp.const(dtypes.uint64, 0)  # tg.codegen's C renderer prints a uint64 0 as INT64_MIN: go through uint32
   if zero64 in sink.toposort: sink = sink.substitute({zero64: UOp.const(dtypes.uint32, 0).cast(dtypes.uint64)})
@@ -70,7 +71,7 @@ def render_shape(inst: Inst, key: tuple) -> ShapeCode:
   variables = tuple(sorted(u.arg[0] for u in uops if u.op is Ops.DEFINE_VAR))
   return ShapeCode(name, body, tuple(lines[:at]), params, variables)
 
-def build(inst: Inst) -> UOp:
+def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   """The kernel SINK of one instruction."""
   op = inst.op
   if op.name.startswith("V_WMMA_"): return build_wmma(inst)
@@ -81,9 +82,11 @@ def build(inst: Inst) -> UOp:
   masks: list[tuple[UOp, V]] = []
   results: list[tuple[InstCtx, dict]] = []
   for hop, half in halves:
-    text = pcode_of(hop)
+    text = pcode_of(hop) if hop.name != "DS_SWIZZLE_B32" else swizzle_pcode(inst.vals["offset0"] | inst.vals["offset1"] << 8)
     if text is None: raise Unsupported(f"{hop.name} has no pseudocode")
-    ctx = InstCtx(inst, b, lane, half, hop)
+    if inst.vals.get("clmp") and (sat := int_clamp_pcode(hop)) is not None: text += sat
+    if hop.fmt == "VINTERP": text = vinterp_pcode(text, inst.vals)
+    ctx = InstCtx(inst, b, lane, half, hop, mode)
     it = MemInterp(ctx)
     env = it.run(text)
     results.append((ctx, env, it.initial))
@@ -120,7 +123,7 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
   b = ctx.b
   def assigned(name: str) -> bool: return name in env and (name not in it_initial or env[name] is not it_initial[name])
   lane = ctx.lane
-  exec_gate = ctx.exec_bit().u if lane is not None else None
+  exec_gate = ctx.write_gate()
   for name in ("D0", "RETURN_DATA", "VDATA", "SDATA", "VGPR_RTN"):
     if not assigned(name): continue
     if name == "VDATA" and ctx.stores_vdata: continue
@@ -137,20 +140,11 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
       words = [ctx.var("sdata") + i for i in range(n)] if fld == "sdata" else [ctx.vgpr_idx(ctx.var(fld), i) for i in range(n)]
       is_v = fld != "sdata"
     if name == "D0": val = output_mods(ctx, val)
-    gate = exec_gate if is_v else None
-    if isinstance(val, Wide): ws = [resize(bits(w), 32).u for w in val.words]
-    else:
-      raw = bits(val) if not val.weak else const("u", 32 * len(words), val.const)
-      if raw.width == 16:
-        old = b.ld(words[0])
-        hi = name == "D0" and ctx.d16_hi()
-        r16 = raw.u.cast(dtypes.uint32)
-        keep = old & UOp.const(dtypes.uint32, 0xFFFF if hi else 0xFFFF0000)
-        ws = [keep | (r16 << UOp.const(dtypes.uint32, 16)) if hi else keep | r16]
-      else:
-        r = resize(raw, 32 * len(words))
-        ws = [resize(V(r.u >> UOp.const(r.u.dtype, 32 * i) if i else r.u, "u", r.width), 32).u for i in range(len(words))]
-    for w, v in zip(words, ws): b.store(w, v, gate)
+    store_words(b, words, val, name == "D0" and ctx.d16_hi(), exec_gate if is_v else None)
+  for i, src in enumerate(ctx.sources()):  # pseudocode that writes a source (v_swap_b32: S0 = tmp)
+    if assigned(f"S{i}") and ctx.has(src) and ctx.kind(src)[0] in ("v", "s"):
+      val, k = env[f"S{i}"], ctx.kind(src)
+      store_words(b, ctx.reg_words(src, max(1, val.width // 32)), val, k[1] or ctx.opsel_bit(src), exec_gate if k[0] == "v" else None)
   if assigned("SCC"): b.store(SCC, conv(env["SCC"], "u", 1).u.cast(dtypes.uint32))
   for name, reg in (("VCC", 106), ("EXEC", 126), ("EXEC_LO", 126), ("M0", 125)):
     if not assigned(name): continue
@@ -158,11 +152,24 @@ def commit(ctx: InstCtx, env: dict, it_initial: dict, masks: list) -> None:
       target = ctx.var("sdst") if name == "VCC" and ctx.has("sdst") else UOp.const(dtypes.index, reg)
       masks.append((target, lane_bit(env[name], lane, exec_gate)))
     else: b.store(reg, resize(bits(env[name]), 32).u)
-  if assigned("D1") and ctx.has("sdst"): masks.append((ctx.var("sdst"), lane_bit(conv(env["D1"], "u", 32), lane, exec_gate)))
+  if assigned("D1") and ctx.has("sdst"): masks.append((ctx.var("sdst"), lane_bit(truth(env["D1"]), lane, exec_gate)))  # this lane's carry
   if assigned("PC"):
     pc = bits(env["PC"])
     b.store(PC, resize(pc, 32).u)
     b.store(PC + 1, resize(V(pc.u >> UOp.const(pc.u.dtype, 32), "u", 64), 32).u)
+
+def store_words(b: Builder, words: list[UOp], val: V | Wide, hi: bool, gate: UOp | None) -> None:
+  """Store a value into register words: a 16-bit value into the low or (hi) high half of the first word, keeping the other."""
+  if isinstance(val, Wide): ws = [resize(bits(w), 32).u for w in val.words]
+  else:
+    raw = bits(val) if not val.weak else const("u", 32 * len(words), val.const)
+    if raw.width == 16:
+      r16, keep = raw.u.cast(dtypes.uint32), b.ld(words[0]) & UOp.const(dtypes.uint32, 0xFFFF if hi else 0xFFFF0000)
+      ws = [keep | (r16 << UOp.const(dtypes.uint32, 16)) if hi else keep | r16]
+    else:
+      r = resize(raw, 32 * len(words))
+      ws = [resize(V(r.u >> UOp.const(r.u.dtype, 32 * i) if i else r.u, "u", r.width), 32).u for i in range(len(words))]
+  for w, v in zip(words, ws): b.store(w, v, gate)
 
 def lane_bit(val: V, lane: V | None, gate: UOp | None) -> V:
   """This lane's bit of a lane mask (0 for a lane EXEC disables)."""
@@ -172,16 +179,17 @@ def lane_bit(val: V, lane: V | None, gate: UOp | None) -> V:
   return V(gate.where(bit.u, UOp.const(dtypes.uint32, 0)), "u", 32) if gate is not None else bit
 
 def output_mods(ctx: InstCtx, val: V | Wide) -> V | Wide:
-  """VOP3's output modifiers on float results: omod scales by 2, 4 or 0.5, clamp saturates to [0, 1]."""
+  """VOP3's output modifiers on float results: omod scales by 2, 4 or 0.5 (not in IEEE mode), clamp saturates to [0, 1];
+  then an f32 denormal result is flushed to zero when the float mode says so."""
   vals = ctx.inst.vals
-  omod, clamp = vals.get("omod", 0), vals.get("clmp", 0)
+  omod, clamp = 0 if ctx.mode.ieee else vals.get("omod", 0), vals.get("clmp", 0)
   opnd = ctx.op.operands.get("vdst")
-  if isinstance(val, Wide) or (not omod and not clamp) or opnd is None or "F" not in opnd.dfmt.replace("FMT_", ""): return val
+  flush = opnd is not None and opnd.dfmt == "FMT_NUM_F32" and not ctx.mode.denorm32 & 2
+  if isinstance(val, Wide) or opnd is None or "F" not in opnd.dfmt.replace("FMT_", "") or not (omod or clamp or flush): return val
   x = from_bits(bits(val), "f", val.width)
   if omod: x = V(x.u * UOp.const(x.u.dtype, {1: 2.0, 2: 4.0, 3: 0.5}[omod]), "f", x.width)
   if clamp:
     zero, one = UOp.const(x.u.dtype, 0.0), UOp.const(x.u.dtype, 1.0)
     x = V((x.u < zero).where(zero, (x.u > one).where(one, x.u)), "f", x.width)
     x = V(x.u.ne(x.u).where(zero, x.u), "f", x.width)
-  return x
-
+  return from_bits(flush_denorm(bits(x)), "f", 32) if flush and x.width == 32 else x

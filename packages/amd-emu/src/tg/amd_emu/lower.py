@@ -15,9 +15,13 @@ from .pcode import parse
 
 class Unsupported(NotImplementedError): pass
 
-FDT = {16: dtypes.float16, 32: dtypes.float32, 64: dtypes.float64}
-UDT = {8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64}
-IDT = {8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64}
+class Widths(dict):
+  """C types by bit width; a width C has no type for (a 1201-bit constant, an 8-bit float) is an unsupported value, not a KeyError."""
+  def __missing__(self, w: object) -> DType: raise Unsupported(f"{w}-bit values")
+
+FDT = Widths({16: dtypes.float16, 32: dtypes.float32, 64: dtypes.float64})
+UDT = Widths({8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64})
+IDT = Widths({8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64})
 FBITS = {16: (10, 5), 32: (23, 8), 64: (52, 11)}  # mantissa, exponent bits
 
 def container(w: int) -> int:
@@ -55,7 +59,13 @@ def wrap(x: int, kind: str, width: int) -> int:
 FOLD: dict[Ops, Callable] = {Ops.ADD: lambda a, b: a + b, Ops.SUB: lambda a, b: a - b, Ops.MUL: lambda a, b: a * b, Ops.AND: lambda a, b: a & b,
                              Ops.OR: lambda a, b: a | b, Ops.XOR: lambda a, b: a ^ b, Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b,
                              Ops.CMPLT: lambda a, b: a < b, Ops.CMPEQ: lambda a, b: a == b, Ops.CMPNE: lambda a, b: a != b,
-                             Ops.IDIV: lambda a, b: 0 if b == 0 else int(a / b), Ops.MOD: lambda a, b: 0 if b == 0 else int(math.fmod(a, b))}
+                             Ops.IDIV: lambda a, b: c_div(a, b), Ops.MOD: lambda a, b: a - b * c_div(a, b) if b else 0}
+
+def c_div(a: int, b: int) -> int:
+  """C's integer division (toward zero), exact for 64-bit values (no float on the way); x / 0 folds to 0."""
+  if b == 0: return 0
+  q = abs(a) // abs(b)
+  return q if (a < 0) == (b < 0) else -q
 
 def alu(op: Ops, a: V, b: V, kind: str, width: int) -> V:
   """a op b in (kind, width), folded when both are integer constants."""
@@ -400,6 +410,9 @@ class Interp:
       kind = "u" if kind == "b" and width == 1 else kind
       zero = const(kind, width, 0) if width <= 64 else Wide(tuple(const("b", 32, 0) for _ in range(width // 32)))
       self.env[name] = [zero] * count if count else zero
+      if name == "S" and count:  # `declare S : 32'B[3]` (v_fma_mix*) names the sources as an array: S[i] is Si
+        self.env[name] = [from_bits(resize(bits(s), width), kind, width) if isinstance(s := self.ctx.read(f"S{i}", self), V) else zero
+                          for i in range(count)]
       self.declared.add(name)
     elif t == "break": self.brk[-1] = binop("||", self.brk[-1], self.active())
     elif t == "return":
@@ -431,7 +444,7 @@ class Interp:
     t = lv[0]
     root = lv
     while root[0] in ("slice", "idx", "field"): root = root[1]
-    if root is not lv and root[0] == "name" and root[1] not in self.env and root[1] not in ("VGPR", "MEM"):
+    if root is not lv and root[0] == "name" and root[1] not in self.env and root[1] not in ("VGPR", "MEM", "SGPR"):
       try: self.lookup(root[1])
       except Unsupported: self.env[root[1]] = const("u", 64, 0)  # an undeclared temporary written piecewise
     if t == "name":
@@ -457,6 +470,8 @@ class Interp:
         val = conv(val, old.kind, old.width) if not (name in self.ctx.regs and val.kind in "ub" and val.width == old.width) else val
         if name in self.ctx.regs and (val.kind, val.width) != (old.kind, old.width): val = from_bits(bits(val), old.kind, old.width)
       self.env[name] = self.merge(old, val)
+    elif t == "field" and lv[1][0] == "idx" and lv[1][1] == ("name", "SGPR"):  # s_movreld: SGPR[addr].b32 = ...
+      self.ctx.sgpr_write(self.expr(lv[1][2]), bits(conv(val, *self.vtype(lv[2]))) if isinstance(val, V) else val, self.active())
     elif t == "field":
       kind, width = self.vtype(lv[2])
       if kind is None:
@@ -472,6 +487,7 @@ class Interp:
       hi, lo = self.expr(lv[2]), self.expr(lv[3])
       if hi.const is None or lo.const is None: raise Unsupported("slice assignment with variable bounds")
       self.assign(lv[1], write_bits(self.expr(lv[1]), int(lo.const), int(hi.const) - int(lo.const) + 1, val))
+    elif t == "idx" and lv[1] == ("name", "HW_REGISTERS"): self.ctx.hwreg_write(self.expr(lv[2]), val, self.active())
     elif t == "idx":
       if lv[1][0] == "idx" and lv[1][1] == ("name", "VGPR"):
         self.ctx.vgpr_write(self.expr(lv[1][2]), self.expr(lv[2]), val, self.active(), self)
@@ -515,6 +531,7 @@ class Interp:
   def vtype(self, f: str) -> tuple[str | None, int]:
     m = re.fullmatch(r"(bf|[uibf])(\d+)", f)
     if m is None: return None, 0
+    if m.group(1) == "bf" and m.group(2) != "16": raise Unsupported(f"{f} values (an 8-bit float format)")  # not 8 bits of an int
     k = "b" if m.group(1) == "bf" else m.group(1)
     return ("u" if k == "b" and m.group(2) == "1" else k), int(m.group(2))
 
@@ -534,6 +551,7 @@ class Interp:
       kind, width = self.vtype(e[2])
       if kind is None: return self.ctx.named_field(e, self)
       if e[1][0] == "idx" and e[1][1] == ("name", "MEM"): return self.ctx.mem_load(self.expr(e[1][2]), kind, width, self.active(), self)
+      if e[1][0] == "idx" and e[1][1] == ("name", "SGPR"): return from_bits(self.ctx.sgpr_read(self.expr(e[1][2]), width), kind, width)
       base = self.expr(e[1])
       if isinstance(base, Wide): base = join_words(base, width)
       if base.kind == "denorm": return V(base.u, "denorm", width)
@@ -587,6 +605,7 @@ class Interp:
       if e[1] == ("name", "MEM"): raise Unsupported("untyped memory read")
       if e[1][0] == "idx" and e[1][1] == ("name", "VGPR"): return self.ctx.vgpr_read(self.expr(e[1][2]), self.expr(e[2]), self)
       if e[1] == ("name", "VGPR"): return ("vgpr_lane", self.expr(e[2]))
+      if e[1] == ("name", "HW_REGISTERS"): return self.ctx.hwreg_read(self.expr(e[2]))
       base = self.expr(e[1])
       i = self.expr(e[2])
       if isinstance(base, list):
@@ -601,6 +620,8 @@ class Interp:
 
   def call(self, fn: str, args: list) -> Any:
     f = self.env.get(fn)
+    if fn in ("isSignalNAN", "isQuietNAN") and args and args[0][0] == "cast" and args[0][1] == "f":
+      args = [args[0][3]]  # isSignalNAN(64'F(S0.f32)): C's widening would quiet the NaN first; the class is the operand's
     if isinstance(f, Lambda): return self.call_lambda(f, [self.expr(a) for a in args])
     vals = [self.expr(a) for a in args]
     vals = [join_words(v) if isinstance(v, Wide) else v for v in vals]
@@ -664,6 +685,7 @@ class Interp:
       out = vals[0]
       for v in vals[1:]: out = select(binop(cmp, out, v), out, v)
       return out
+    if fn in ("writeableBitMask", "HwRegWriteMask"): return self.ctx.hwreg_writable(x)
     return self.call_op(fn, vals)
 
   def rtz(self) -> bool:
@@ -676,7 +698,10 @@ class Interp:
     if text is None: raise Unsupported(f"function {fn}")
     sub = Interp(OpCallCtx(self.ctx, vals))
     env = sub.run(text)
-    return env["D0"]
+    m = re.search(r"\bD0\.(\w+)\s*=", text)  # the result as the called instruction types it (D0.f32 = ...), not its raw bits
+    kind, width = self.vtype(m.group(1)) if m else (None, 0)
+    if kind is None or isinstance(env["D0"], Wide): return env["D0"]
+    return from_bits(resize(bits(env["D0"]), width), kind, width)
 
   def call_lambda(self, f: Lambda, args: list[V]) -> V:
     saved = {p: self.env.get(p) for p in f.params}
@@ -776,6 +801,7 @@ FLOAT_NAMES = {"NAN": math.nan, "INF": math.inf, "UNDERFLOW_F32": 0.0, "UNDERFLO
 
 def const_name(name: str) -> Any:
   """Architectural constants of the pseudocode; None when the name is not one."""
+  if name in ("wave32", "wave64"): name = name.upper()  # RDNA4's v_permlane16_var_b32 spells it in lower case
   if name in CONST_NAMES:
     c = CONST_NAMES[name]
     if isinstance(c, float): return V(UOp.const(dtypes.float64, c), "f", 64, True)

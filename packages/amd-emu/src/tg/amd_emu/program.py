@@ -16,13 +16,16 @@ from tg.codegen.devices.cpu import ClangCompiler, CPUProgram
 from .decode import decode
 from .inst import Inst
 from .kernel import shape_code, save_shapes, ShapeCode
-from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, pcode_of
+from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, pcode_of, FloatMode, DEFAULT_MODE
 
 ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED = range(6)
 NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(32|64)|V_PIPEFLUSH.*|DS_NOP|"
                   r"S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
                   r"INST_PREFETCH|VERSION|BARRIER_SIGNAL.*|PREFETCH.*|ICACHE_INV|DCACHE_INV|GL1_INV|DENORM_MODE|ROUND_MODE|SETHALT)")
 BARRIERS = ("S_BARRIER", "S_BARRIER_WAIT")
+
+class ProgramBuildError(RuntimeError):
+  """The C compiler failed on an emulated kernel's program."""
 
 @dataclass
 class Decoded:
@@ -60,11 +63,12 @@ class QuickClang(ClangCompiler):
 
 class Program:
   """The compiled code of one kernel: first a quick -O0 build, swapped for the -O2 one when that is ready (tiered JIT)."""
-  def __init__(self, code: bytes, arch: str, base: int, entry: int):
-    self.arch, self.base, self.code, self.entry = arch, base, code, entry
+  def __init__(self, code: bytes, arch: str, base: int, entry: int, mode: FloatMode = DEFAULT_MODE):
+    self.arch, self.base, self.code, self.entry, self.mode = arch, base, code, entry, mode
     self.insts = decode_code(code, arch, base)
     self.by_pc = {d.pc: d for d in self.insts}
     self.unsupported: dict[int, str] = {}
+    self.build_error: BaseException | None = None
     self.src = self.render()
     self.libs: list[CPUProgram] = []
     self.load(QuickClang().compile_cached(self.src))
@@ -72,8 +76,19 @@ class Program:
     self.optimized.start()
 
   def optimize(self) -> None:
-    save_shapes()
-    self.load(Device["CPU"].compiler.compile_cached(self.src))
+    """The background -O2 build; its failure is kept for check() to raise, never left as a silent slow tier."""
+    try:
+      save_shapes()
+      self.load(Device["CPU"].compiler.compile_cached(self.src))
+    except Exception as e:  # any failure of the build thread must reach the caller
+      self.build_error = e
+
+  def check(self) -> None:
+    """Raise the background build's error, if it failed (and forget this program, so the next use builds it again)."""
+    if self.build_error is not None:
+      program.cache_clear()
+      raise ProgramBuildError(f"the optimized (-O2) build of the emulated kernel failed: {type(self.build_error).__name__}: "
+                              f"{self.build_error}") from self.build_error
 
   def load(self, lib: bytes) -> None:
     prg = CPUProgram("run", lib)
@@ -82,7 +97,9 @@ class Program:
     self.libs.append(prg)  # the old build stays loaded: a call may still be running in it
     self.fxn = prg.fxn
 
-  def wait_optimized(self) -> None: self.optimized.join()
+  def wait_optimized(self) -> None:
+    self.optimized.join()
+    self.check()
 
   def render(self) -> str:
     starts = {self.base, self.entry}
@@ -123,7 +140,7 @@ class Program:
     if op.name.startswith("S_ENDPGM"): return [f"      {set_pc(d.pc)} return {ENDPGM};"]
     if op.name in BARRIERS: return [f"      {set_pc(nxt)} return {BARRIER};"]
     if NOPS.fullmatch(op.name): return []
-    sc = shape_code(d.inst)
+    sc = shape_code(d.inst, self.mode)
     if sc.error is not None:
       self.unsupported[d.pc] = f"{op.mnemonic} is not supported by the emulator ({sc.error})"
       return [f"      {set_pc(d.pc)} return {UNSUPPORTED};"]
@@ -146,6 +163,6 @@ def var_fields(inst: Inst) -> list[str]:
 def set_pc(pc: int) -> str: return f"st[{PC}] = {pc & 0xFFFFFFFF}u; st[{PC + 1}] = {pc >> 32}u;"
 
 @functools.lru_cache(maxsize=64)
-def program(code: bytes, arch: str, base: int, entry: int) -> Program:
+def program(code: bytes, arch: str, base: int, entry: int, mode: FloatMode = DEFAULT_MODE) -> Program:
   """The compiled program of some code at a base address entered at `entry` (cached per code, arch and addresses)."""
-  return Program(code, arch, base, entry)
+  return Program(code, arch, base, entry, mode)

@@ -9,17 +9,22 @@ from __future__ import annotations
 import functools
 import re
 import struct
+from dataclasses import dataclass
 from typing import Any
 from tg.uop import UOp, Ops, dtypes
 from .inst import Inst
 from .isa import get_arch, Op
-from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, \
+from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, select, \
   join_words, slice_bits, UDT
 from .operands import INV_2PI
+from .pcode import PcodeError
+from . import dpp
 
 # state layout (uint32 words)
 SCC, PC, FAULT, FAULT_ADDR, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 140, 142, 144, 145
-TMPBITS, VGPR, NVGPR = 160, 256, 256
+TMPBITS, HWREG, VGPR, NVGPR = 160, 192, 256, 256  # HWREG: the 64 hardware registers s_getreg/s_setreg reach (MODE is 1)
+HWREG_MODE = 1
+WRITABLE_HWREGS = {"rdna3": (1, 3), "rdna4": (1, 18, 19)}  # MODE, TRAPSTS / MODE, EXCP_FLAG_USER, TRAP_CTRL
 ST_WORDS = VGPR + NVGPR * 32
 TAB = 128  # memory ranges in the translation table: lo[TAB], hi[TAB], delta[TAB] (uint64)
 WAVE = 32
@@ -39,13 +44,13 @@ def pair64(lo: UOp, hi: UOp) -> UOp:
   return lo.cast(dtypes.uint64) | (hi.cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32))
 
 def is_vector(op: Op) -> bool:
-  return op.fmt.split("_")[0] in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "DS", "FLAT", "GLOBAL", "SCRATCH",
+  return op.fmt.split("_")[0] in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "VINTERP", "DS", "FLAT", "GLOBAL", "SCRATCH",
                                   "VFLAT", "VGLOBAL", "VSCRATCH")
 
 def lane_loop(op: Op) -> bool:
   """Per-lane pseudocode runs in a loop over lanes; pseudocode that walks the lanes itself (readlane, permlane) runs once, and so do
   RDNA4's scalar transcendentals (v_s_sqrt_f32 & co.: SGPR in, SGPR out, one value, not a lane mask)."""
-  return is_vector(op) and not op.name.startswith("V_S_") and not re.search(r"VGPR\[(?!laneId)", op.pcode or "")
+  return is_vector(op) and not op.name.startswith("V_S_") and not re.search(r"VGPR\[(?!\(?laneId)", op.pcode or "")
 
 def field_kind(inst: Inst, name: str) -> tuple:
   """How a field enters the shape: a variable register, a baked constant code, or a baked modifier value."""
@@ -58,15 +63,41 @@ def field_kind(inst: Inst, name: str) -> tuple:
     return ("c", raw)
   if f.kind in ("vgpr", "vdsty"): return ("v", hi16(inst, name, raw + 256))
   if f.kind in ("sgpr", "sbase", "srsrc"): return ("s", raw == 124)
-  if name in VAR_BITS: return ("n",)
+  if name in VAR_BITS and not (inst.op.name == "DS_SWIZZLE_B32" and name.startswith("offset")): return ("n",)  # the pattern is baked
   return ("c", raw)
 
 def hi16(inst: Inst, name: str, code: int) -> bool:
   """A 16-bit VGPR operand of a VOP1/VOP2/VOPC encoding names its high half as v[n] + 128."""
   return inst.fmt.base in ("VOP1", "VOP2", "VOPC") and code >= 384 and inst.operand(name).bits == 16
 
-def shape_key(inst: Inst) -> tuple:
-  return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values)
+@dataclass(frozen=True)
+class FloatMode:
+  """The float mode a dispatch sets from its kernel descriptor's rsrc1: FLOAT_DENORM_MODE_32 (bit 0 keeps input f32
+  denormals, bit 1 output ones; 0 flushes both) and IEEE mode (RDNA3 only), in which the hardware ignores omod."""
+  denorm32: int = 3
+  ieee: bool = True
+
+  round: int = 0
+  denorm16_64: int = 3
+
+  @staticmethod
+  def of(rsrc1: int, arch: str) -> FloatMode:
+    return FloatMode(rsrc1 >> 16 & 3, arch == "rdna3" and bool(rsrc1 >> 23 & 1), rsrc1 >> 12 & 15, rsrc1 >> 18 & 3)
+
+  @property
+  def mode_reg(self) -> int:
+    """The MODE hardware register a wave starts with (what s_getreg reads): round, denorm, DX10 clamp and IEEE bits."""
+    return self.round | self.denorm32 << 4 | self.denorm16_64 << 6 | 1 << 8 | int(self.ieee) << 9
+
+  def key(self, inst: Inst) -> tuple:
+    """The parts of the mode an instruction's result depends on (so shapes are shared across modes where they can be)."""
+    f32 = any(o.dfmt == "FMT_NUM_F32" for o in inst.op.operands.values())
+    return (self.ieee if inst.vals.get("omod") else None, self.denorm32 if f32 and self.denorm32 != 3 else None)
+
+DEFAULT_MODE = FloatMode()
+
+def shape_key(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> tuple:
+  return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values) + mode.key(inst)
 
 def shape_args(inst: Inst) -> list[int]:
   """The variables' values, in the order the shape's C function takes them."""
@@ -104,10 +135,10 @@ class Builder:
 
 class InstCtx:
   """Maps the pseudocode's names (S0, D0, VCC, MEM, ...) onto one instruction's registers and memory."""
-  def __init__(self, inst: Inst, b: Builder, lane: UOp | None, half: str = "", op: Op | None = None):
-    self.inst, self.op, self.b, self.lane_u = inst, op or inst.op, b, lane
+  def __init__(self, inst: Inst, b: Builder, lane: UOp | None, half: str = "", op: Op | None = None, mode: FloatMode = DEFAULT_MODE):
+    self.inst, self.op, self.b, self.lane_u, self.mode = inst, op or inst.op, b, lane, mode
     self.arch = get_arch(inst.op.arch)
-    self.fam = inst.fmt.base
+    self.fam = "VOP3" if inst.fmt.base == "VOP3_SDST" else inst.fmt.base  # VOPC in VOP3 takes VOP3's abs/neg/op_sel
     self.half = half  # "x" / "y" for the halves of a VOPD
     self.lane = None if lane is None else V(lane.cast(dtypes.uint32), "u", 32)
     self.vars: dict[str, UOp] = {}
@@ -121,6 +152,7 @@ class InstCtx:
     self.regs = frozenset({"D0", "D1", "SCC", "VCC", "EXEC", "EXEC_LO", "M0", "PC"})
     self.stores_vdata = "VDATA" in pc and re.search(r"^\s*VDATA\b[^=\n]*=(?!=)", pc, re.M) is None
     self.uses_offset = re.search(r"\bOFFSET\d?\b", pc) is not None
+    self.dpp = self.dpp_lanes() if "_DPP" in inst.fmt.name else None
 
   # ***** fields and registers *****
   def fname(self, name: str) -> str:
@@ -136,6 +168,25 @@ class InstCtx:
     return self.vars[name]
 
   def kind(self, name: str) -> tuple: return field_kind(self.inst, self.fname(name))
+
+  def dpp_lanes(self) -> tuple[UOp, UOp | None, UOp | None]:
+    """(source lane of src0, whether it is valid (None: always), whether this lane writes (None: as EXEC says))."""
+    if self.lane is None: raise Unsupported("DPP outside a lane loop")
+    lane = self.lane.u
+    src, valid = dpp.source_lane(self.inst, lane)
+    src = src & UOp.const(dtypes.uint32, WAVE - 1)
+    if not dpp.fetch_inactive(self.inst):
+      active = ((self.b.ld(126) >> src) & UOp.const(dtypes.uint32, 1)).ne(UOp.const(dtypes.uint32, 0))
+      valid = active if valid is None else valid & active
+    write = dpp.lane_enabled(self.inst, lane)
+    if valid is not None and "bc" in self.inst.vals and not self.inst.vals["bc"]: write = valid if write is None else write & valid
+    return src.cast(dtypes.index), valid, write
+
+  def write_gate(self) -> UOp | None:
+    """Whether this lane writes its vector results: its EXEC bit, and DPP's row/bank masks and bound control."""
+    if self.lane is None: return None
+    g = self.exec_bit().u
+    return g & self.dpp[2] if self.dpp is not None and self.dpp[2] is not None else g
 
   def vgpr_idx(self, reg: UOp, k: int, lane: UOp | None = None) -> UOp:
     ln = self.lane_u if lane is None else lane
@@ -159,16 +210,21 @@ class InstCtx:
     nbits = 32 if nbits < 32 and not (nbits == 16) else min(nbits, 64)
     k = self.kind(name)
     n = (nbits + 31) // 32
+    if name == "src0" and self.dpp is not None: k, idx = self.kind("vsrc0"), [self.vgpr_idx(self.var("vsrc0"), i, self.dpp[0]) for i in range(n)]
+    else: idx = self.reg_words(name, n)  # type: ignore[assignment]
     if k[0] in ("v", "s"):
-      words = [self.b.ld(i) for i in self.reg_words(name, n)]  # type: ignore[union-attr]
+      words = [self.b.ld(i) for i in idx]
       raw = V(words[0], "u", 32)
       if n == 2: raw = V(words[0].cast(dtypes.uint64) | (words[1].cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
       if nbits == 16:
         hi = k[1] or self.opsel_bit(name)
         raw = resize(alu(Ops.SHR, raw, const("u", 32, 16), "u", 32), 16) if hi else resize(raw, 16)
+      if name == "src0" and self.dpp is not None and self.dpp[1] is not None:  # an invalid DPP source lane reads 0
+        raw = V(self.dpp[1].where(raw.u, UOp.const(raw.u.dtype, 0)), "u", raw.width)
       return raw
-    ftype = "f64" if nbits == 64 and opnd is not None and "F64" in opnd.dfmt else "f16" if nbits == 16 and opnd is not None and "F16" in opnd.dfmt \
-      else "f32"
+    dfmt = opnd.dfmt.replace("FMT_", "") if opnd is not None else "B32"
+    # packed f16 operands take an inline float as one f16 in the low half (the high half 0)
+    ftype = "f64" if nbits == 64 and "F64" in dfmt else "f16" if (nbits == 16 and "F16" in dfmt) or "PK2_F16" in dfmt else "f32"
     if k[0] == "lit":
       lit = self.var("literal").cast(dtypes.uint64) & UOp.const(dtypes.uint64, 0xFFFFFFFF)
       if nbits == 64 and ftype == "f64": return V(lit << UOp.const(dtypes.uint64, 32), "u", 64)
@@ -181,7 +237,7 @@ class InstCtx:
       return const("u", nbits, val & ((1 << nbits) - 1))
     if code in FLOAT_CONSTS or code == 248:
       bitsv = fpbits(FLOAT_CONSTS[code], ftype) if code != 248 else INV_2PI[ftype]
-      if opnd is not None and "F" not in opnd.dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")
+      if "F" not in dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")  # s_mov_b64 s[0:1], 1.0
       return const("u", nbits, bitsv)
     if code == 124: return const("u", nbits, 0)
     if code in APERTURES: return const("u", nbits, APERTURES[code] if nbits == 64 else APERTURES[code] >> 32)
@@ -192,7 +248,7 @@ class InstCtx:
     raise Unsupported(f"source operand code {code}")
 
   def opsel_bit(self, name: str) -> bool:
-    if self.fam not in ("VOP3", "VOP3SD") or "opsel" not in self.inst.vals: return False
+    if self.fam not in ("VOP3", "VOP3SD", "VINTERP") or "opsel" not in self.inst.vals: return False
     i = {"src0": 0, "src1": 1, "src2": 2, "vdst": 3}.get(name)
     return i is not None and bool(self.inst.vals["opsel"] >> i & 1)
 
@@ -203,11 +259,14 @@ class InstCtx:
     vals = self.inst.vals
     # V_CNDMASK's sources are bits, but the hardware applies VOP3 abs/neg to them as floats (LLVM folds fneg/fabs into it)
     floaty = opnd is not None and ("F" in opnd.dfmt.replace("FMT_", "") or self.op.name.startswith("V_CNDMASK"))
-    if self.fam in ("VOP3", "VOP3SD") and floaty:
+    if opnd is not None and opnd.dfmt == "FMT_NUM_F32" and not self.mode.denorm32 & 1: raw = flush_denorm(raw)
+    absneg = (vals.get("abs", 0) >> i & 1, vals.get("neg", 0) >> i & 1) if self.fam in ("VOP3", "VOP3SD", "VINTERP") else \
+      (vals.get(f"src{i}_abs", 0), vals.get(f"src{i}_neg", 0))  # DPP16's own modifier bits
+    if floaty and any(absneg):
       w = raw.width
       sign = 1 << (w - 1)
-      if vals.get("abs", 0) >> i & 1: raw = alu(Ops.AND, raw, const("u", w, sign - 1), "u", w)
-      if vals.get("neg", 0) >> i & 1: raw = alu(Ops.XOR, raw, const("u", w, sign), "u", w)
+      if absneg[0]: raw = alu(Ops.AND, raw, const("u", w, sign - 1), "u", w)
+      if absneg[1]: raw = alu(Ops.XOR, raw, const("u", w, sign), "u", w)
     if self.fam == "VOP3P" and raw.width == 32 and not re.search(r"\b(OPSEL|NEG)\b", self.op.pcode or "") and "WMMA" not in self.op.name:
       hi_sel = (vals.get("opsel_hi", 3) | vals.get("opsel_hi2", 1) << 2) >> i & 1
       lo_sel = vals.get("opsel", 0) >> i & 1
@@ -271,8 +330,10 @@ class InstCtx:
     if name == "SIMM16": return from_bits(V(self.var("simm16").cast(dtypes.uint32), "u", 32), "b", 16) if self.has("simm16") else None
     if name == "SIMM32": return V(self.var("literal").cast(dtypes.uint32), "b", 32)
     if name == "ROUND_MODE": return const("i", 32, 0, True)
-    raw_fields = {"SRC0": "src0", "VDST": "vdst", "DST": "vdst"}
+    raw_fields = {"SRC0": "src0", "SRC1": "src1", "SRC2": "src2", "VDST": "vdst", "DST": "vdst"}
+    if self.fam.startswith("SOP"): raw_fields = {"SRC0": "ssrc0", "SRC1": "ssrc1", "DST": "sdst"}
     if self.fam == "DS" and self.lane is None: raw_fields |= {"DATA0": "data0", "ADDR": "addr"}
+    if self.fam == "DS": raw_fields["ADDR_REG"] = "addr"  # ds_swizzle reads the addr VGPR of another lane
     if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
       fld = raw_fields[name]
       k = self.kind(fld)
@@ -442,6 +503,36 @@ class InstCtx:
   def exec_bit(self) -> V:
     return truth(slice_bits(V(self.b.ld(126), "u", 32), self.lane, 1))  # type: ignore[arg-type]
 
+  # ***** indexed SGPRs (s_movrels/s_movreld) *****
+  def sgpr_index(self, addr: V, k: int) -> UOp:
+    """The state index of SGPR addr+k (wrapped into the 128 scalar registers, as the state has no more)."""
+    return ((conv(addr, "u", 32).u + UOp.const(dtypes.uint32, k)) & UOp.const(dtypes.uint32, 127)).cast(dtypes.index)
+
+  def sgpr_read(self, addr: V, width: int) -> V:
+    words = [self.b.ld(self.sgpr_index(addr, k)) for k in range(max(1, width // 32))]
+    return V(words[0], "u", 32) if len(words) == 1 else V(pair64(*words), "u", 64)
+
+  def sgpr_write(self, addr: V, val: V, pred: V) -> None:
+    gate = None if pred.const else truth(pred).u
+    for k in range(max(1, val.width // 32)):
+      self.b.store(self.sgpr_index(addr, k), resize(V(val.u >> UOp.const(val.u.dtype, 32 * k), "u", val.width) if k else val, 32).u, gate)
+
+  # ***** hardware registers (s_getreg/s_setreg) *****
+  def hwreg_index(self, reg: V) -> UOp:
+    return (conv(reg, "u", 32).u & UOp.const(dtypes.uint32, 63)).cast(dtypes.index) + UOp.const(dtypes.index, HWREG)
+
+  def hwreg_read(self, reg: V) -> V: return V(self.b.ld(self.hwreg_index(reg)), "b", 32)
+
+  def hwreg_write(self, reg: V, val: V, pred: V) -> None:
+    self.b.store(self.hwreg_index(reg), resize(bits(val), 32).u, None if pred.const else truth(pred).u)
+
+  def hwreg_writable(self, reg: V) -> V:
+    """The bits of a hardware register a shader may set: all of the writable ones (MODE, trap status), none of the rest."""
+    r = conv(reg, "u", 32)
+    ok = const("u", 1, 0)
+    for k in WRITABLE_HWREGS[self.op.arch]: ok = binop("||", ok, binop("==", r, const("u", 32, k)))
+    return select(ok, const("u", 32, 0xFFFFFFFF), const("u", 32, 0))
+
   # ***** cross-lane *****
   def vgpr_read(self, lane: V, reg: V, it: Interp) -> V:
     ln = conv(lane, "u", 32).u.cast(dtypes.index) & UOp.const(dtypes.index, WAVE - 1)
@@ -452,6 +543,12 @@ class InstCtx:
     idx = UOp.const(dtypes.index, VGPR) + conv(reg, "u", 32).u.cast(dtypes.index) * WAVE + ln
     v = resize(bits(val) if not val.weak else const("u", 32, val.const), 32)
     self.b.store(idx, v.u, truth(pred).u if pred.const is None else None if pred.const else UOp.const(dtypes.bool, False))
+
+def flush_denorm(raw: V) -> V:
+  """f32 bits with a denormal replaced by a zero of its sign (the hardware's denormal flushing)."""
+  den = truth(alu(Ops.AND, binop("==", alu(Ops.AND, raw, const("u", 32, 0x7F800000), "u", 32), const("u", 32, 0)),
+                  binop("!=", alu(Ops.AND, raw, const("u", 32, 0x7FFFFF), "u", 32), const("u", 32, 0)), "u", 1))
+  return V(den.u.where(raw.u & UOp.const(raw.u.dtype, 0x80000000), raw.u), "u", 32)
 
 class MemInterp(Interp):
   """The interpreter with MEM[...] reads and writes routed to the context."""
@@ -485,27 +582,92 @@ class MemInterp(Interp):
     if s[0] == "declare" and self.ctx.read(s[1], self) is not None and s[1] in ("OFFSET", "DATA0", "VDST", "ADDR", "SRC0"): return
     super().stmt(s)
 
+MAD_I64 = "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = ((tmp ^ D0.i64) & (S2.i64 ^ D0.i64)) < 0 ? 1'1U : 1'0U"
 PCODE_OVERRIDES = {
-  # 65-bit intermediate results: the carry comes from a 64-bit add instead
+  # 65-bit intermediate results: the carry comes from a 64-bit add instead (unsigned carry; signed overflow for the i64 forms)
   "V_MAD_U64_U32": "tmp = 64'U(S0.u32) * 64'U(S1.u32);\nD0.u64 = tmp + S2.u64;\nD1.u1 = D0.u64 < tmp ? 1'1U : 1'0U",
-  "V_MAD_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
+  "V_MAD_I64_I32": MAD_I64,
   "V_MAD_CO_U64_U32": "tmp = 64'U(S0.u32) * 64'U(S1.u32);\nD0.u64 = tmp + S2.u64;\nD1.u1 = D0.u64 < tmp ? 1'1U : 1'0U",
-  "V_MAD_CO_I64_I32": "tmp = 64'I(S0.i32) * 64'I(S1.i32);\nD0.i64 = tmp + S2.i64;\nD1.u1 = 1'0U",
+  "V_MAD_CO_I64_I32": MAD_I64,
 }
 
 # the pseudocode leaves the unscaled result implicit
 PCODE_PREFIX = {"V_DIV_SCALE_F32": "D0.f32 = S0.f32;\n", "V_DIV_SCALE_F64": "D0.f64 = S0.f64;\n"}
 
-# V_DIV_SCALE scales by 2**64 (f32) / 2**128 (f64); the division sequence compilers emit only comes out right when
-# V_DIV_FMAS undoes that same factor (checked end to end against numpy), not the half the ISA text gives
-PCODE_FIXES = {"V_DIV_FMAS_F32": ("2.0F ** 32", "2.0F ** 64"), "V_DIV_FMAS_F64": ("2.0 ** 64", "2.0 ** 128")}
+def _fixup_nan(t: str) -> tuple[str, str]:
+  return (f"else\nD0.{t} = sign_out ? -abs(S0.{t})", f"elsif isNAN(64'F(S0.{t})) then\nD0.{t} = sign_out ? -INF.{t} : +INF.{t}\n"
+                                                   f"else\nD0.{t} = sign_out ? -abs(S0.{t})")
 
+# Where the ISA text differs from what the hardware computes (each checked against a hardware-measured value):
+# V_DIV_SCALE sets VCC for a zero operand too, and tests "1/S1 is denormal" in f32 for the f32 form; V_DIV_FMAS scales by
+# 2**+64 when S2 (the scaled quotient) is >= 2 and 2**-64 otherwise (2**+-128 for f64, computed in f64); V_DIV_FIXUP of a
+# NaN estimate (a quotient that overflowed) gives +-inf.
+PCODE_FIXES: dict[str, tuple[tuple[str, str], ...]] = {
+  "V_DIV_SCALE_F32": (("D0.f32 = NAN.f32", "VCC = 0x1LL;\nD0.f32 = NAN.f32"), ("== DENORM.f64", "== DENORM.f32")),
+  "V_DIV_SCALE_F64": (("D0.f64 = NAN.f64", "VCC = 0x1LL;\nD0.f64 = NAN.f64"),),
+  "V_DIV_FMAS_F32": (("2.0F ** 32 * fma(S0.f32, S1.f32, S2.f32)", "ldexp(fma(S0.f32, S1.f32, S2.f32), exponent(S2.f32) > 127 ? 64 : -64)"),),
+  "V_DIV_FMAS_F64": (("2.0 ** 64 * fma(S0.f64, S1.f64, S2.f64)", "ldexp(fma(S0.f64, S1.f64, S2.f64), exponent(S2.f64) > 1023 ? 128 : -128)"),),
+  "V_DIV_FIXUP_F32": (_fixup_nan("f32"),), "V_DIV_FIXUP_F64": (("else\nD0.f64 = sign_out ? -abs(S0.f64)",
+                      "elsif isNAN(S0.f64) then\nD0.f64 = sign_out ? -INF : +INF\nelse\nD0.f64 = sign_out ? -abs(S0.f64)"),),
+  "V_DIV_FIXUP_F16": (_fixup_nan("f16"),),
+  # RDNA3's text forgets to move the field mask to the field's offset (RDNA4's has the shift)
+  "rdna3:S_SETREG_B32": (("mask = (mask & ", "mask = ((mask << offset.u32) & "),),
+  "rdna3:S_SETREG_IMM32_B32": (("mask = (mask & ", "mask = ((mask << offset.u32) & "),),
+}
+SINCOS = re.compile(r"\b(sin|cos)\((S0\.f\d+) \*")  # sin(S0 * 2pi): the hardware reduces S0 (in turns) to [0, 1) first
+
+VINTERP_READ = re.compile(r"VGPR\[([^\]]*)\]\[SRC(\d)\.u32\]\.(f16|f32)")
+
+def vinterp_pcode(text: str, vals: dict[str, int]) -> str:
+  """VINTERP's reads of its neighbours' src0/src2 with the instruction's op_sel (an f16's high half) and neg applied: the
+  ISA text reads the registers raw and leaves the modifiers out."""
+  def fix(m: re.Match) -> str:
+    k, read = int(m[2]), m[0]
+    if m[3] == "f16" and vals["opsel"] >> k & 1: read = f"VGPR[{m[1]}][SRC{k}.u32][31 : 16].f16"
+    return f"(-{read})" if vals["neg"] >> k & 1 else read
+  return VINTERP_READ.sub(fix, text)
+
+def swizzle_pcode(offset: int) -> str:
+  """ds_swizzle_b32's lane pattern (the ISA text is C, not pseudocode): offset[15] set picks within quads by 2-bit selectors,
+  clear applies and/or/xor masks (bits 4:0, 9:5, 14:10) to the lane number; an inactive source lane reads 0."""
+  if offset >= 0xC000: raise Unsupported(f"ds_swizzle_b32 offset {offset:#x} (FFT and rotate modes)")
+  if offset & 0x8000: j = f"(laneId & 0x1cU) | ((32'U({offset & 0xFF}) >> ((laneId & 3U) * 2U)) & 3U)"
+  else: j = f"((laneId & {offset & 31}U) | {offset >> 5 & 31}U) ^ {offset >> 10 & 31}U"
+  return f"j = {j};\nD0.b32 = EXEC.u32[j] ? VGPR[j][ADDR_REG.u32].b32 : 32'0U"
+
+@functools.cache
 def pcode_of(op: Op) -> str | None:
   if op.name in PCODE_OVERRIDES: return PCODE_OVERRIDES[op.name]
-  if op.name in PCODE_FIXES and op.pcode: return op.pcode.replace(*PCODE_FIXES[op.name])
-  if op.name in PCODE_PREFIX and op.pcode: return PCODE_PREFIX[op.name] + op.pcode
   if op.enum == "VOPDOp": return vopd_pcode(op)
-  return op.pcode
+  text = op.pcode
+  if text is None: return None
+  for old, new in PCODE_FIXES.get(op.name, ()) + PCODE_FIXES.get(f"{op.arch}:{op.name}", ()):
+    if old not in text: raise PcodeError(f"{op.name}: the pseudocode fix for {old!r} no longer applies to the ISA text")
+    text = text.replace(old, new)
+  if op.name in PCODE_PREFIX: text = PCODE_PREFIX[op.name] + text
+  return SINCOS.sub(r"\1(fract(\2) *", text)
+
+INT_CLAMP = re.compile(r"V_(PK_)?(ADD|SUB|SUBREV|MAD)_(CO_CI_|CO_|NC_)?([UI]\d+)(?:_([UI]\d+))?(?:_E64)?")
+CLAMP_EXPR = {"ADD": "A + B", "SUB": "A - B", "SUBREV": "B - A", "MAD": "A * B + C"}
+
+@functools.cache
+def int_clamp_pcode(op: Op) -> str | None:
+  """VOP3's clamp bit on integer add/sub/mad: pseudocode that recomputes the result exactly (64-bit) and writes it
+  saturated to the destination's range (the hardware saturates instead of wrapping); None for other opcodes."""
+  m = INT_CLAMP.fullmatch(op.name)
+  if m is None: return None
+  pk, kind, co, dt, st = m.groups()
+  st = st or dt
+  w = int(dt[1:])
+  lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dt[0] == "I" else (0, (1 << w) - 1)
+  expr = CLAMP_EXPR[kind] + {"ADD": " + CI", "SUB": " - CI", "SUBREV": " - CI"}.get(kind, "") * (co == "CO_CI_")
+  halves = ("[15 : 0]", "[31 : 16]") if pk else ("",)
+  out = []
+  for h in halves:
+    ops = {x: f"64'I(S{i}{h}.{t.lower()})" for i, (x, t) in enumerate(zip("ABC", (st, st, dt)))} | {"CI": "64'I(VCC.u64[laneId].u64)"}
+    e = re.sub(r"\b(A|B|C|CI)\b", lambda x: ops[x.group(1)], expr)
+    out.append(f"tmp_sat = {e};\nD0{h}.{dt.lower()} = tmp_sat > 64'I({hi}) ? 64'I({hi}) : tmp_sat < 64'I({lo}) ? 64'I({lo}) : tmp_sat")
+  return "\n" + "\n".join(out)
 
 @functools.cache
 def vopd_pcode(op: Op) -> str | None:

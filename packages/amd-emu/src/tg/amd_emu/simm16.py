@@ -83,9 +83,14 @@ def parse(arch: str, otype: str, s: str) -> int:
     return names[m[1]] if m[1] in names else int(m[1], 0)
   if re.match(r"(vmcnt|expcnt|lgkmcnt)\(", s):
     v = sum(((1 << w) - 1) << lo for _, lo, w in WAITCNT)
-    for name, cnt in re.findall(r"(\w+)\((\d+)\)", s):
-      lo, w = next((lo, w) for n, lo, w in WAITCNT if n == name)
-      v = v & ~(((1 << w) - 1) << lo) | (int(cnt) & ((1 << w) - 1)) << lo
+    parts = [p for p in re.split(r"[\s,&]+", s) if p]
+    for part in parts:
+      m = re.fullmatch(r"(\w+)\((\d+)\)", part)
+      field = next(((lo, w) for n, lo, w in WAITCNT if m is not None and n == m[1]), None)
+      if m is None or field is None: raise ValueError(f"malformed s_waitcnt counter {part!r}: expected vmcnt(N), expcnt(N) or lgkmcnt(N)")
+      (lo, w), cnt = field, int(m[2])
+      if cnt >= 1 << w: raise ValueError(f"{m[1]}({cnt}) is too large: at most {(1 << w) - 1}")
+      v = v & ~(((1 << w) - 1) << lo) | cnt << lo
     return v
   if re.match(r"(instid0|instskip|instid1)\(", s):
     v = 0

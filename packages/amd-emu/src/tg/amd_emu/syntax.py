@@ -11,7 +11,7 @@ ORDER = {
   "SOP1": ("sdst", "ssrc0"), "SOP2": ("sdst", "ssrc0", "ssrc1"), "SOPC": ("ssrc0", "ssrc1"), "SOPK": ("sdst", "simm16"),
   "SOPP": ("simm16",), "SMEM": ("sdata", "sbase", "soffset"), "VOP1": ("vdst", "src0"), "VOP2": ("vdst", "src0", "vsrc1"),
   "VOPC": ("src0", "vsrc1"), "VOP3": ("vdst", "src0", "src1", "src2"), "VOP3SD": ("vdst", "sdst", "src0", "src1", "src2"),
-  "VOP3P": ("vdst", "src0", "src1", "src2"), "DS": ("vdst", "addr", "data0", "data1"),
+  "VOP3P": ("vdst", "src0", "src1", "src2"), "VINTERP": ("vdst", "src0", "src1", "src2"), "DS": ("vdst", "addr", "data0", "data1"),
   "FLAT": ("vdst", "addr", "data", "saddr"), "VFLAT": ("vdst", "vaddr", "vsrc", "saddr"), "VOPD": ("vdsty", "srcy0", "vsrcy1"),
 }
 FAMILY = {"VOP1_SDST": "VOP1", "VOP3_SDST": "VOP3", "GLOBAL": "FLAT", "SCRATCH": "FLAT", "VGLOBAL": "VFLAT", "VSCRATCH": "VFLAT"}

@@ -6,10 +6,11 @@ shared VA space would see them), and implements queues: a doorbell write runs th
 processor or an SDMA engine that parse the real packet formats. Dispatches run on tg.amd_emu; an access outside every
 mapping becomes a KFD memory-exception event, delivered through WAIT_EVENTS as on hardware, and stops the queue."""
 from __future__ import annotations
-import ctypes, os, re, struct
+import ctypes, os, struct
 from dataclasses import dataclass, field
 from typing import Any
 from tg.amd import hw
+from tg.amd_emu.emu import MemoryFault
 from tg.amd.kfd import (IOCTLS, TOPOLOGY, EventData, HostKFD, QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA, EVENT_MEMORY, WAIT_COMPLETE,
                         WAIT_TIMEOUT, MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, PROT_READ, PROT_WRITE)
 
@@ -175,13 +176,12 @@ class MockKFD:
         return
       rptr.value += used * unit
 
-  def fault(self, q: MockQueue, err: Exception) -> int:
+  def fault(self, q: MockQueue, err: MemoryFault) -> int:
     """A memory fault: report it through the KFD memory-exception event and stop the queue (as the hardware does)."""
-    m = re.search(r"at (0x[0-9a-f]+)", str(err))
     for ev in self.events.values():
       if ev.type == EVENT_MEMORY:
         ev.signaled = True
-        ev.data = type(EventData().memory_exception_data)(va=int(m[1], 16) if m else 0, gpu_id=GPU_ID)
+        ev.data = type(EventData().memory_exception_data)(va=err.address, gpu_id=GPU_ID)
         ev.data.failure.NotPresent = 1
     return -1
 
@@ -211,9 +211,7 @@ class MockKFD:
       elif sel != hw.DATA_SEL_NONE: raise MockError(f"PM4: RELEASE_MEM data_sel {sel} is not supported")
     elif op == hw.PACKET3_DISPATCH_DIRECT:
       try: self.dispatch(q, body[:3])
-      except RuntimeError as e:
-        if "memory fault" not in str(e): raise
-        return self.fault(q, e)
+      except MemoryFault as e: return self.fault(q, e)
     else: raise MockError(f"PM4: unsupported packet opcode {op:#x}")
     return count + 1
 
@@ -239,7 +237,7 @@ class MockKFD:
     """The code the program counter starts at: the rest of its mapping (at most 64 KiB)."""
     for lo, hi, _, _ in self.memory.ranges:
       if lo <= pgm < hi: return self.memory.read(pgm, min(hi - pgm, 0x10000))
-    raise RuntimeError(f"memory fault: instruction fetch at {pgm:#x}, no mapping")
+    raise MemoryFault(f"memory fault: instruction fetch at {pgm:#x}, no mapping", pgm)
 
   def sdma(self, q: MockQueue, w: list[int], avail: int, ring: Any, start: int, ndw: int) -> int:
     op = w[0] & 0xFF
@@ -257,10 +255,7 @@ class MockKFD:
         if not w[0] >> 31: raise MockError("SDMA: POLL_REGMEM on a register is not supported")
         val = struct.unpack("<I", self.memory.read(w[1] | w[2] << 32, 4))[0] & w[4]
         if not compare(w[0] >> 28 & 7, val, w[3]): return 0
-    except MockError: raise
-    except RuntimeError as e:
-      if "memory fault" not in str(e): raise
-      return self.fault(q, e)
+    except MemoryFault as e: return self.fault(q, e)
     return n
 
 def ring_words(ring: Any, start: int, n: int, ndw: int) -> list[int]:
