@@ -3,7 +3,7 @@ class, and the Device registry that finds devices through the `tg.devices` entry
 from __future__ import annotations
 import ctypes, functools, hashlib, importlib.metadata, os, pathlib, pickle, sqlite3, threading
 from typing import Any, Callable, Protocol
-from tg.uop import DType
+from tg.uop import DType, getenv
 from tg.codegen.renderer import Renderer
 
 # ***** memory *****
@@ -131,7 +131,7 @@ class Compiler:
   def compile(self, src: str) -> bytes: return src.encode()
   def compile_cached(self, src: str) -> bytes:
     """compile(), through the disk cache keyed by the source and the compiler's identity (DISABLE_COMPILER_CACHE=1 turns it off)."""
-    if self.cachekey is None or os.environ.get("DISABLE_COMPILER_CACHE", "0") not in ("", "0"): return self.compile(src)
+    if self.cachekey is None or getenv("DISABLE_COMPILER_CACHE", False): return self.compile(src)
     key = hashlib.sha256(f"{self.cachekey}\0{src}".encode()).hexdigest()
     if (lib := diskcache_get("compile_v1", key)) is None: lib = diskcache_put("compile_v1", key, self.compile(src))
     return lib

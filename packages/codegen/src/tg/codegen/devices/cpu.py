@@ -2,7 +2,8 @@
 from __future__ import annotations
 import ctypes, functools, os, shutil, subprocess, tempfile, time
 from tg.codegen.device import Compiled, Compiler, MallocAllocator
-from tg.codegen.devices.cpu_pool import run_parallel
+from tg.uop import getenv
+from tg.codegen.devices.cpu_pool import MAX_THREADS, run_parallel
 from tg.codegen.renderer import Renderer
 
 class ClangCompiler(Compiler):
@@ -29,7 +30,9 @@ class ClangCompiler(Compiler):
       if r.returncode != 0: raise RuntimeError(f"{os.path.basename(self.cc)} failed to compile:\n{r.stderr}\n--- source ---\n{src}")
       with open(out, "rb") as f: return f.read()
 
-def cpu_threads() -> int: return int(os.environ.get("CPU_THREADS") or os.cpu_count() or 1)
+def cpu_threads() -> int:
+  """CPU_THREADS, else one per core; at most MAX_THREADS (the pool's workers and the caller)."""
+  return getenv("CPU_THREADS", min(os.cpu_count() or 1, MAX_THREADS), lo=1, hi=MAX_THREADS)
 
 def load_library(lib: bytes) -> ctypes.CDLL:
   with tempfile.NamedTemporaryFile(suffix=".so") as f:  # dlopen maps the file: it may go once loaded
