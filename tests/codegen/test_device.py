@@ -3,7 +3,8 @@ import ctypes, os, subprocess, sys, time
 import numpy as np
 import pytest
 from tg.uop import DType, dtypes
-from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device, cache_db_path
+from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device
+from tg.codegen.diskcache import cache_db_path
 from tg.codegen.devices.cpu import ClangCompiler, CompilerError, CPUProgram
 
 @pytest.fixture
