@@ -2,7 +2,7 @@
 environment switches, the C compiler, cache files, safetensors files, code objects and the tg-amd-emu command line.
 Each case states the exception type and the words the message must hold; no internal exception (KeyError, struct.error,
 sqlite3.Error, UnpicklingError ...) may reach the user."""
-import os, pathlib, subprocess, sys
+import os, pathlib, re, subprocess, sys
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
@@ -68,3 +68,65 @@ def test_bad_safetensors_file(tmp_path, case: str):
   path = make(tmp_path / "m.safetensors")
   with pytest.raises(SafetensorsError, match=f"^{path}: .*{message}") as e: safe_load(path)
   assert isinstance(e.value, ValueError)
+
+# ***** code objects and the tg-amd-emu command line: CodeObjectError / ValueError, and `tg-amd-emu: error: ...` with exit code 1 *****
+
+OUT_ARG = {".name": "out", ".offset": 0, ".size": 8, ".value_kind": "global_buffer"}
+
+def _code_object(args: list[dict] | None = None) -> bytes:
+  from tg.amd_emu.asm import assemble
+  from tg.amd_emu.codeobj import KernelDescriptor, write
+  return write("k", assemble("s_endpgm", "rdna3"), "rdna3", KernelDescriptor(kernarg_size=8), [OUT_ARG] if args is None else args)
+
+CODE_OBJECT_CASES = {
+  "truncated ELF header": (lambda: _code_object()[:40], r"truncated ELF: 40 bytes, the ELF header alone is 64"),
+  "truncated section table": (lambda: _code_object()[:-10], r"truncated ELF: the section header 6 at offset 0x[0-9a-f]+ runs past the end"),
+  "not an ELF": (lambda: b"MZ\x90\x00" * 20, r"not a 64-bit ELF file"),
+  "argument without an offset": (lambda: _code_object([{".name": "out", ".size": 8, ".value_kind": "global_buffer"}]),
+                                 r"metadata: kernel k argument 0 needs an .offset >= 0"),
+  "hidden argument of 3 bytes": (lambda: _code_object([OUT_ARG, {".offset": 8, ".size": 3, ".value_kind": "hidden_block_count_x"}]),
+                                 r"metadata: kernel k argument 1 needs .*hidden: 2, 4 or 8"),
+  "argument past the kernarg segment": (lambda: _code_object([{**OUT_ARG, ".offset": 300}]),
+                                        r"kernel k: argument .* lies outside its 8-byte kernarg"),
+}
+
+@pytest.mark.parametrize("case", CODE_OBJECT_CASES)
+def test_bad_code_object(case: str):
+  from tg.amd_emu.codeobj import CodeObjectError, read
+  make, message = CODE_OBJECT_CASES[case]
+  with pytest.raises(CodeObjectError, match=message) as e: read(make())
+  assert isinstance(e.value, ValueError)
+
+RUN_CASES = {
+  "unknown dtype": (["--arg", "f33:10"], r"--arg 'f33:10' for out: unknown dtype 'f33': one of f32, f16"),
+  "buffer given a number": (["--arg", "10"], r"--arg '10' for out: a buffer argument takes f32:N"),
+  "negative buffer size": (["--arg", "f32:-4"], r"--arg 'f32:-4' for out: a buffer of -4 elements"),
+  "empty grid dimension": (["--arg", "f32:4", "--grid", "0,1,1"], r"grid \(0, 1, 1\): 1 to 3 dimensions, each an integer >= 1"),
+  "grid not numbers": (["--arg", "f32:4", "--grid", "a,b"], r"--grid 'a,b': expected X,Y,Z integers"),
+  "block too large": (["--arg", "f32:4", "--block", "4096"], r"block \(4096,\): 4096 work-items per workgroup, at most 1024"),
+  "negative budget": (["--arg", "f32:4", "--budget", "-1"], r"budget -1: the instruction budget per wave must be at least 1"),
+  "missing argument": ([], r"k takes 1 arguments \(out\), got 0"),
+}
+
+@pytest.mark.parametrize("case", RUN_CASES)
+def test_bad_run_command_line(tmp_path, capsys, case: str):
+  from tg.amd_emu.cli import main
+  (path := tmp_path / "k.hsaco").write_bytes(_code_object())
+  flags, message = RUN_CASES[case]
+  assert main(["run", str(path), *flags]) == 1
+  err = capsys.readouterr().err
+  assert err.startswith("tg-amd-emu: error: ") and re.search(message, err), err
+
+def test_good_run_command_line(tmp_path, capsys):
+  from tg.amd_emu.cli import main
+  (path := tmp_path / "k.hsaco").write_bytes(_code_object())
+  assert main(["run", str(path), "--arg", "f32:4", "--grid", "2,1,1", "--block", "64", "--budget", "10"]) == 0, capsys.readouterr().err
+  assert "k: 4 wave-instructions" in capsys.readouterr().out  # 2 workgroups x 2 waves x s_endpgm
+
+@pytest.mark.parametrize("grid, block, budget, message", [((0, 1, 1), (32,), 10, r"grid \(0, 1, 1\)"), ((1,), (33, 32), 10, r"1056 work-items"),
+                                                          ((1, 1, 1, 1), (32,), 10, r"1 to 3 dimensions"), ((1,), (32,), 0, r"budget 0"),
+                                                          ((1 << 27,), (32,), 10, r"2\*\*32 work-items")])
+def test_bad_launch_in_the_library(grid, block, budget, message):
+  import numpy as np
+  from tg.amd_emu.emu import launch
+  with pytest.raises(ValueError, match=message): launch(_code_object(), "k", grid, block, [np.zeros(4, np.float32)], budget=budget)
