@@ -28,6 +28,23 @@ def test_good_cpu_threads_still_computes(tmp_path):
   r = run_py(BIG_KERNEL, CPU_THREADS="3", CACHEDB=str(tmp_path / "c.db"))
   assert r.returncode == 0 and float(r.stdout) == 2 * 512 * 1024, r.stderr[-2000:]
 
+# ***** the C compiler and the disk cache *****
+
+def test_missing_c_compiler_points_to_the_python_device(tmp_path):
+  r = run_py(BIG_KERNEL, CC="/nonexistent/cc", CACHEDB=str(tmp_path / "c.db"))
+  last = r.stderr.strip().splitlines()[-1]
+  assert r.returncode == 1 and last.startswith("tg.codegen.devices.cpu.CompilerError: no C compiler found (looked for /nonexistent/cc)")
+  assert "DEV=PYTHON" in last, r.stderr[-2000:]
+  small = "from tg.tensor import Tensor; print((Tensor([1.0, 2.0]) + 1).tolist())"
+  r = run_py(small, CC="/nonexistent/cc", DEV="PYTHON", CACHEDB=str(tmp_path / "c.db"))
+  assert r.returncode == 0 and r.stdout.strip() == "[2.0, 3.0]", r.stderr[-2000:]
+
+def test_corrupt_cache_warns_and_the_program_goes_on(tmp_path):
+  (db := tmp_path / "c.db").write_bytes(b"this is not a database" * 50)
+  r = run_py(BIG_KERNEL, CACHEDB=str(db))
+  assert r.returncode == 0 and float(r.stdout) == 2 * 512 * 1024, r.stderr[-2000:]
+  assert f"CacheWarning: disk cache {db}: file is not a database: moved to c.db.corrupt, starting a fresh cache" in r.stderr, r.stderr[-2000:]
+
 # ***** safetensors files: SafetensorsError (a ValueError) naming the file and the tensor *****
 
 def _st_file(path: pathlib.Path, header: object, data: bytes = bytes(24), raw_header: bytes | None = None) -> pathlib.Path:
