@@ -121,3 +121,11 @@ def test_four_processes_share_one_cache(cachedb):
   assert [p.returncode for p in procs] == [0] * 4, errs
   assert all(diskcache_get("own", f"{i}-{k}") == (i, k) * 50 for i in range(4) for k in range(150))
   assert [diskcache_get("shared", str(k)) for k in range(10)] == list(range(10))
+
+def test_an_error_that_isnt_the_files_fault_leaves_the_file_alone(cachedb):
+  from tg.codegen import diskcache
+  diskcache_put("t", "k", 1)
+  diskcache._files[cachedb].conn.close()  # sqlite3.ProgrammingError on next use: a DatabaseError, but the file is fine
+  with pytest.warns(CacheWarning, match=rf"disk cache {cachedb}: Cannot operate on a closed database.: running uncached"):
+    assert diskcache_get("t", "k") is None
+  assert not cachedb.with_name("cache.db.corrupt").exists() and sqlite3.connect(cachedb).execute("SELECT count(*) FROM t").fetchone() == (1,)

@@ -65,9 +65,10 @@ class CacheFile:
       try: return fn(self.connect())
       except sqlite3.OperationalError as e:  # locked past the timeout, read-only, can't create the file or its journal, disk full
         self.turn_off("locked" if "locked" in str(e) else "unwritable", f"{e}: running uncached")
-      except sqlite3.DatabaseError as e:     # corrupt or truncated: "file is not a database", "database disk image is malformed"
-        if fresh: self.turn_off("corrupt", f"{e}, even after starting a fresh file: running uncached")
-        else: self.move_aside(e)
+      except sqlite3.DatabaseError as e:
+        if getattr(e, "sqlite_errorname", None) not in ("SQLITE_NOTADB", "SQLITE_CORRUPT"): self.turn_off("error", f"{e}: running uncached")
+        elif fresh: self.turn_off("corrupt", f"{e}, even after starting a fresh file: running uncached")
+        else: self.move_aside(e)  # corrupt or truncated: "file is not a database", "database disk image is malformed"
       except OSError as e:                   # the folder can't be made (unwritable home, a file in the way)
         self.turn_off("unwritable", f"can't create {self.path.parent} ({e.strerror or e}): running uncached")
     return None

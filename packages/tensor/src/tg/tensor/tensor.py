@@ -22,7 +22,7 @@ Scalar = int | float | bool
 if default_float := getenv("DEFAULT_FLOAT", ""):  # e.g. DEFAULT_FLOAT=HALF
   if (d := getattr(dtypes, default_float.lower(), None)) is None or not isinstance(d, DType) or not dtypes.is_float(d):
     raise EnvError(f"DEFAULT_FLOAT={default_float!r} is not valid: DEFAULT_FLOAT takes a float dtype's name "
-                   f"({', '.join(sorted(n for n, d in dtypes.fields().items() if dtypes.is_float(d)))})")
+                   f"({', '.join(sorted(n for n, t in dtypes.fields().items() if dtypes.is_float(t)))})")
   dtypes.default_float = d
 
 def _np_dtype(dt: DType) -> Any:
