@@ -228,8 +228,7 @@ GCC_PROGRAM = """import numpy as np
 from tg.tensor import Tensor
 rng = np.random.default_rng(0)
 a, b = rng.standard_normal((256, 1024)).astype(np.float32), rng.standard_normal((1024, 64)).astype(np.float32)
-checks = [((Tensor(a) @ Tensor(b)).numpy(), a @ b), ((Tensor(a) * 2 + 1).exp().sum(axis=1).numpy(), np.exp(a * 2 + 1).sum(axis=1)),
-          ((Tensor(a) > 0).where(Tensor(a), 0).max(axis=0).numpy(), np.maximum(a, 0).max(axis=0))]
+checks = [((Tensor(a) @ Tensor(b)).numpy(), a @ b), ((Tensor(a) * 2 + 1).exp().sum(axis=1).numpy(), np.exp(a * 2 + 1).sum(axis=1))]
 for got, want in checks: np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
 print("ok")
 """

@@ -5,36 +5,47 @@ sqlite3.Error, UnpicklingError ...) may reach the user."""
 import os, pathlib, re, subprocess, sys
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[2]
 BIG_KERNEL = "import numpy as np; from tg.tensor import Tensor; print((Tensor(np.ones((512, 1024), np.float32)) + 1).numpy().sum())"
 
 def run_py(code: str, **env: str) -> subprocess.CompletedProcess:
   return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, env={**os.environ, **env})
 
-# ***** environment switches: read at import or at the first kernel, each checked by name *****
+# ***** environment switches, each checked by name *****
+
+@pytest.mark.parametrize("var, raw, module, accepted", [
+  ("BEAM", "abc", "tg.codegen.opt.search", "an integer >= 0"), ("DEBUG", "1.5", "tg.uop", "an integer >= 0"),
+  ("SPEC", "x", "tg.uop", "an integer >= 0"), ("DEFAULT_FLOAT", "int", "tg.tensor", "a float dtype's name")])
+def test_bad_switch_read_at_import(var: str, raw: str, module: str, accepted: str):
+  r = run_py(f"import {module}", **{var: raw})
+  last = r.stderr.strip().splitlines()[-1]
+  assert r.returncode == 1 and last.startswith(f"tg.uop.helpers.EnvError: {var}={raw!r} is ") and accepted in last, r.stderr[-2000:]
+
+_rows = iter(range(600, 10**6))  # a shape no other test compiled: the kernel is rendered and compiled here, reading the switches
+
+def big_kernel_sum(rows: int) -> float:
+  import numpy as np
+  from tg.tensor import Tensor
+  return float((Tensor(np.ones((rows, 1024), np.float32)) + 1).numpy().sum())
 
 @pytest.mark.parametrize("var, raw, accepted", [
   ("CPU_THREADS", "0", "an integer >= 1 <= 256"),   # used to divide by zero in the kernel (SIGFPE)
   ("CPU_THREADS", "-1", "an integer >= 1 <= 256"),  # used to make every threaded kernel a no-op (all zeros)
-  ("CPU_THREADS", "abc", "an integer >= 1 <= 256"), ("BEAM", "abc", "an integer >= 0"), ("DEBUG", "1.5", "an integer >= 0"),
-  ("SPEC", "x", "an integer >= 0"), ("DISABLE_COMPILER_CACHE", "yes", "0 or 1"), ("DEFAULT_FLOAT", "int", "a float dtype's name")])
-def test_bad_environment_switch(var: str, raw: str, accepted: str, tmp_path):
-  code = BIG_KERNEL if var != "BEAM" else "import tg.codegen.opt.search"
-  r = run_py(code, **{var: raw, "CACHEDB": str(tmp_path / "c.db")})
-  assert r.returncode == 1, (r.returncode, r.stdout, r.stderr[-2000:])
-  assert f"tg.uop.helpers.EnvError: {var}={raw!r} is " in r.stderr and accepted in r.stderr.splitlines()[-1], r.stderr[-2000:]
+  ("CPU_THREADS", "abc", "an integer >= 1 <= 256"), ("DISABLE_COMPILER_CACHE", "yes", "0 or 1")])
+def test_bad_switch_read_at_use(monkeypatch, var: str, raw: str, accepted: str):
+  from tg.uop import EnvError
+  monkeypatch.setenv(var, raw)
+  with pytest.raises(EnvError, match=f"^{var}={raw!r} is .*: {var} takes {accepted}$"): big_kernel_sum(next(_rows))
 
-def test_good_cpu_threads_still_computes(tmp_path):
-  r = run_py(BIG_KERNEL, CPU_THREADS="3", CACHEDB=str(tmp_path / "c.db"))
-  assert r.returncode == 0 and float(r.stdout) == 2 * 512 * 1024, r.stderr[-2000:]
+def test_good_cpu_threads_still_computes(monkeypatch):
+  monkeypatch.setenv("CPU_THREADS", "3")
+  assert big_kernel_sum(rows := next(_rows)) == 2.0 * rows * 1024
 
 # ***** the C compiler and the disk cache *****
 
-def test_missing_c_compiler_points_to_the_python_device(tmp_path):
-  r = run_py(BIG_KERNEL, CC="/nonexistent/cc", CACHEDB=str(tmp_path / "c.db"))
-  last = r.stderr.strip().splitlines()[-1]
-  assert r.returncode == 1 and last.startswith("tg.codegen.devices.cpu.CompilerError: no C compiler found (looked for /nonexistent/cc)")
-  assert "DEV=PYTHON" in last, r.stderr[-2000:]
+def test_missing_c_compiler_points_to_the_python_device(monkeypatch, tmp_path):
+  from tg.codegen.devices.cpu import ClangCompiler, CompilerError
+  monkeypatch.setenv("CC", "/nonexistent/cc")
+  with pytest.raises(CompilerError, match=r"^no C compiler found \(looked for /nonexistent/cc\): .* DEV=PYTHON"): ClangCompiler().compile("int x;")
   small = "from tg.tensor import Tensor; print((Tensor([1.0, 2.0]) + 1).tolist())"
   r = run_py(small, CC="/nonexistent/cc", DEV="PYTHON", CACHEDB=str(tmp_path / "c.db"))
   assert r.returncode == 0 and r.stdout.strip() == "[2.0, 3.0]", r.stderr[-2000:]
