@@ -3,8 +3,9 @@ import ctypes, os, subprocess, sys, time
 import numpy as np
 import pytest
 from tg.uop import DType, dtypes
-from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device, cache_db_path
-from tg.codegen.devices.cpu import ClangCompiler, CPUProgram
+from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device
+from tg.codegen.diskcache import cache_db_path
+from tg.codegen.devices.cpu import ClangCompiler, CompilerError, CPUProgram
 
 @pytest.fixture
 def cachedb(tmp_path, monkeypatch):
@@ -212,14 +213,41 @@ def test_compile_error_shows_message_and_source():
 
 def test_missing_compiler_says_what_to_install(monkeypatch):
   monkeypatch.setenv("CC", "/nonexistent/cc")
-  with pytest.raises(RuntimeError, match="apt-get install clang"): ClangCompiler().compile("int x;")
+  with pytest.raises(CompilerError, match=r"no C compiler found \(looked for /nonexistent/cc\).*apt-get install clang.*DEV=PYTHON"):
+    ClangCompiler().compile("int x;")
 
-def test_cpu_signed_overflow_wraps():
+@pytest.mark.parametrize("cc, family, own", [("gcc", "gcc", ()), ("cc", "gcc", ()), ("clang-19", "clang", ("-fno-slp-vectorize",))])
+def test_compiler_family_flags(monkeypatch, cc: str, family: str, own: tuple[str, ...]):
+  """Each compiler gets only flags it knows: gcc rejected clang's -fno-slp-vectorize, so with CC=gcc nothing compiled."""
+  monkeypatch.setenv("CC", cc)
+  comp = ClangCompiler()
+  assert comp.family == family and comp.all_flags == ClangCompiler.flags + own and all(f in comp.cachekey for f in own)
+  check_wraps(comp)
+
+GCC_PROGRAM = """import numpy as np
+from tg.tensor import Tensor
+rng = np.random.default_rng(0)
+a, b = rng.standard_normal((256, 1024)).astype(np.float32), rng.standard_normal((1024, 64)).astype(np.float32)
+checks = [((Tensor(a) @ Tensor(b)).numpy(), a @ b), ((Tensor(a) * 2 + 1).exp().sum(axis=1).numpy(), np.exp(a * 2 + 1).sum(axis=1))]
+for got, want in checks: np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+print("ok")
+"""
+
+def test_cpu_device_with_gcc(tmp_path):
+  """With CC=gcc every kernel and the thread pool compile and compute what numpy does (CPU_THREADS=2: threaded launches)."""
+  env = {**os.environ, "CC": "gcc", "CPU_THREADS": "2", "CACHEDB": str(tmp_path / "cache.db")}
+  r = subprocess.run([sys.executable, "-c", GCC_PROGRAM], capture_output=True, text=True, env=env, timeout=300)
+  assert r.returncode == 0 and r.stdout.strip() == "ok", r.stderr[-3000:]
+
+WRAP_SRC = "void wrap(int* data0, const int* data1, int core_id, int n_cores) { int x = data1[0]; data0[0] = x + 1 > x; data0[1] = x + 1; }"
+
+def check_wraps(comp: ClangCompiler) -> None:
   # -fwrapv: x+1 > x is false for INT_MAX (without it the compiler may fold the comparison to true)
-  src = "void wrap(int* data0, const int* data1, int core_id, int n_cores) { int x = data1[0]; data0[0] = x + 1 > x; data0[1] = x + 1; }"
-  out = Buffer("CPU", 2, dtypes.int32).allocate()
-  CPUProgram("wrap", ClangCompiler().compile(src))(out._buf, Buffer("CPU", 1, dtypes.int32).copyin(memoryview(np.array([2**31 - 1], np.int32)))._buf)
+  out, x = Buffer("CPU", 2, dtypes.int32).allocate(), Buffer("CPU", 1, dtypes.int32).copyin(memoryview(np.array([2**31 - 1], np.int32)))
+  CPUProgram("wrap", comp.compile(WRAP_SRC))(out._buf, x._buf)
   np.testing.assert_array_equal(out.numpy(), [0, -2**31])
+
+def test_cpu_signed_overflow_wraps(): check_wraps(ClangCompiler())
 
 def test_cpu_threads_from_many_python_threads(cachedb):
   """The C pool runs one job at a time: kernels launched from several Python threads at once all get every part done."""

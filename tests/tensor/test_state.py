@@ -2,6 +2,7 @@
 import json, struct
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as hst
 from tg.tensor import Tensor, dtypes
 from tg.tensor import nn
 from tg.tensor.nn.state import get_state_dict, get_parameters, load_state_dict, safe_save, safe_load
@@ -67,3 +68,55 @@ def test_interop_with_the_safetensors_package(tmp_path):
   st.save_file({k: np.ascontiguousarray(v) for k, v in ARRAYS.items()}, str(tmp_path / "theirs.safetensors"), metadata={"a": "b"})
   ours = safe_load(tmp_path / "theirs.safetensors")
   for k, v in ARRAYS.items(): np.testing.assert_array_equal(ours[k].numpy(), v)
+
+# ***** malformed files: SafetensorsError naming the file, never an internal exception; whatever the reference loads, we load alike *****
+
+def _reference_file() -> bytes:
+  st = pytest.importorskip("safetensors.numpy")
+  return st.save({k: np.ascontiguousarray(v) for k, v in ARRAYS.items()}, metadata={"a": "b"})
+
+json_value = hst.recursive(hst.none() | hst.booleans() | hst.integers(-2**70, 2**70) | hst.floats(allow_nan=False) | hst.text(max_size=4),
+                           lambda inner: hst.lists(inner, max_size=3) | hst.dictionaries(hst.text(max_size=4), inner, max_size=3), max_leaves=6)
+
+def _with_header(raw: bytes, edit) -> bytes:
+  n = struct.unpack("<Q", raw[:8])[0]
+  header = json.loads(raw[8:8 + n])
+  edit(header)
+  js = json.dumps(header).encode()
+  return struct.pack("<Q", len(js)) + js + raw[8 + n:]
+
+byte_edits = hst.lists(hst.tuples(hst.sampled_from(["set", "cut", "insert"]), hst.floats(0, 1), hst.binary(min_size=1, max_size=3)),
+                       min_size=1, max_size=3)
+field_edits = hst.tuples(hst.sampled_from(sorted(ARRAYS) + ["__metadata__", "new"]), hst.sampled_from(["dtype", "shape", "data_offsets", None]),
+                         json_value)
+
+def _mutate_bytes(raw: bytes, edits) -> bytes:
+  for kind, where, blob in edits:
+    i = int(where * len(raw))
+    raw = raw[:i] + blob + raw[i + len(blob):] if kind == "set" else raw[:i] if kind == "cut" else raw[:i] + blob + raw[i:]
+  return raw
+
+def _mutate_field(raw: bytes, edit) -> bytes:
+  name, field, value = edit
+  def apply(h: dict) -> None:
+    if field is None or not isinstance(h.get(name), dict): h[name] = value
+    else: h[name][field] = value
+  return _with_header(raw, apply)
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(hst.one_of(byte_edits.map(lambda e: ("bytes", e)), field_edits.map(lambda e: ("field", e))))
+def test_fuzz_mutated_files_against_the_reference(tmp_path, mutation):
+  from safetensors.numpy import load as reference_load
+  from tg.tensor.nn.state import SafetensorsError
+  raw = _reference_file()
+  raw = _mutate_bytes(raw, mutation[1]) if mutation[0] == "bytes" else _mutate_field(raw, mutation[1])
+  (path := tmp_path / "m.safetensors").write_bytes(raw)
+  try: ours = {k: v.numpy() for k, v in safe_load(path).items()}
+  except SafetensorsError as e:
+    assert str(e).startswith(f"{path}: "), e
+    ours = None
+  try: theirs = reference_load(raw)
+  except Exception: theirs = None  # noqa: BLE001 -- the reference raises its own error types
+  if theirs is not None:
+    assert ours is not None and sorted(ours) == sorted(theirs)
+    for k, v in theirs.items(): assert ours[k].dtype == v.dtype and ours[k].shape == v.shape and ours[k].tobytes() == v.tobytes(), k

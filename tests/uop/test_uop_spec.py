@@ -1,7 +1,7 @@
 """spec: type_verify accepts well-formed graphs at each stage and names the UOp of a malformed one; helpers: getenv, Context."""
 from __future__ import annotations
 import pytest
-from tg.uop import (DEBUG, SPEC, AxisType, Context, KernelInfo, Ops, SpecError, UOp, dtypes, getenv, kernel_spec, program_spec, tensor_spec,
+from tg.uop import (DEBUG, SPEC, AxisType, Context, EnvError, KernelInfo, Ops, SpecError, UOp, dtypes, getenv, kernel_spec, program_spec, tensor_spec,
                     type_verify)
 
 def gemm(M: int = 4, N: int = 5, K: int = 6) -> UOp:
@@ -65,3 +65,20 @@ def test_getenv_and_context(monkeypatch: pytest.MonkeyPatch) -> None:
   with pytest.raises(KeyError, match="unknown context variable"), Context(NOT_A_VAR=1): pass
   with pytest.raises(ZeroDivisionError), Context(DEBUG=9): 1 // 0  # noqa: B018
   assert DEBUG.value == old
+
+@pytest.mark.parametrize("raw, default, lo, hi, want", [
+  ("", 3, 1, None, 3), ("  ", 3, 1, None, 3), ("12", 3, 1, None, 12), (" 7 ", 0, None, None, 7), ("-4", 0, None, None, -4),
+  ("0", 1, 0, 2, 0), ("2", 1, 0, 2, 2), ("1", False, None, None, True), ("0", True, None, None, False), ("x y", "", None, None, "x y")])
+def test_getenv_accepts(monkeypatch: pytest.MonkeyPatch, raw: str, default, lo, hi, want) -> None:
+  monkeypatch.setenv("TG_TEST_SW", raw)
+  assert (got := getenv("TG_TEST_SW", default, lo, hi)) == want and type(got) is type(want)
+
+@pytest.mark.parametrize("raw, default, lo, hi, accepted", [
+  ("abc", 0, None, None, "an integer"), ("1.5", 0, 0, None, "an integer >= 0"), ("0", 4, 1, 256, "an integer >= 1 <= 256"),
+  ("-1", 4, 1, 256, "an integer >= 1 <= 256"), ("257", 4, 1, 256, "an integer >= 1 <= 256"), ("2", False, None, None, "0 or 1"),
+  ("yes", False, None, None, "0 or 1")])
+def test_getenv_rejects_naming_the_switch(monkeypatch: pytest.MonkeyPatch, raw: str, default, lo, hi, accepted: str) -> None:
+  monkeypatch.setenv("TG_TEST_SW", raw)
+  with pytest.raises(EnvError) as e: getenv("TG_TEST_SW", default, lo, hi)
+  msg = str(e.value)
+  assert isinstance(e.value, ValueError) and msg.startswith(f"TG_TEST_SW={raw!r} is ") and msg.endswith(f"TG_TEST_SW takes {accepted}")

@@ -29,21 +29,33 @@ def cmd_disasm(ns: argparse.Namespace) -> None:
     for a in k.args: print(f"  arg {a.get('.name', '?')}: offset {a['.offset']}, size {a['.size']}, {a['.value_kind']}")
     print(disasm_text(k.code, co.arch, co.text_addr + k.code_offset))
 
+BUFFER_FORMS = "f32:N (zeroed), f32:file.npy, f32:@file.bin or f32=1,2,3"
+
 def parse_arg(text: str, meta: dict) -> Any:
   """A kernel argument from the command line: `f32:1024` (zeroed buffer), `f32:file.npy`/`f32:@file.bin` (contents), `f32=0,1,2`
-  (values), or a number for a by-value argument."""
+  (values), or a number for a by-value argument. A malformed one raises ValueError naming it and the forms it can take."""
+  try: return _parse_arg(text, meta)
+  except ValueError as e: raise ValueError(f"--arg {text!r} for {meta.get('.name', 'argument')}: {e}") from None
+
+def _parse_arg(text: str, meta: dict) -> Any:
   if meta.get(".value_kind") != "global_buffer":
-    return float(text) if "." in text or "e" in text.lower() else int(text, 0)
-  if "=" in text:
-    dt, vals = text.split("=", 1)
-    return np.array([float(x) for x in vals.split(",")], DTYPES[dt])
-  dt, what = text.split(":", 1)
+    try: return float(text) if "." in text or "e" in text.lower() else int(text, 0)
+    except ValueError: raise ValueError("a by-value argument takes a number") from None
+  dt, sep, what = text.partition("=") if "=" in text else text.partition(":")
+  if not sep: raise ValueError(f"a buffer argument takes {BUFFER_FORMS}")
+  if dt not in DTYPES: raise ValueError(f"unknown dtype {dt!r}: one of {', '.join(DTYPES)}")
+  if sep == "=": return np.array([float(x) for x in what.split(",")], DTYPES[dt])
   if what.endswith(".npy"): return np.ascontiguousarray(np.load(what).astype(DTYPES[dt]))
   if what.startswith("@"): return np.fromfile(what[1:], DTYPES[dt])
-  return np.zeros(int(what, 0), DTYPES[dt])
+  if (n := int(what, 0)) < 0: raise ValueError(f"a buffer of {n} elements")
+  return np.zeros(n, DTYPES[dt])
 
 DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
           "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16}
+
+def dims(flag: str, text: str) -> tuple[int, ...]:
+  try: return tuple(int(x) for x in text.split(","))
+  except ValueError: raise ValueError(f"{flag} {text!r}: expected X,Y,Z integers") from None
 
 def cmd_run(ns: argparse.Namespace) -> None:
   data = pathlib.Path(ns.file).read_bytes()
@@ -55,8 +67,7 @@ def cmd_run(ns: argparse.Namespace) -> None:
   if len(ns.arg) != len(metas):
     raise ValueError(f"{kname} takes {len(metas)} arguments ({', '.join(a.get('.name', '?') for a in metas)}), got {len(ns.arg)}")
   args = [parse_arg(t, m) for t, m in zip(ns.arg, metas)]
-  dims = lambda t: tuple(int(x) for x in t.split(","))  # noqa: E731
-  n = launch(data, kname, dims(ns.grid), dims(ns.block), args, arch=ns.arch, budget=ns.budget)
+  n = launch(data, kname, dims("--grid", ns.grid), dims("--block", ns.block), args, arch=ns.arch, budget=ns.budget)
   print(f"{kname}: {n} wave-instructions")
   for i, (a, m) in enumerate(zip(args, metas)):
     if not isinstance(a, np.ndarray): continue
@@ -76,7 +87,7 @@ def main(argv: list[str] | None = None) -> int:
   r = sub.add_parser("run", help="run a kernel of a .hsaco on the emulator and print (or save) its buffer arguments")
   r.add_argument("file"); r.add_argument("--kernel"); r.add_argument("--grid", default="1,1,1", help="workgroups per dimension: X,Y,Z")
   r.add_argument("--block", default="32,1,1", help="work-items per workgroup: X,Y,Z")
-  r.add_argument("--arg", action="append", default=[], help="f32:N (zeroed), f32:file.npy, f32:@file.bin, f32=1,2,3, or a number")
+  r.add_argument("--arg", action="append", default=[], help=f"{BUFFER_FORMS} for buffers, a number for values")
   r.add_argument("--arch", choices=("rdna3", "rdna4")); r.add_argument("--budget", type=int, default=10_000_000)
   r.add_argument("--out", help="directory to save buffer arguments to as argN.npy")
   r.set_defaults(fn=cmd_run)

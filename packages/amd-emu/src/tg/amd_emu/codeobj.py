@@ -2,6 +2,7 @@
 from __future__ import annotations
 import struct
 from dataclasses import dataclass, field
+from typing import Any
 from . import msgpack
 
 EM_AMDGPU, ELFOSABI_AMDGPU_HSA, NT_AMDGPU_METADATA = 224, 64, 32
@@ -10,6 +11,7 @@ ARCH_OF_MACH = {v: k for k, v in MACH.items()} | {0x42: "rdna3", 0x43: "rdna3", 
 USER_SGPRS = ("private_segment_buffer", "dispatch_ptr", "queue_ptr", "kernarg_segment_ptr", "dispatch_id", "flat_scratch_init",
               "private_segment_size")
 KD = struct.Struct("<IIIIq20sIIIHH4s")
+KERNARG_MIN = 256  # launch always provides this many bytes of kernel arguments, however short the segment
 
 @dataclass
 class KernelDescriptor:
@@ -69,59 +71,106 @@ class CodeObject:
   text_addr: int
   metadata: dict
 
+class CodeObjectError(ValueError):
+  """Bytes that aren't a code object tg can read; the message names the part that is wrong."""
+
+def _unpack(fmt: str, data: bytes, off: int, what: str) -> tuple:
+  if not 0 <= off <= len(data) - struct.calcsize(fmt):
+    raise CodeObjectError(f"truncated ELF: the {what} at offset {off:#x} runs past the end of the file ({len(data)} bytes)")
+  return struct.unpack_from(fmt, data, off)
+
 def _sections(data: bytes) -> list[dict]:
-  shoff, = struct.unpack_from("<Q", data, 0x28)
-  shentsize, shnum, shstrndx = struct.unpack_from("<HHH", data, 0x3A)
+  shoff, = _unpack("<Q", data, 0x28, "ELF header")
+  shentsize, shnum, shstrndx = _unpack("<HHH", data, 0x3A, "ELF header")
+  if shnum and shentsize < 64: raise CodeObjectError(f"bad ELF: section headers of {shentsize} bytes, 64 expected")
   secs = []
   for i in range(shnum):
-    name, typ, _, addr, off, size, link, _, _, entsize = struct.unpack_from("<IIQQQQIIQQ", data, shoff + i * shentsize)
+    name, typ, _, addr, off, size, link, _, _, entsize = _unpack("<IIQQQQIIQQ", data, shoff + i * shentsize, f"section header {i}")
+    if typ != 8 and off + size > len(data):  # SHT_NOBITS (.bss) has no bytes in the file
+      raise CodeObjectError(f"truncated ELF: section {i} (bytes {off:#x}..{off + size:#x}) runs past the end of the file ({len(data)} bytes)")
     secs.append({"name_off": name, "type": typ, "addr": addr, "offset": off, "size": size, "link": link, "entsize": entsize})
-  strtab = secs[shstrndx]
-  for s in secs: s["name"] = _cstr(data, strtab["offset"] + s["name_off"])
+  if shstrndx >= len(secs): raise CodeObjectError(f"bad ELF: section name table {shstrndx}, but there are {len(secs)} sections")
+  for s in secs: s["name"] = _cstr(data, secs[shstrndx], s["name_off"], "section name")
   return secs
 
-def _cstr(data: bytes, off: int) -> str: return data[off:data.index(b"\0", off)].decode()
+def _cstr(data: bytes, table: dict, off: int, what: str) -> str:
+  """The NUL-terminated string at `off` in a string table section."""
+  start, end = table["offset"] + off, table["offset"] + table["size"]
+  if (nul := data.find(b"\0", start, end)) < 0 or off < 0:
+    raise CodeObjectError(f"bad ELF: {what} at {off:#x} isn't a NUL-terminated string inside its table ({table['size']} bytes)")
+  return data[start:nul].decode(errors="replace")
+
+def _section_of(secs: list[dict], index: int, what: str) -> dict:
+  if not 0 <= index < len(secs): raise CodeObjectError(f"bad ELF: {what} names section {index}, but there are {len(secs)}")
+  return secs[index]
 
 def _notes(data: bytes, sec: dict) -> list[tuple[str, int, bytes]]:
   out, i, end = [], sec["offset"], sec["offset"] + sec["size"]
   while i < end:
-    namesz, descsz, typ = struct.unpack_from("<III", data, i)
-    name = data[i + 12:i + 12 + namesz].rstrip(b"\0").decode()
+    namesz, descsz, typ = _unpack("<III", data[:end], i, "note header")
+    name = data[i + 12:i + 12 + namesz].rstrip(b"\0").decode(errors="replace")
     desc_off = i + 12 + (namesz + 3) // 4 * 4
+    if desc_off + descsz > end: raise CodeObjectError(f"bad ELF: note {name!r} at {i:#x} ({descsz} bytes) runs past its section")
     out.append((name, typ, data[desc_off:desc_off + descsz]))
     i = desc_off + (descsz + 3) // 4 * 4
   return out
 
+def _kernel_args(meta: Any) -> dict[str, list[dict]]:
+  """Each kernel's argument list from the metadata, checked: what launch and the CLI read of each argument is there."""
+  kernels = meta.get("amdhsa.kernels", []) if isinstance(meta, dict) else None
+  if not isinstance(kernels, list): raise CodeObjectError(f"metadata: amdhsa.kernels is {kernels!r:.80}, not a list of kernels")
+  out = {}
+  for i, k in enumerate(kernels):
+    if not isinstance(k, dict) or not isinstance(name := k.get(".name"), str) or not isinstance(args := k.get(".args", []), list):
+      raise CodeObjectError(f"metadata: kernel {i} isn't a map with a .name string and an .args list: {k!r:.120}")
+    for j, a in enumerate(args):
+      if not _arg_ok(a): raise CodeObjectError(f"metadata: kernel {name} argument {j} needs an .offset >= 0, a .size (hidden: 2, 4 or 8) "
+                                               f"and a .value_kind: {a!r:.120}")
+    out[name] = args
+  return out
+
+def _arg_ok(a: Any) -> bool:
+  if not isinstance(a, dict) or type(off := a.get(".offset")) is not int or type(size := a.get(".size")) is not int: return False
+  return isinstance(kind := a.get(".value_kind"), str) and off >= 0 and (size in (2, 4, 8) if kind.startswith("hidden_") else size > 0)
+
 def read(data: bytes) -> CodeObject:
-  """Parse an amdgcn ELF: kernels by their `.kd` symbols, code from .text, arguments from the metadata note."""
-  if data[:4] != b"\x7fELF" or data[4] != 2: raise ValueError("not a 64-bit ELF file")
-  machine, = struct.unpack_from("<H", data, 0x12)
-  if machine != EM_AMDGPU: raise ValueError(f"not an AMDGPU code object (e_machine {machine})")
-  flags, = struct.unpack_from("<I", data, 0x30)
+  """Parse an amdgcn ELF: kernels by their `.kd` symbols, code from .text, arguments from the metadata note.
+  Anything malformed raises CodeObjectError naming the part."""
+  if data[:4] != b"\x7fELF" or data[4:5] != b"\x02": raise CodeObjectError("not a 64-bit ELF file")
+  if len(data) < 64: raise CodeObjectError(f"truncated ELF: {len(data)} bytes, the ELF header alone is 64")
+  machine, = _unpack("<H", data, 0x12, "ELF header")
+  if machine != EM_AMDGPU: raise CodeObjectError(f"not an AMDGPU code object (e_machine {machine})")
+  flags, = _unpack("<I", data, 0x30, "ELF header")
   arch = ARCH_OF_MACH.get(flags & 0xFF)
-  if arch is None: raise ValueError(f"unsupported GPU (EF_AMDGPU_MACH 0x{flags & 0xFF:x}): expected gfx11 (rdna3) or gfx12 (rdna4)")
+  if arch is None: raise CodeObjectError(f"unsupported GPU (EF_AMDGPU_MACH 0x{flags & 0xFF:x}): expected gfx11 (rdna3) or gfx12 (rdna4)")
   secs = _sections(data)
   text = next((s for s in secs if s["name"] == ".text"), None)
-  if text is None: raise ValueError("code object has no .text section")
+  if text is None: raise CodeObjectError("code object has no .text section")
   meta: dict = {}
   for s in secs:
     if s["type"] == 7:
       for name, typ, desc in _notes(data, s):
-        if name == "AMDGPU" and typ == NT_AMDGPU_METADATA: meta = msgpack.unpack(desc)
-  symtab = next(s for s in secs if s["type"] == 2)
-  syms = {}
+        if name != "AMDGPU" or typ != NT_AMDGPU_METADATA: continue
+        try: meta = msgpack.unpack(desc)
+        except ValueError as e: raise CodeObjectError(f"metadata note: {e}") from None
+  if (symtab := next((s for s in secs if s["type"] == 2), None)) is None: raise CodeObjectError("code object has no symbol table")
+  strtab, syms = _section_of(secs, symtab["link"], "the symbol table's link"), {}
   for i in range(symtab["size"] // 24):
-    nm, info, _, shndx, value, size = struct.unpack_from("<IBBHQQ", data, symtab["offset"] + i * 24)
-    syms[_cstr(data, secs[symtab["link"]]["offset"] + nm)] = (value, size, shndx)
-  args = {k[".name"]: k.get(".args", []) for k in meta.get("amdhsa.kernels", [])}
-  kernels = {}
+    nm, info, _, shndx, value, size = _unpack("<IBBHQQ", data, symtab["offset"] + i * 24, f"symbol {i}")
+    syms[_cstr(data, strtab, nm, f"symbol {i}'s name")] = (value, size, shndx)
+  args = _kernel_args(meta)
+  kernels, text_end = {}, text["addr"] + text["size"]
   for sym, (value, _, shndx) in syms.items():
     if not sym.endswith(".kd"): continue
-    sec = secs[shndx]
+    name, sec = sym[:-3], _section_of(secs, shndx, f"kernel descriptor {sym}")
+    if not sec["addr"] <= value <= sec["addr"] + sec["size"] - 64 or sec["type"] == 8:
+      raise CodeObjectError(f"kernel {name}: its descriptor at {value:#x} isn't inside its section {sec['name']!r}")
     kd = KernelDescriptor.unpack(data[sec["offset"] + value - sec["addr"]:][:64])
-    entry = value + kd.entry_offset
-    name = sym[:-3]
-    end = min([v for v, _, n in syms.values() if n == secs.index(text) and v > entry] + [text["addr"] + text["size"]])
+    if not text["addr"] <= (entry := value + kd.entry_offset) < text_end:
+      raise CodeObjectError(f"kernel {name}: its entry {entry:#x} isn't inside .text ({text['addr']:#x}..{text_end:#x})")
+    if bad := [a for a in args.get(name, []) if a[".offset"] + a[".size"] > max(kd.kernarg_size, KERNARG_MIN)]:
+      raise CodeObjectError(f"kernel {name}: argument {bad[0]!r:.120} lies outside its {kd.kernarg_size}-byte kernarg segment")
+    end = min([v for v, _, n in syms.values() if n == secs.index(text) and v > entry] + [text_end])
     code = data[text["offset"] + entry - text["addr"]:text["offset"] + end - text["addr"]]
     kernels[name] = Kernel(name, kd, code, entry - text["addr"], args.get(name, []))
   return CodeObject(arch, kernels, data[text["offset"]:text["offset"] + text["size"]], text["addr"], meta)

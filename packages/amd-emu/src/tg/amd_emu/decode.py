@@ -52,7 +52,10 @@ def decode(data: bytes, arch: str, offset: int = 0) -> Inst:
     fmt = _variant(a, fmt, int.from_bytes(data[offset:offset + fmt.nbytes], "little"))
     if len(data) - offset < fmt.nbytes: raise ValueError(f"truncated {fmt.name} instruction at offset {offset:#x}: dword 0x{first:08x}")
     word = int.from_bytes(data[offset:offset + fmt.nbytes], "little")
-    return Inst(op, fmt, {f.name: word >> f.lo & f.mask for f in fmt.values})
+    inst = Inst(op, fmt, {f.name: word >> f.lo & f.mask for f in fmt.values})
+    if fmt.base == "VOPD" and ("VOPDOp", inst.vals["opy"]) not in a.by_code:
+      raise ValueError(f"cannot decode {arch} VOPD at offset {offset:#x}: its Y half (opy {inst.vals['opy']}) is no instruction")
+    return inst
   raise ValueError(f"cannot decode {arch} instruction at offset {offset:#x}: dword 0x{first:08x}")
 
 def decode_all(data: bytes, arch: str) -> list[tuple[int, Inst]]:

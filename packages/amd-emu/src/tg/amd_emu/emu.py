@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Sequence
 import numpy as np
-from .codeobj import CodeObject, Kernel, KernelDescriptor, read as read_codeobj
+from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
 from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
 from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
@@ -144,6 +144,18 @@ def raise_stop(prog: Any, w: Wave, rc: int, wave: int, workgroup: tuple[int, int
   if rc == UNSUPPORTED: raise RuntimeError(f"{prog.unsupported.get(pc, 'unsupported instruction')} at pc={pc:#x} ({who})")
   raise RuntimeError(f"emulator stopped with code {rc} at pc={pc:#x}")
 
+MAX_BLOCK = 1024  # work-items per workgroup on RDNA (each id is a 10-bit field of v0)
+
+def check_launch(grid: Sequence[int], block: Sequence[int], budget: int) -> None:
+  """A ValueError naming the problem for a launch the hardware couldn't run (rather than a silent empty run or a crash)."""
+  for what, dims in (("grid", grid), ("block", block)):
+    if not 1 <= len(dims) <= 3 or not all(isinstance(d, (int, np.integer)) and d >= 1 for d in dims):
+      raise ValueError(f"{what} {tuple(dims)}: 1 to 3 dimensions, each an integer >= 1")
+  if (n := int(np.prod(block))) > MAX_BLOCK: raise ValueError(f"block {tuple(block)}: {n} work-items per workgroup, at most {MAX_BLOCK}")
+  if any(g * b >= 1 << 32 for g, b in zip(grid, block)):
+    raise ValueError(f"grid {tuple(grid)} of blocks {tuple(block)}: 2**32 work-items or more in a dimension")
+  if budget < 1: raise ValueError(f"budget {budget}: the instruction budget per wave must be at least 1")
+
 def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
              block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0) -> int:
   """Run a grid of workgroups. `code` is the code mapped at `code_addr` (PC-relative data reads go through `memory`),
@@ -219,6 +231,7 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
   """Run a kernel of a code object. args follow the kernel's argument list: numpy arrays are mapped and passed by address
   (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in.
   Returns the number of wave-instructions executed."""
+  check_launch(grid, block, budget)
   data = code_object if isinstance(code_object, (bytes, bytearray)) else None
   co = read_codeobj(bytes(data)) if data is not None else code_object
   assert isinstance(co, CodeObject)
@@ -233,7 +246,7 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
   base = mem.alloc(max(len(image), co.text_addr + len(co.text)))
   if image: mem.write(base, image)
   else: mem.write(base + co.text_addr, co.text)
-  kernarg = bytearray(max(k.descriptor.kernarg_size, 256))
+  kernarg = bytearray(max(k.descriptor.kernarg_size, KERNARG_MIN))
   user_args = [a for a in k.args if not a.get(".value_kind", "").startswith("hidden_")]
   if len(args) != len(user_args):
     raise ValueError(f"{kernel} takes {len(user_args)} arguments ({', '.join(a.get('.name', '?') for a in user_args)}), got {len(args)}")

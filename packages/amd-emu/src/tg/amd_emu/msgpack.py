@@ -4,7 +4,11 @@ import struct
 from typing import Any
 
 def unpack(data: bytes) -> Any:
-  value, end = _read(data, 0)
+  """The value encoded in `data`; malformed data (truncated, a map key that is a map, nested past Python's stack) raises ValueError."""
+  try: value, end = _read(data, 0)
+  except IndexError: end = len(data) + 1  # a read past the end
+  except (struct.error, TypeError, RecursionError) as e: raise ValueError(f"msgpack: malformed ({type(e).__name__}: {e})") from None
+  if end > len(data): raise ValueError(f"msgpack: truncated ({len(data)} bytes)")
   if end != len(data): raise ValueError(f"msgpack: {len(data) - end} trailing bytes after the value")
   return value
 

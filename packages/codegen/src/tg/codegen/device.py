@@ -1,10 +1,11 @@
 """The device interface: buffers and their allocators, compilers with an on-disk cache, the Compiled device base
 class, and the Device registry that finds devices through the `tg.devices` entry points."""
 from __future__ import annotations
-import ctypes, functools, hashlib, importlib.metadata, os, pathlib, pickle, sqlite3, threading
+import ctypes, functools, hashlib, importlib.metadata, os
 from typing import Any, Callable, Protocol
-from tg.uop import DType
+from tg.uop import DType, getenv
 from tg.codegen.renderer import Renderer
+from tg.codegen.diskcache import diskcache_get, diskcache_put
 
 # ***** memory *****
 
@@ -93,35 +94,6 @@ class Buffer:
 
 # ***** compilers and the disk cache *****
 
-def cache_db_path() -> pathlib.Path:
-  """CACHEDB, else <XDG_CACHE_HOME or ~/.cache>/tg/cache.db (read each time so tests and subprocesses can move it)."""
-  if p := os.environ.get("CACHEDB"): return pathlib.Path(p)
-  return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tg" / "cache.db"
-
-@functools.cache
-def _db(path: pathlib.Path) -> sqlite3.Connection:
-  path.parent.mkdir(parents=True, exist_ok=True)
-  return sqlite3.connect(path, timeout=30, isolation_level=None, check_same_thread=False)
-
-@functools.cache
-def _table(path: pathlib.Path, table: str) -> sqlite3.Connection:
-  """The cache db at `path`, with `table` created (once per process)."""
-  if not table.isidentifier(): raise ValueError(f"bad cache table name {table!r}")
-  (conn := _db(path)).execute(f"CREATE TABLE IF NOT EXISTS {table} (key TEXT PRIMARY KEY, val BLOB)")
-  return conn
-
-_db_lock = threading.Lock()  # one connection per process is shared by threads (e.g. the emulator's background saves)
-
-def diskcache_get(table: str, key: str) -> Any:
-  """The value stored under `key` in `table` of the cache db, None if absent."""
-  with _db_lock: row = _table(cache_db_path(), table).execute(f"SELECT val FROM {table} WHERE key=?", (key,)).fetchone()
-  return pickle.loads(row[0]) if row is not None else None
-
-def diskcache_put(table: str, key: str, value: Any) -> Any:
-  blob = pickle.dumps(value)
-  with _db_lock: _table(cache_db_path(), table).execute(f"INSERT OR REPLACE INTO {table} (key, val) VALUES (?, ?)", (key, blob))
-  return value
-
 class Compiler:
   """Source text -> the binary a device's runtime loads. The base one passes the source through as bytes."""
   @property
@@ -131,7 +103,7 @@ class Compiler:
   def compile(self, src: str) -> bytes: return src.encode()
   def compile_cached(self, src: str) -> bytes:
     """compile(), through the disk cache keyed by the source and the compiler's identity (DISABLE_COMPILER_CACHE=1 turns it off)."""
-    if self.cachekey is None or os.environ.get("DISABLE_COMPILER_CACHE", "0") not in ("", "0"): return self.compile(src)
+    if self.cachekey is None or getenv("DISABLE_COMPILER_CACHE", False): return self.compile(src)
     key = hashlib.sha256(f"{self.cachekey}\0{src}".encode()).hexdigest()
     if (lib := diskcache_get("compile_v1", key)) is None: lib = diskcache_put("compile_v1", key, self.compile(src))
     return lib

@@ -1,7 +1,8 @@
 """The AMD device: buffers in VRAM copied through SDMA, kernels from LLVM code objects launched on a PM4 compute queue,
 one timeline signal ordering everything. MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
 from __future__ import annotations
-import dataclasses, functools, os, struct, time
+import dataclasses, functools, struct, time
+from tg.uop import getenv
 from tg.codegen.device import Allocator, Compiled
 from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
@@ -9,7 +10,7 @@ from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, PM4Queue, SDMAQueue
 from tg.amd.kfd import KFD, HostKFD
 
 def open_kfd() -> KFD:
-  if os.environ.get("MOCKGPU", "0") not in ("", "0"):
+  if getenv("MOCKGPU", False):
     from tg.amd.mockgpu import MockKFD
     return MockKFD()
   return HostKFD()

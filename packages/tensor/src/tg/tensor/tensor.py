@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib, math, weakref
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
-from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, all_int
+from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.codegen.device import Buffer, Device
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer
@@ -19,7 +19,11 @@ from tg.tensor.indexing import IndexingMixin
 from tg.tensor.custom import CustomMixin
 
 Scalar = int | float | bool
-if default_float := getenv("DEFAULT_FLOAT", ""): dtypes.default_float = to_dtype(default_float.lower())  # e.g. DEFAULT_FLOAT=HALF
+if default_float := getenv("DEFAULT_FLOAT", ""):  # e.g. DEFAULT_FLOAT=HALF
+  if (d := getattr(dtypes, default_float.lower(), None)) is None or not isinstance(d, DType) or not dtypes.is_float(d):
+    raise EnvError(f"DEFAULT_FLOAT={default_float!r} is not valid: DEFAULT_FLOAT takes a float dtype's name "
+                   f"({', '.join(sorted(n for n, t in dtypes.fields().items() if dtypes.is_float(t)))})")
+  dtypes.default_float = d
 
 def _np_dtype(dt: DType) -> Any:
   if dt.fmt is None: raise TypeError(f"numpy has no {dt}; cast it first (e.g. .float())")

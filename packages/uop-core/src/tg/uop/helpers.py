@@ -5,10 +5,22 @@ from typing import Any, Iterable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
 
-@functools.cache
-def getenv(key: str, default: Any = 0) -> Any:
-  """An environment variable converted to the type of `default` (cached: flags are read once)."""
-  return type(default)(os.environ.get(key, default))
+class EnvError(ValueError):
+  """An environment switch holds a value tg can't use; the message names the variable and the values it accepts."""
+
+def getenv(key: str, default: Any = 0, lo: int | None = None, hi: int | None = None) -> Any:
+  """The switch `key` read as the type of `default`: a str as is; an int checked against [lo, hi]; a bool as 0 or 1.
+  Unset or empty is `default`. A bad value raises EnvError at the read, so a typo never becomes a silent 0 or a crash
+  deep inside a kernel (CPU_THREADS=0 used to divide by zero in C)."""
+  raw = os.environ.get(key, "").strip()
+  if raw == "" or isinstance(default, str): return raw or default
+  if isinstance(default, bool): lo, hi = 0, 1
+  accepted = "0 or 1" if isinstance(default, bool) else ("an integer" + (f" >= {lo}" if lo is not None else "") +
+                                                       (f" <= {hi}" if hi is not None else ""))
+  try: val = int(raw)
+  except ValueError: raise EnvError(f"{key}={raw!r} is not valid: {key} takes {accepted}") from None
+  if (lo is not None and val < lo) or (hi is not None and val > hi): raise EnvError(f"{key}={raw!r} is out of range: {key} takes {accepted}")
+  return bool(val) if isinstance(default, bool) else val
 
 def prod(xs: Iterable[Any], start: Any = 1) -> Any: return functools.reduce(operator.mul, xs, start)
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
@@ -22,10 +34,10 @@ def is_pow2(n: int) -> bool: return n > 0 and n & (n - 1) == 0
 def ceillog2(n: int) -> int: return max(0, math.ceil(math.log2(n))) if n > 0 else 0
 
 class ContextVar:
-  """A named integer setting, initialised from the environment and changed for a block with `Context`."""
+  """A named integer setting, initialised from the environment (checked against [lo, hi]) and changed for a block with `Context`."""
   registry: dict[str, ContextVar] = {}
-  def __init__(self, key: str, default: int):
-    self.key, self.value = key, getenv(key, default)
+  def __init__(self, key: str, default: int, lo: int | None = 0, hi: int | None = None):
+    self.key, self.value = key, getenv(key, default, lo, hi)
     ContextVar.registry[key] = self
   def __bool__(self) -> bool: return bool(self.value)
   def __int__(self) -> int: return int(self.value)

@@ -2,34 +2,52 @@
 from __future__ import annotations
 import ctypes, functools, os, shutil, subprocess, tempfile, time
 from tg.codegen.device import Compiled, Compiler, MallocAllocator
-from tg.codegen.devices.cpu_pool import run_parallel
+from tg.uop import getenv
+from tg.codegen.devices.cpu_pool import MAX_THREADS, run_parallel
 from tg.codegen.renderer import Renderer
 
+class CompilerError(RuntimeError):
+  """The C compiler is missing or rejected a source."""
+
 class ClangCompiler(Compiler):
-  """C -> shared object bytes. -ffp-contract=on fuses a*b+c only inside one C expression, which the C renderer writes
-  for MULACC alone (every other op is its own statement, so stays two IEEE roundings); -fno-math-errno lets sqrt be an
-  instruction; -fwrapv gives signed integers the wraparound the C renderer relies on; -fno-slp-vectorize because clang 19's SLP
-  vectorizer miscompiles some of the kernels (the renderer writes the vectors itself)."""
-  flags = ("-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv", "-fno-slp-vectorize")
+  """C -> shared object bytes, by clang or gcc. -ffp-contract=on fuses a*b+c only inside one C expression, which the C
+  renderer writes for MULACC alone (every other op is its own statement, so stays two IEEE roundings; gcc before 14 fuses
+  nothing); -fno-math-errno lets sqrt be an instruction; -fwrapv gives signed integers the wraparound the C renderer relies on.
+  `family_flags` are one compiler's own: -fno-slp-vectorize because clang 19's SLP vectorizer miscompiles some of the kernels
+  (the renderer writes the vectors itself); gcc rejects that flag."""
+  flags: tuple[str, ...] = ("-O2", "-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv")
+  family_flags: dict[str, tuple[str, ...]] = {"clang": ("-fno-slp-vectorize",), "gcc": ()}
   @functools.cached_property
   def cc(self) -> str:
     """CC from the environment, else clang, clang-19 or gcc, whichever is installed first."""
     names = [os.environ["CC"]] if os.environ.get("CC") else ["clang", "clang-19", "gcc", "cc"]
     for n in names:
       if path := shutil.which(n): return path
-    raise RuntimeError(f"no C compiler found (looked for {', '.join(names)}): install one with `apt-get install clang` (or gcc)")
+    raise CompilerError(f"no C compiler found (looked for {', '.join(names)}): install one with `apt-get install clang` (or gcc), "
+                        "or set DEV=PYTHON to run on the interpreter, which needs none (slowly)")
   @functools.cached_property
-  def cachekey(self) -> str:
-    version = subprocess.run([self.cc, "--version"], capture_output=True, text=True).stdout.strip()
-    return f"{self.cc}\n{version}\n{' '.join(self.flags)}"
+  def version(self) -> str:
+    try: return subprocess.run([self.cc, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
+    except OSError as e: raise CompilerError(f"C compiler {self.cc} doesn't run: {e}") from None
+  @functools.cached_property
+  def family(self) -> str:
+    """'clang' or 'gcc' from the --version banner (Debian's cc is gcc), '' for another compiler (common flags only)."""
+    first = self.version.partition("\n")[0].lower()
+    return "clang" if "clang" in first else "gcc" if "gcc" in first or "free software foundation" in self.version.lower() else ""
+  @property
+  def all_flags(self) -> tuple[str, ...]: return self.flags + self.family_flags.get(self.family, ())
+  @functools.cached_property
+  def cachekey(self) -> str: return f"{self.cc}\n{self.version}\n{' '.join(self.all_flags)}"
   def compile(self, src: str) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
       out = os.path.join(tmp, "kernel.so")
-      r = subprocess.run([self.cc, *self.flags, "-x", "c", "-", "-o", out], input=src, capture_output=True, text=True)
-      if r.returncode != 0: raise RuntimeError(f"{os.path.basename(self.cc)} failed to compile:\n{r.stderr}\n--- source ---\n{src}")
+      r = subprocess.run([self.cc, *self.all_flags, "-x", "c", "-", "-o", out], input=src, capture_output=True, text=True)
+      if r.returncode != 0: raise CompilerError(f"{os.path.basename(self.cc)} failed to compile:\n{r.stderr}\n--- source ---\n{src}")
       with open(out, "rb") as f: return f.read()
 
-def cpu_threads() -> int: return int(os.environ.get("CPU_THREADS") or os.cpu_count() or 1)
+def cpu_threads() -> int:
+  """CPU_THREADS, else one per core; at most MAX_THREADS (the pool's workers and the caller)."""
+  return getenv("CPU_THREADS", min(os.cpu_count() or 1, MAX_THREADS), lo=1, hi=MAX_THREADS)
 
 def load_library(lib: bytes) -> ctypes.CDLL:
   with tempfile.NamedTemporaryFile(suffix=".so") as f:  # dlopen maps the file: it may go once loaded

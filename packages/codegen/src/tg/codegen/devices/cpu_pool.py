@@ -9,11 +9,13 @@ int core_id, int n_cores): its arguments as 64-bit words (buffer addresses, then
 from __future__ import annotations
 import ctypes, functools
 
-POOL_SRC = r"""
+MAX_THREADS = 256  # the caller and up to 255 workers
+
+POOL_SRC = f"#define MAX_WORKERS {MAX_THREADS - 1}\n" + r"""
 #include <pthread.h>
 #include <stdatomic.h>
 typedef void (*tg_job)(const long long*, int, int);
-enum { MAX_WORKERS = 256, SPINS = 1 << 20 };
+enum { SPINS = 1 << 20 };
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER, mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
 static tg_job job_fn;

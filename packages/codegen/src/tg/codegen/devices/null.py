@@ -1,8 +1,8 @@
 """NULL: generates and "compiles" code like a real device but runs nothing and holds no data, for testing what is
 scheduled and generated without paying for execution."""
 from __future__ import annotations
-import os
 from typing import Any
+from tg.uop import getenv
 from tg.codegen.renderer import Renderer
 from tg.codegen.device import Allocator, Compiled, Compiler
 
@@ -11,7 +11,7 @@ class NullAllocator(Allocator):
   def _alloc(self, nbytes: int) -> int: return nbytes
   def copyin(self, dest: Any, src: memoryview) -> None: pass
   def copyout(self, dest: memoryview, src: Any) -> None:
-    if os.environ.get("NULL_ALLOW_COPYOUT", "0") in ("", "0"):
+    if not getenv("NULL_ALLOW_COPYOUT", False):
       raise RuntimeError("the NULL device has no data to copy out: run on a real device, or set NULL_ALLOW_COPYOUT=1 to read zeros")
     dest.cast("B")[:] = bytes(dest.nbytes)
   def offset(self, opaque: Any, nbytes: int, offset: int) -> int: return nbytes

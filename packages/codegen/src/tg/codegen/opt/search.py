@@ -39,7 +39,7 @@ def time_kernel(k: UOp, ren: Renderer, runs: int = 3) -> float:
 def beam_search(ast: UOp, ren: Renderer, width: int) -> UOp:
   from tg.codegen.device import diskcache_get, diskcache_put
   key = hashlib.sha256(pickle.dumps((ast, ren.device, type(ren).__name__, width))).hexdigest()
-  if getenv("IGNORE_BEAM_CACHE", 0) == 0 and (opts := diskcache_get("beam", key)) is not None:
+  if not getenv("IGNORE_BEAM_CACHE", False) and (opts := diskcache_get("beam", key)) is not None:
     for o in opts: ast = apply_opt(ast, o, ren)
     return ast
   beam: list[tuple[UOp, float]] = [(ast, time_kernel(ast, ren))]

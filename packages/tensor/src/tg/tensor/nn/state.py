@@ -6,7 +6,7 @@ from __future__ import annotations
 import json, os, struct
 from typing import Any
 import numpy as np
-from tg.uop import DType, dtypes
+from tg.uop import DType, dtypes, prod
 from tg.tensor.tensor import Tensor
 
 def get_state_dict(obj: Any, prefix: str = "") -> dict[str, Tensor]:
@@ -61,19 +61,53 @@ def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dic
     f.write(struct.pack("<Q", len(js)) + js)
     for b in blobs: f.write(b)
 
+class SafetensorsError(ValueError):
+  """A file that isn't valid safetensors; the message names the file and, when one entry is at fault, the tensor."""
+
 def safe_load_metadata(path: str | os.PathLike) -> tuple[dict[str, Any], int]:
-  """The JSON header and the offset where the data starts."""
+  """The JSON header and the offset where the data starts, checked: a header inside the file, a JSON object, every tensor's
+  dtype, shape and byte range (inside the data, matching dtype and shape, overlapping no other)."""
   with open(path, "rb") as f:
-    n = struct.unpack("<Q", f.read(8))[0]
-    return json.loads(f.read(n)), 8 + n
+    if (size := os.fstat(f.fileno()).st_size) < 8: raise SafetensorsError(f"{path}: {size} bytes is too short for safetensors (8-byte header length)")
+    if (n := struct.unpack("<Q", f.read(8))[0]) > size - 8:
+      raise SafetensorsError(f"{path}: the header length {n} runs past the end of the file ({size} bytes)")
+    text = f.read(n)
+  try: header = json.loads(text.decode("utf-8"))
+  except (ValueError, RecursionError) as e: raise SafetensorsError(f"{path}: the header isn't UTF-8 JSON ({e})") from None
+  if not isinstance(header, dict): raise SafetensorsError(f"{path}: the header is a JSON {type(header).__name__}, not an object")
+  if not isinstance(meta := header.get("__metadata__", {}), dict) or not all(isinstance(v, str) for v in meta.values()):
+    raise SafetensorsError(f"{path}: __metadata__ must be an object of strings, not {meta!r:.100}")
+  _check_tensors(path, {k: v for k, v in header.items() if k != "__metadata__"}, size - 8 - n)
+  return header, 8 + n
+
+def _check_tensors(path: str | os.PathLike, entries: dict[str, Any], data_len: int) -> None:
+  spans = []
+  for name, info in entries.items():
+    if (why := _entry_problem(info, data_len)) is not None: raise SafetensorsError(f"{path}: tensor {name!r}: {why}")
+    spans.append((*info["data_offsets"], name))
+  for (b0, e0, n0), (b1, e1, n1) in zip(sorted(spans), sorted(spans)[1:]):
+    if b1 < e0: raise SafetensorsError(f"{path}: tensors {n0!r} (bytes {b0}..{e0}) and {n1!r} (bytes {b1}..{e1}) overlap")
+
+def _entry_problem(info: Any, data_len: int) -> str | None:
+  """What is wrong with one tensor's header entry, None if nothing."""
+  if not isinstance(info, dict): return f"the entry is a JSON {type(info).__name__}, not an object with dtype, shape and data_offsets"
+  dtype, shape, offs = info.get("dtype"), info.get("shape"), info.get("data_offsets")
+  if not isinstance(dtype, str) or dtype not in _ST_DTYPES: return f"dtype {dtype!r:.100} isn't one of {', '.join(_ST_DTYPES)}"
+  if not isinstance(shape, list) or not all(type(d) is int and d >= 0 for d in shape): return f"shape {shape!r:.100} isn't a list of integers >= 0"
+  if not isinstance(offs, list) or len(offs) != 2 or not all(type(o) is int for o in offs) or not 0 <= offs[0] <= offs[1]:
+    return f"data_offsets {offs!r:.100} isn't [begin, end] with 0 <= begin <= end"
+  if offs[1] > data_len: return f"data_offsets {offs} run past the end of the data ({data_len} bytes)"
+  if (want := prod(shape) * _ST_DTYPES[dtype].itemsize) != offs[1] - offs[0]:
+    return f"{dtype} of shape {shape} is {want} bytes, but data_offsets {offs} hold {offs[1] - offs[0]}"
+  return None
 
 def safe_load(path: str | os.PathLike, device: str | None = None) -> dict[str, Tensor]:
+  """The tensors of a safetensors file; a malformed file raises SafetensorsError naming the file and the tensor."""
   header, start = safe_load_metadata(path)
   raw = np.memmap(path, dtype=np.uint8, mode="r")
   out: dict[str, Tensor] = {}
   for name, info in header.items():
     if name == "__metadata__": continue
-    if info["dtype"] not in _ST_DTYPES: raise TypeError(f"{name}: unsupported safetensors dtype {info['dtype']}")
     dt, (b, e) = _ST_DTYPES[info["dtype"]], info["data_offsets"]
     data = raw[start + b:start + e]
     if dt == dtypes.bfloat16: out[name] = Tensor(data.view("<u2").reshape(info["shape"]), device).bitcast(dtypes.bfloat16)
