@@ -8,7 +8,7 @@ from tg.uop.uop import UOp
 
 class UPat:
   """A pattern: `src` is a tuple (in order), a list (in any order) or one UPat (every source); None matches anything."""
-  __slots__ = ("op", "dtype", "arg", "name", "srcs", "allowed_len", "early_reject", "_matcher")
+  __slots__ = ("op", "dtype", "arg", "name", "srcs", "allowed_len", "min_len", "early_reject", "_matcher")
   def __init__(self, op: Ops | Iterable[Ops] | None = None, dtype: DType | Iterable[DType] | None = None,
                src: UPat | tuple[UPat, ...] | list[UPat] | None = None, arg: Any = None, name: str | None = None, allow_any_len: bool = False):
     self.op: frozenset[Ops] | None = None if op is None else frozenset((op,) if isinstance(op, Ops) else op)
@@ -20,6 +20,7 @@ class UPat:
     elif isinstance(src, tuple): self.srcs = [src]
     else: self.srcs = [_Repeat(src)]
     self.allowed_len = -1 if allow_any_len or src is None or isinstance(src, UPat) else len(src)
+    self.min_len = len(src) if isinstance(src, (tuple, list)) else 0  # allow_any_len still needs every listed source
     first = self.srcs[0] if self.srcs and type(self.srcs[0]) is tuple else ()
     self.early_reject = frozenset(next(iter(p.op)) for p in first if p.op is not None and len(p.op) == 1)
     self._matcher: Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]] | None = None
@@ -78,10 +79,10 @@ class UPat:
     return self._matcher
 
   def _compile(self) -> Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]]:
-    op, dtype, arg, name, n = self.op, self.dtype, self.arg, self.name, self.allowed_len
+    op, dtype, arg, name, n, min_len = self.op, self.dtype, self.arg, self.name, self.allowed_len, self.min_len
     def head(u: UOp, store: dict[str, UOp]) -> dict[str, UOp] | None:
       """The checks on the node itself; the store extended with its capture, or None."""
-      if (op is not None and u.op not in op) or (arg is not None and arg != u.arg) or (n != -1 and len(u.src) != n) or \
+      if (op is not None and u.op not in op) or (arg is not None and arg != u.arg) or (n != -1 and len(u.src) != n) or len(u.src) < min_len or \
          (dtype is not None and u.dtype not in dtype and u.dtype.scalar() not in dtype): return None
       if name is None: return store
       if (prev := store.get(name)) is None: return {**store, name: u}
