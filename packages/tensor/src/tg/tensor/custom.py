@@ -62,6 +62,11 @@ class CustomMixin:
     kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, srcs, CustomKernel(ast, grad_fxn))
     return [Tensor(UOp(Ops.AFTER, s.dtype, (s, kernel))) for s in srcs]
 
+  def as_param(self: Tensor, slot: int) -> UOp:
+    """PARAM `slot` with this tensor's dtype and shape, to write Tensor.call expressions with (`a.as_param(0) * b.as_param(1)`).
+    tinygrad wraps it in a Tensor; here it is the UOp, since call's fxn is a UOp expression."""
+    return UOp.param(slot, self.dtype, self.shape)
+
   def call(self: Tensor, *others: Tensor, fxn: UOp, grad_fxn: GradFxn | None = None) -> Tensor:
     """fxn (an expression over UOp.param(i, dtype, shape)) applied to these tensors. Without grad_fxn its gradient is the
     expression's own; with one, grad_fxn(gradient, call) gives a gradient (or None) per tensor (call.src[1:] are their UOps)."""

@@ -130,18 +130,19 @@ class UOp(metaclass=UOpMetaClass):
 
   # ***** ALU and operators *****
   def alu(self, op: Ops, *src: UOp | ConstLike) -> UOp:
+    """`op` over this and `src`; over a buffer (a PARAM in a Tensor.call expression) the value is its element dtype."""
     srcs = (self, *(s if isinstance(s, UOp) else self.const_like(s) for s in src))
     if op in GroupOp.Comparison: dtype = dtypes.bool.vec(self.dtype.count)
-    elif op is Ops.WHERE: dtype = srcs[1].dtype
-    else: dtype = self.dtype
+    elif op is Ops.WHERE: dtype = _value_dtype(srcs[1])
+    else: dtype = _value_dtype(self)
     if op is Ops.WHERE:
-      if srcs[1].dtype != srcs[2].dtype: raise TypeError(f"WHERE branches differ: {srcs[1].dtype} and {srcs[2].dtype}")
-    elif op not in (Ops.SHL, Ops.SHR) and any(s.dtype != srcs[0].dtype for s in srcs[1:]):
+      if _value_dtype(srcs[1]) != _value_dtype(srcs[2]): raise TypeError(f"WHERE branches differ: {srcs[1].dtype} and {srcs[2].dtype}")
+    elif op not in (Ops.SHL, Ops.SHR) and any(s.dtype != srcs[0].dtype and _value_dtype(s) != _value_dtype(self) for s in srcs[1:]):
       raise TypeError(f"{op} on mismatched dtypes {[s.dtype for s in srcs]}: cast first")
     return UOp(op, dtype, srcs)
   def _binop(self, op: Ops, x: UOp | ConstLike, reverse: bool = False) -> UOp:
     if not isinstance(x, UOp): x = self.const_like(x)
-    elif x.dtype != self.dtype:
+    elif x.dtype != self.dtype and _value_dtype(x) != _value_dtype(self):
       # mixed dtypes in index math (a RANGE and an int32 variable): promote both to the upper dtype
       dt = least_upper_dtype(self.dtype, x.dtype)
       return (self.cast(dt)._binop(op, x.cast(dt), reverse))
@@ -379,6 +380,8 @@ class UOp(metaclass=UOpMetaClass):
   def render(self, simplify: bool = True) -> str:
     """The expression as readable text, e.g. `((x*2)+1)`."""
     return render(self.simplify() if simplify else self)
+
+def _value_dtype(u: UOp) -> DType: return u.dtype.base if isinstance(u.dtype, PtrDType) else u.dtype
 
 def _dims(args: tuple) -> tuple:
   """Shape-like arguments given as one sequence or as separate numbers."""
