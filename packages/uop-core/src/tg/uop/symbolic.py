@@ -224,8 +224,8 @@ def split_and(c: UOp) -> list[UOp]:
     else: out.append(u)
   return out
 
-def simplify_given_valid(gate: UOp, idx: UOp) -> UOp:
-  """idx simplified knowing `gate` is true: each clause narrows the range of the expression it bounds."""
+def _narrow(gate: UOp, idx: UOp) -> tuple[UOp, dict[UOp, UOp]]:
+  """idx with each expression the gate bounds replaced by a variable of the narrowed range, simplified; and the map back."""
   bounds: dict[UOp, list[Any]] = {}
   for clause in split_and(gate):
     if (p := parse_clause(clause)) is None: continue
@@ -233,11 +233,19 @@ def simplify_given_valid(gate: UOp, idx: UOp) -> UOp:
     b = bounds.setdefault(expr, [expr.vmin, expr.vmax])
     if lo is not None: b[0] = max(b[0], lo)
     if hi is not None: b[1] = min(b[1], hi)
-  if not bounds: return idx
   sub: dict[UOp, UOp] = {}
   for i, (expr, (lo, hi)) in enumerate(bounds.items()):
     if lo > hi or (lo, hi) == (expr.vmin, expr.vmax) or expr not in idx.toposort: continue
     sub[expr] = UOp.variable(f"__valid{i}", lo, hi, expr.dtype)
-  if not sub: return idx
-  narrowed = graph_rewrite(idx.substitute(sub), symbolic, name="given_valid")
-  return narrowed.substitute({v: k for k, v in sub.items()})
+  if not sub: return idx, {}
+  return graph_rewrite(idx.substitute(sub), symbolic, name="given_valid"), {v: k for k, v in sub.items()}
+
+def simplify_given_valid(gate: UOp, idx: UOp) -> UOp:
+  """idx simplified knowing `gate` is true: each clause narrows the range of the expression it bounds."""
+  narrowed, back = _narrow(gate, idx)
+  return narrowed.substitute(back) if back else narrowed
+
+def range_given_valid(gate: UOp, idx: UOp) -> tuple[Any, Any]:
+  """(vmin, vmax) of idx where `gate` is true."""
+  narrowed, _ = _narrow(gate, idx)
+  return narrowed.vmin, narrowed.vmax
