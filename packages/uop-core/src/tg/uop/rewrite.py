@@ -5,6 +5,7 @@ from typing import Any, Callable, Iterable, Sequence
 from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
 from tg.uop.uop import UOp
+from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher
 
 class UPat:
   """A pattern: `src` is a tuple (in order), a list (in any order) or one UPat (every source); None matches anything."""
@@ -126,6 +127,7 @@ class PatternMatcher:
   Functions take the named captures as keyword arguments, and `ctx` too if they name it."""
   def __init__(self, patterns: Sequence[tuple[UPat, Callable[..., UOp | None]]]):
     self.patterns = list(patterns)
+    self._compiled: dict[Ops, Callable[[UOp, Any], UOp | None]] | None = None
     self.pdict: dict[Ops, list[tuple[Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]], Callable, frozenset[Ops], bool]]] = {}
     for pat, fxn in self.patterns:
       if pat.op is None: raise ValueError(f"a top-level pattern needs an op to dispatch on: {pat}")
@@ -133,6 +135,17 @@ class PatternMatcher:
       for op in pat.op: self.pdict.setdefault(op, []).append((pat.matcher, fxn, pat.early_reject, has_ctx))
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
   def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
+    """The first result of a matching pattern's function that is not None and not uop itself."""
+    return self.rewriter()(uop, ctx)
+  def rewriter(self) -> Callable[[UOp, Any], UOp | None]:
+    """rewrite as a function of (uop, ctx): the compiled matcher (built on first use), or with UPAT_INTERPRET=1 the
+    interpreted one."""
+    if UPAT_INTERPRET: return self.rewrite_interpreted
+    if (table := self._compiled) is None: table = self._compiled = compile_matcher(self.patterns)
+    get = table.get
+    def rewrite(uop: UOp, ctx: Any) -> UOp | None: return None if (f := get(uop.op)) is None else f(uop, ctx)
+    return rewrite
+  def rewrite_interpreted(self, uop: UOp, ctx: Any = None) -> UOp | None:
     entries = self.pdict.get(uop.op)
     if entries is None: return None
     src_ops = {s.op for s in uop.src}
@@ -150,7 +163,7 @@ def _rewrite(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name: str
   Iterative, so a 100,000-deep chain needs no recursion."""
   done: dict[UOp, UOp] = {}
   active: set[UOp] = set()
-  rewrite = pm.rewrite
+  rewrite = pm.rewriter()
   # stack entries: (node, stage, rewritten-to); stage 0 = visit, 1 = sources done, 2 = take the result of the rewrite
   stack: list[tuple[UOp, int, UOp | None]] = [(root, 0, None)]
   while stack:
