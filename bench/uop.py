@@ -43,11 +43,11 @@ never = PatternMatcher([(UPat(Ops.MUL, src=(UPat.var("x"), UPat.cvar("c"))), lam
 
 def timed(name: str, build: Callable[[], UOp], work: Callable[[UOp], UOp], check: Callable[[UOp], bool]) -> tuple[int, float]:
   g = build()  # a fresh graph: cached vmin/vmax and shapes of an earlier run don't help this one
-  n = len(g.toposort)
+  n = len(g.toposort())
   t0 = time.perf_counter()
   out = work(g)
   dt = time.perf_counter() - t0
-  if not check(out): raise AssertionError(f"{name}: wrong result, a {out.op} of {len(out.toposort)} UOps")
+  if not check(out): raise AssertionError(f"{name}: wrong result, a {out.op} of {len(out.toposort())} UOps")
   return n, dt
 
 def run(name: str, build: Callable[[], UOp], work: Callable[[UOp], UOp], check: Callable[[UOp], bool]) -> dict:
@@ -64,10 +64,10 @@ def cases(rng: random.Random) -> list[dict]:
     run("simplify x+1+1+... (100k)", lambda: add_chain(CHAIN), lambda g: g.simplify(),
         lambda out: out.op is Ops.ADD and out.src[1].arg == CHAIN),
     run("simplify x0+x1+... (100k)", lambda: sum_chain(CHAIN), lambda g: g.simplify(),
-        lambda out: sum(u.op is Ops.DEFINE_VAR for u in out.toposort) == CHAIN and {u.op for u in out.toposort} == {Ops.ADD, Ops.DEFINE_VAR}),
+        lambda out: sum(u.op is Ops.DEFINE_VAR for u in out.toposort()) == CHAIN and {u.op for u in out.toposort()} == {Ops.ADD, Ops.DEFINE_VAR}),
     run("rewrite chain: const 1 -> 2 (100k)", lambda: add_chain(CHAIN), lambda g: graph_rewrite(g, one_to_two),
-        lambda out: out.src[1].arg == 2 and len(out.toposort) == CHAIN + 2),
-    run("rewrite chain: no match (100k)", lambda: add_chain(CHAIN), lambda g: graph_rewrite(g, never), lambda out: len(out.toposort) == CHAIN + 2),
+        lambda out: out.src[1].arg == 2 and len(out.toposort()) == CHAIN + 2),
+    run("rewrite chain: no match (100k)", lambda: add_chain(CHAIN), lambda g: graph_rewrite(g, never), lambda out: len(out.toposort()) == CHAIN + 2),
     run("rewrite chain bottom_up: const 1 -> 2 (100k)", lambda: add_chain(CHAIN), lambda g: graph_rewrite(g, one_to_two, bottom_up=True),
         lambda out: out.src[1].arg == 2),
   ]

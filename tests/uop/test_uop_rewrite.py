@@ -82,7 +82,7 @@ def test_graph_rewrite_deep_chain() -> None:
   v = x
   for _ in range(100_000): v = v * 2
   out = graph_rewrite(v, mul2_to_shl, bottom_up=True)
-  assert out.op is Ops.SHL and len(out.toposort) == 100_002
+  assert out.op is Ops.SHL and len(out.toposort()) == 100_002
 
 def test_graph_rewrite_loop_is_reported() -> None:
   pm = PatternMatcher([(UPat(Ops.ADD, name="a"), lambda a: a + 0)])

@@ -15,10 +15,10 @@ def gemm(M: int = 4, N: int = 5, K: int = 6) -> UOp:
 def test_gemm_kernel_passes_kernel_spec() -> None:
   ast = gemm()
   type_verify(ast, kernel_spec)
-  assert ast.arg.name == "gemm" and {u.op for u in ast.toposort} >= {Ops.PARAM, Ops.RESHAPE, Ops.RANGE, Ops.INDEX, Ops.STORE, Ops.AFTER, Ops.END}
+  assert ast.arg.name == "gemm" and {u.op for u in ast.toposort()} >= {Ops.PARAM, Ops.RESHAPE, Ops.RANGE, Ops.INDEX, Ops.STORE, Ops.AFTER, Ops.END}
 
 def break_one(ast: UOp, op: Ops, **change: object) -> UOp:
-  target = next(u for u in ast.toposort if u.op is op)
+  target = next(u for u in ast.toposort() if u.op is op)
   return ast.substitute({target: target.replace(**change)})
 
 @pytest.mark.parametrize("op,change", [

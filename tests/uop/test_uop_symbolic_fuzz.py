@@ -77,4 +77,4 @@ def test_simplify_gated_index_keeps_value(gate: UOp, idx: UOp) -> None:
 def test_compiled_matcher_rewrites_as_the_interpreted(e: UOp) -> None:
   """The generated matchers of symbolic return what the interpreted ones return, on every node."""
   from tg.uop import symbolic
-  for u in e.toposort: assert symbolic.rewrite(u) is symbolic.rewrite_interpreted(u), u.render(simplify=False)
+  for u in e.toposort(): assert symbolic.rewrite(u) is symbolic.rewrite_interpreted(u), u.render(simplify=False)

@@ -32,7 +32,7 @@ _UNARY: dict[Ops, Callable[[Any], Any]] = {
 def _evaluate(fxn: UOp, ts: list[Tensor]) -> Tensor:
   """The expression over PARAMs as tensor ops on ts (PARAM i is ts[i])."""
   vals: dict[UOp, Any] = {}
-  for u in fxn.toposort:
+  for u in fxn.toposort():
     if u.op is Ops.PARAM:
       if not 0 <= u.arg < len(ts): raise IndexError(f"the expression uses PARAM {u.arg}, the call has {len(ts)} tensors")
       t = ts[u.arg]

@@ -22,7 +22,7 @@ class ExecItem:
 
 def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
   sink = UOp.sink(*outs)
-  topo = sink.toposort
+  topo = sink.toposort()
   consumers: dict[UOp, list[UOp]] = {u: [] for u in topo}
   for u in topo:
     for s in u.src: consumers[s].append(u)
@@ -151,7 +151,7 @@ class KernelBuilder:
     raise NotImplementedError(f"the scheduler can't lower {op} inside a kernel")
 
 def kernel_name(root: UOp) -> str:
-  red = [u for u in root.toposort if u.op is Ops.REDUCE_AXIS]
+  red = [u for u in root.toposort() if u.op is Ops.REDUCE_AXIS]
   return ("r_" if red else "E_") + "_".join(str(s) for s in root.shape) if root.shape else ("r" if red else "E")
 
 # ***** the schedule cache: the same graph on other buffers schedules the same way *****
@@ -186,7 +186,7 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
   rows: list[tuple] = []
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
-  nodes = list(UOp.sink(*outs).toposort)
+  nodes = list(UOp.sink(*outs).toposort())
   for u in nodes:
     if u.op is Ops.BUFFER: bufs.append(u)
     index[u] = len(rows)

@@ -205,4 +205,4 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: boo
 def graph_rewrite_map(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> dict[UOp, UOp]:
   """Like graph_rewrite, but returns what each node of the original graph became."""
   done = _rewrite(sink, pm, ctx, bottom_up, name)
-  return {u: done[u] for u in sink.toposort}
+  return {u: done[u] for u in sink.toposort()}

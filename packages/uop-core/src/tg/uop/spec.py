@@ -97,7 +97,7 @@ tensor_spec = shared_spec + PatternMatcher([
 def type_verify(uops: UOp | Iterable[UOp], spec: PatternMatcher) -> None:
   """Check every UOp (of a graph, or a linear list) against a spec; raise SpecError naming the first that fails.
   A kernel graph gets the whole-kernel checks of verify_kernel too."""
-  for u in (uops.toposort if isinstance(uops, UOp) else uops):
+  for u in (uops.toposort() if isinstance(uops, UOp) else uops):
     ok = spec.rewrite(u)
     if ok is not True:
       raise SpecError(f"UOp fails the spec ({'no rule matches' if ok is None else 'rule says invalid'}): {u.op} {u.dtype} arg={u.arg!r}\n{u!r}")
@@ -113,7 +113,7 @@ def verify_kernel(ast: UOp) -> None:
   statically stays inside its buffer (an index under a gate, only where the gate holds)."""
   name = ast.arg.name if isinstance(ast.arg, KernelInfo) else "kernel"
   ranges: dict[int, UOp] = {}
-  for u in ast.toposort:
+  for u in ast.toposort():
     if u.op is Ops.RANGE and (prev := ranges.setdefault(u.arg[0], u)) is not u:
       raise SpecError(f"kernel {name!r}: two RANGEs have id {u.arg[0]} (ends {render(prev.src[0])} and {render(u.src[0])}, "
                       f"{prev.arg[-1]} and {u.arg[-1]}): give each loop its own id")

@@ -251,7 +251,7 @@ def _narrow(gate: UOp, idx: UOp) -> tuple[UOp, dict[UOp, UOp]]:
     if hi is not None: b[1] = min(b[1], hi)
   sub: dict[UOp, UOp] = {}
   for i, (expr, (lo, hi)) in enumerate(bounds.items()):
-    if lo > hi or (lo, hi) == (expr.vmin, expr.vmax) or expr not in idx.toposort: continue
+    if lo > hi or (lo, hi) == (expr.vmin, expr.vmax) or expr not in idx.toposort(): continue
     sub[expr] = UOp.variable(f"__valid{i}", lo, hi, expr.dtype)
   if not sub: return idx, {}
   return graph_rewrite(idx.substitute(sub), symbolic, name="given_valid"), {v: k for k, v in sub.items()}

@@ -69,10 +69,10 @@ class UOp(metaclass=UOpMetaClass):
     return UOp(*new)  # hash-consing gives back self when nothing changed
 
   # ***** graph walks *****
-  @_cached
   def toposort(self) -> dict[UOp, None]:
-    """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine)."""
-    out: dict[UOp, None] = {}
+    """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine; cached)."""
+    if (out := self.__dict__.get("_topo")) is not None: return out
+    out = {}
     stack: list[tuple[UOp, bool]] = [(self, False)]
     while stack:
       u, expanded = stack.pop()
@@ -81,11 +81,12 @@ class UOp(metaclass=UOpMetaClass):
       else:
         stack.append((u, True))
         stack.extend((s, False) for s in reversed(u.src) if s not in out)
+    self.__dict__["_topo"] = out
     return out
   @property
   def backward_slice(self) -> dict[UOp, None]:
     """The UOps this one depends on, not including itself."""
-    return {u: None for u in self.toposort if u is not self}
+    return {u: None for u in self.toposort() if u is not self}
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
     from tg.uop.rewrite import graph_rewrite, PatternMatcher, UPat
     return graph_rewrite(self, PatternMatcher([(UPat(set(u.op for u in mapping), name="x"), lambda ctx, x: ctx.get(x))]), ctx=mapping,
@@ -488,7 +489,7 @@ _INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.FDIV: "/
 
 def render(root: UOp) -> str:
   r: dict[UOp, str] = {}
-  for u in root.toposort:
+  for u in root.toposort():
     s = [r[x] for x in u.src]
     if u.op is Ops.CONST: r[u] = repr(u.arg) if u.dtype != dtypes.bool else str(u.arg)
     elif u.op is Ops.VCONST: r[u] = repr(u.arg)
@@ -509,7 +510,7 @@ def render(root: UOp) -> str:
 
 def pretty(root: UOp, max_nodes: int = 200) -> str:
   """A listing of the graph: nodes used more than once get a name (x0, x1, ...) and are printed once."""
-  topo = list(root.toposort)
+  topo = list(root.toposort())
   if len(topo) > max_nodes: return f"<UOp {root.op!r} {root.dtype!r} arg={root.arg!r}, {len(topo)} nodes>"
   uses: dict[UOp, int] = {}
   for u in topo:
@@ -528,7 +529,7 @@ def pretty(root: UOp, max_nodes: int = 200) -> str:
 def exec_uop(root: UOp, values: dict[UOp, Any]) -> Any:
   """Evaluate an ALU expression over constants and the given leaf values (tests and constant folding use it)."""
   r: dict[UOp, Any] = dict(values)
-  for u in root.toposort:
+  for u in root.toposort():
     if u in r: continue
     if u.op is Ops.CONST: r[u] = u.arg
     elif u.op is Ops.VCONST: r[u] = u.arg
