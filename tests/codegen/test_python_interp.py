@@ -24,7 +24,7 @@ def linear(*uops: UOp) -> list[UOp]:
   """The listed UOps in this order, each preceded by whichever of its sources aren't listed yet (the test writes the order
   that matters: what is inside a loop, what comes after it)."""
   out: dict[UOp, None] = {}
-  for u in uops: out.update((x, None) for x in u.toposort if x not in out)
+  for u in uops: out.update((x, None) for x in u.toposort() if x not in out)
   ret = list(out)
   type_verify(ret, program_spec)
   return ret

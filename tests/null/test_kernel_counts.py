@@ -48,5 +48,5 @@ def test_work_after_a_reduce_is_done_before_its_broadcast():
   from tg.uop import Ops
   x = t(2, 4, 8, 8).conv2d(t(4, 4, 3, 3), t(4)).relu().conv2d(t(4, 4, 3, 3))
   kernels = [ei for ei in x.schedule() if ei.ast.op.name == "SINK"]
-  convs = [ei for ei in kernels if any(u.op is Ops.REDUCE_AXIS or u.op is Ops.REDUCE for u in ei.ast.toposort)]
+  convs = [ei for ei in kernels if any(u.op is Ops.REDUCE_AXIS or u.op is Ops.REDUCE for u in ei.ast.toposort())]
   assert [len(ei.bufs) for ei in convs] == [4, 3]  # (out, x, weights, bias), (out, relu(...), weights)

@@ -134,3 +134,34 @@ def test_call_with_grad_fxn_and_errors():
   np.testing.assert_array_equal(x.grad.numpy(), np.full(4, 3, np.float32))
   with pytest.raises(ValueError, match=r"PARAM 0 has shape \(4,\), the tensor \(5,\)"): Tensor.call(Tensor(rand(5)), fxn=p0 * p0)
   with pytest.raises(IndexError, match="PARAM 1"): Tensor.call(x, fxn=p0 * UOp.param(1, dtypes.float, (4,)))
+
+def fill2_k(A: UOp, B: UOp) -> UOp:
+  i = UOp.range(A.shape[0], 0)
+  return sink(UOp.group(A[i].store(i.cast(dtypes.float)), B[i].store((i * 2).cast(dtypes.float))).end(i), "fill2")
+def add_into_k(A: UOp, B: UOp) -> UOp:
+  i = UOp.range(A.shape[0], 0)
+  return sink(A[i].store(A[i] + B[i]).end(i), "add_into")
+def times_ten_k(O: UOp, A: UOp) -> UOp:
+  i = UOp.range(A.shape[0], 0)
+  return sink(O[i].store(A[i] * 10.0).end(i), "times_ten")
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+def test_two_outputs_and_after_ordering_on_the_same_buffer(device):
+  """One kernel fills two Tensor.empty buffers; a second reads A, a third adds B into A in place, a fourth reads the new A.
+  Realizing the last reader first must not let the first reader see A after the in-place add."""
+  a1, b1 = Tensor.custom_kernel(Tensor.empty(8, device=device), Tensor.empty(8, device=device), fxn=fill2_k)
+  before = Tensor.custom_kernel(Tensor.empty(8, device=device), a1, fxn=times_ten_k)[0]
+  a2, _ = Tensor.custom_kernel(a1, b1, fxn=add_into_k)
+  after = Tensor.custom_kernel(Tensor.empty(8, device=device), a2, fxn=times_ten_k)[0]
+  n = np.arange(8, dtype=np.float32)
+  np.testing.assert_array_equal(after.numpy(), (n + 2 * n) * 10)
+  np.testing.assert_array_equal(before.numpy(), n * 10)
+  np.testing.assert_array_equal(a2.numpy(), 3 * n)
+  np.testing.assert_array_equal(b1.numpy(), 2 * n)
+
+def test_as_param_builds_call_expressions():
+  a_np, b_np = rand(2, 3), rand(2, 3)
+  a, b = Tensor(a_np), Tensor(b_np)
+  p0 = a.as_param(0)
+  assert p0.op is Ops.RESHAPE and p0.src[0].op is Ops.PARAM and p0.src[0].arg == 0 and p0.shape == (2, 3) and p0.dtype.base == dtypes.float
+  np.testing.assert_allclose(Tensor.call(a, b, fxn=a.as_param(0) * b.as_param(1) + 1.0).numpy(), a_np * b_np + 1, rtol=1e-6)

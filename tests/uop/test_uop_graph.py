@@ -36,14 +36,14 @@ def test_toposort_backward_slice_and_size() -> None:
   x, y = UOp.variable("x", 0, 10), UOp.variable("y", 0, 10)
   s = x + y
   e = s * s
-  topo = list(e.toposort)
+  topo = list(e.toposort())
   assert topo[-1] is e and set(topo) == {x, y, s, e} and topo.index(s) > max(topo.index(x), topo.index(y))
-  assert set(e.backward_slice) == {x, y, s} and e.size == 4
+  assert set(e.backward_slice) == {x, y, s} and len(e.toposort()) == 4
 
 def test_deep_chain_walks_without_recursion() -> None:
   u = UOp.variable("x", 0, 10)
   for _ in range(100_000): u = u + 1
-  assert u.size == 100_002 and (u.vmin, u.vmax) == (100_000, 100_010)
+  assert len(u.toposort()) == 100_002 and (u.vmin, u.vmax) == (100_000, 100_010)
 
 def test_replace_and_substitute() -> None:
   x, y = UOp.variable("x", 0, 10), UOp.variable("y", 0, 3)
@@ -122,3 +122,32 @@ def test_kernel_building() -> None:
   up = UOp.range(4, 5, AxisType.UPCAST)
   con = ld.contract(up)
   assert con.op is Ops.CONTRACT and con.dtype is dtypes.float32.vec(4) and con.arg == ((5, 4),)
+
+def test_size_is_the_element_count() -> None:
+  # tinygrad's arange example loops over range(P.size): 2 (the node count) instead of 256 wrote 2 values
+  assert UOp.param(0, dtypes.int32, (16, 16)).size == 256 and UOp.param(1, dtypes.float32, 10).size == 10
+  assert UOp.placeholder((2, 3, 4), dtypes.float32, 0, AddrSpace.REG).size == 24 and UOp.variable("x", 0, 3).size == 1
+
+def test_bool_raises_unless_range_analysis_decides() -> None:
+  from tg.uop import UndecidableError
+  x = UOp.variable("x", 0, 200)
+  for undecided in (x > 100, x.eq(5), x, x < 150):
+    with pytest.raises(UndecidableError, match=r"in \[.*\]"): bool(undecided)
+  with pytest.raises(ValueError): assert x > 100  # `assertTrue(uop)` no longer passes silently
+  assert bool(x < 201) and not bool(x > 200) and bool(x >= 0) and not bool(x.eq(300)) and bool(x.ne(-1))
+  assert bool(UOp.const(dtypes.bool, True)) and not bool(UOp.const(dtypes.index, 0)) and bool(x // 201 + 1)
+  assert [u for u in (x < 300, x > 300) if u] == [x < 300]
+
+def test_int_and_float_of_constants() -> None:
+  from tg.uop import UndecidableError
+  x = UOp.variable("x", 0, 9)
+  assert int(UOp.const(dtypes.int32, -7)) == -7 and int(x // 10 + 3) == 3 and float(UOp.const(dtypes.float32, 2.5)) == 2.5
+  assert float(UOp.const(dtypes.index, 4)) == 4.0 and isinstance(int(UOp.const(dtypes.bool, True)), int)
+  with pytest.raises(UndecidableError): int(x)
+  with pytest.raises(TypeError, match="cast"): int(UOp.const(dtypes.float32, 2.5))
+  with pytest.raises(UndecidableError): float(UOp.const(dtypes.float32, 1.0) + UOp.variable("y", 0, 1, dtypes.int32).cast(dtypes.float32))
+
+def test_sink_on_the_class_and_on_a_uop() -> None:
+  x, y = UOp.variable("x", 0, 3), UOp.variable("y", 0, 3)
+  assert UOp.sink(x, y) is x.sink(y) and UOp.sink(x, y).src == (x, y) and UOp.sink().src == ()
+  assert UOp.sink(x, arg=KernelInfo(name="k")).arg.name == "k"

@@ -82,8 +82,27 @@ def test_graph_rewrite_deep_chain() -> None:
   v = x
   for _ in range(100_000): v = v * 2
   out = graph_rewrite(v, mul2_to_shl, bottom_up=True)
-  assert out.op is Ops.SHL and out.size == 100_002
+  assert out.op is Ops.SHL and len(out.toposort()) == 100_002
 
 def test_graph_rewrite_loop_is_reported() -> None:
   pm = PatternMatcher([(UPat(Ops.ADD, name="a"), lambda a: a + 0)])
   with pytest.raises(RewriteLoop, match="grow"): graph_rewrite(x + y, pm, name="grow")
+
+def test_allow_any_len_still_needs_every_listed_source() -> None:
+  # the bug: zip() stopped at the shorter side, so a pattern listing two sources matched a UOp with one
+  two = UPat(Ops.SINK, src=(UPat.var("a"), UPat.var("b")), allow_any_len=True)
+  assert matches(two, UOp.sink(x)) == [] and matches(two, UOp.sink()) == []
+  assert matches(two, UOp.sink(x, y)) == [{"a": x, "b": y}] and matches(two, UOp.sink(x, y, x + 1)) == [{"a": x, "b": y}]
+  assert matches(UPat(Ops.SINK, src=[UPat.var("a"), UPat.var("b")], allow_any_len=True), UOp.sink(y)) == []
+
+def test_compiled_and_interpreted_matchers_agree_on_allow_any_len_names_and_any() -> None:
+  from tg.uop import Context
+  pm = PatternMatcher([
+    (UPat(Ops.SINK, src=(UPat.var("a"), UPat.var("b")), allow_any_len=True), lambda a, b: UOp.sink(b, a)),
+    (UPat(Ops.ADD, src=[UPat.var("a"), UPat.var("a")]), lambda a: a * 2),
+    (UPat(Ops.MUL, src=(UPat.any(UPat(Ops.CONST, name="c"), UPat(Ops.DEFINE_VAR, name="c")), UPat.var("b"))), lambda c, b: b + c),
+    (UPat(Ops.IDIV, src=UPat(Ops.DEFINE_VAR)), lambda: UOp.const(dtypes.index, 7))])
+  cases = [UOp.sink(x), UOp.sink(x, y), UOp.sink(x, y, x), x + x, x + y, x * y, (x + 1) * y, x // y, x // 2]
+  got = [pm.rewrite(u) for u in cases]
+  with Context(UPAT_INTERPRET=1): assert [pm.rewrite(u) for u in cases] == got
+  assert got == [None, UOp.sink(y, x), UOp.sink(y, x), x * 2, None, y + x, None, UOp.const(dtypes.index, 7), None]

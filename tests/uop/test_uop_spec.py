@@ -15,10 +15,10 @@ def gemm(M: int = 4, N: int = 5, K: int = 6) -> UOp:
 def test_gemm_kernel_passes_kernel_spec() -> None:
   ast = gemm()
   type_verify(ast, kernel_spec)
-  assert ast.arg.name == "gemm" and {u.op for u in ast.toposort} >= {Ops.PARAM, Ops.RESHAPE, Ops.RANGE, Ops.INDEX, Ops.STORE, Ops.AFTER, Ops.END}
+  assert ast.arg.name == "gemm" and {u.op for u in ast.toposort()} >= {Ops.PARAM, Ops.RESHAPE, Ops.RANGE, Ops.INDEX, Ops.STORE, Ops.AFTER, Ops.END}
 
 def break_one(ast: UOp, op: Ops, **change: object) -> UOp:
-  target = next(u for u in ast.toposort if u.op is op)
+  target = next(u for u in ast.toposort() if u.op is op)
   return ast.substitute({target: target.replace(**change)})
 
 @pytest.mark.parametrize("op,change", [
@@ -82,3 +82,26 @@ def test_getenv_rejects_naming_the_switch(monkeypatch: pytest.MonkeyPatch, raw: 
   with pytest.raises(EnvError) as e: getenv("TG_TEST_SW", default, lo, hi)
   msg = str(e.value)
   assert isinstance(e.value, ValueError) and msg.startswith(f"TG_TEST_SW={raw!r} is ") and msg.endswith(f"TG_TEST_SW takes {accepted}")
+
+def copy_kernel(n_out: int = 8, n_in: int = 8, idx=None, val=None, ids: tuple[int, int] = (0, 1)) -> UOp:
+  O, A = UOp.param(0, dtypes.float32, n_out), UOp.param(1, dtypes.float32, n_in)
+  i = UOp.range(n_out, ids[0])
+  st = O[i].store(A[idx(i) if idx else i] if val is None else val(A, i))
+  if ids[1] != ids[0]: return st.end(i).sink(arg=KernelInfo(name="copy"))
+  j = UOp.range(2, ids[1], AxisType.REDUCE)
+  return O[i].store(A[i].reduce(j, arg=Ops.ADD) + A[i]).end(i).sink(st, arg=KernelInfo(name="copy"))
+
+def test_kernel_spec_whole_kernel_checks() -> None:
+  type_verify(copy_kernel(), kernel_spec)
+  type_verify(copy_kernel(idx=lambda i: (i - 1).valid(i >= 1)), kernel_spec)  # the gate keeps -1 out
+  type_verify(copy_kernel(4, 8, idx=lambda i: i * 2 + 1), kernel_spec)
+  with pytest.raises(SpecError, match=r"kernel 'copy': two RANGEs have id 0"): type_verify(copy_kernel(ids=(0, 0)), kernel_spec)
+  with pytest.raises(SpecError, match=r"a STORE of dtypes.int32 into PARAM 0 \(dtypes.float32.ptr\(8\)\)"):
+    type_verify(copy_kernel(val=lambda A, i: i.cast(dtypes.int32)), kernel_spec)
+  with pytest.raises(SpecError, match=r"index \(r0\+1\) into PARAM 1 \(dtypes.float32.ptr\(8\)\) spans \[1, 8\], past its 8 elements \[0, 7\]"):
+    type_verify(copy_kernel(idx=lambda i: i + 1), kernel_spec)
+  with pytest.raises(SpecError, match=r"spans \[-1, 6\]"): type_verify(copy_kernel(idx=lambda i: i - 1), kernel_spec)
+  P = UOp.param(0, dtypes.float32, (4, 5))
+  r, c = UOp.range(4, 0), UOp.range(6, 1)
+  with pytest.raises(SpecError, match=r"index r1 into PARAM 0 .* spans \[0, 5\], past axis 1 of shape \(4, 5\) \[0, 4\]"):
+    type_verify(P[r, c].store(1.0).end(r, c).sink(arg=KernelInfo(name="rows")), kernel_spec)

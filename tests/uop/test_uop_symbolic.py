@@ -72,7 +72,7 @@ def s(e: UOp) -> str: return e.simplify().render(simplify=False)
 
 def test_identities_and_like_terms() -> None:
   assert s(x + 0) == "x" and s(x * 1) == "x" and s(x // 1) == "x" and s(x * 0) == "0" and s(x % 1) == "0"
-  assert s(x - x) == "0" and s(x + x) == "(x+x)" and s(x * 3 + x * 2 - x * 5 + 7) == "7" and s(3 + x + 4) == "(x+7)"
+  assert s(x - x) == "0" and s(x + x) == "(x*2)" and s(x * 3 + x * 2 - x * 5 + 7) == "7" and s(3 + x + 4) == "(x+7)"
   assert s(x + x + x) == "(x*3)" and s((x + 2) * 3) == "((x*3)+6)" and s(x * 2 * 3) == "(x*6)" and s((x + y) - (y + x)) == "0"
   assert s(x.maximum(x)) == "x" and s((x < 3).where(y, y)) == "y" and s(z.ne(z)) == "False" and s(z < z) == "False"
   b = x < 5
@@ -145,3 +145,26 @@ def test_flattened_index_of_three_axes_folds_back():
   # the index of a (32, 12, 12) view flattened again: ((i//144)*12 + (i//12)%12)*12 + i%12 is i
   i = UOp.variable("i", 0, 32 * 144 - 1)
   assert (((i // 144) * 12 + (i // 12) % 12) * 12 + i % 12).simplify() is i
+
+def test_like_terms_of_one_term_fold_to_a_multiple() -> None:
+  a = UOp.variable("a", 0, 10)
+  assert (a + a).simplify() is a * 2 and (z + z + 1).simplify() is z * 2 + 1 and ((a + 3) + (a + 4)).simplify() is a * 2 + 7
+
+def test_mod_with_a_common_factor_never_grows() -> None:
+  from uop_interp import tree_size
+  e = (x * 4) % 6  # ((x*2)%3)*2 is the same value in 7 nodes instead of 5
+  assert tree_size(e.simplify()) <= tree_size(e)
+  assert ((x * 2 + y * 4) % 6).simplify() is ((x + y * 2) % 3) * 2  # here the division drops a MUL: no bigger
+  for v in range(0, 101, 7):
+    for w in range(4): assert evaluate(((x * 2 + y * 4) % 6).simplify(), {"x": v, "y": w}) == (v * 2 + w * 4) % 6
+
+@settings(max_examples=200, deadline=None)
+@given(st.integers(1, 9), st.integers(1, 9), st.integers(-3, 3).filter(bool), st.integers(-40, 0), st.integers(0, 40))
+def test_nested_div_mod_pieces_fold_into_one_mod(c: int, m: int, k: int, lo: int, hi: int) -> None:
+  """((v//c)%m)*c*k + (v%c)*k is (v%(c*m))*k, with C's truncating division (v may be negative)."""
+  v = UOp.variable("v", lo, hi)
+  e = ((v // c) % m) * (c * k) + (v % c) * k
+  from uop_interp import tree_size
+  s = e.simplify()
+  assert tree_size(s) <= tree_size((v % (c * m)) * k), f"{e.render(simplify=False)} -> {s.render(simplify=False)}"
+  for val in range(lo, hi + 1): assert evaluate(s, {"v": val}) == evaluate(e, {"v": val})

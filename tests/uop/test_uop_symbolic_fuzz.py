@@ -71,3 +71,10 @@ def test_simplify_gated_index_keeps_value(gate: UOp, idx: UOp) -> None:
   for env in ENVS[::5]:
     if not evaluate(gate, env): continue
     assert evaluate(s, env) == evaluate(idx, env), f"{idx.valid(gate).render(simplify=False)} -> {s.render(simplify=False)} at {env}"
+
+@settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(bool_expr(3))
+def test_compiled_matcher_rewrites_as_the_interpreted(e: UOp) -> None:
+  """The generated matchers of symbolic return what the interpreted ones return, on every node."""
+  from tg.uop import symbolic
+  for u in e.toposort(): assert symbolic.rewrite(u) is symbolic.rewrite_interpreted(u), u.render(simplify=False)

@@ -25,7 +25,7 @@ def evaluate(root: UOp, env: dict[str, int]) -> Any:
   """The value of `root` (Invalid where a gated index is masked), with each DEFINE_VAR, RANGE ('r<axis>') and SPECIAL
   taken by name from env."""
   vals: dict[UOp, Any] = {}
-  for u in root.toposort:
+  for u in root.toposort():
     s = [vals[x] for x in u.src]
     if u.op is Ops.CONST: v = u.arg
     elif u.op is Ops.DEFINE_VAR: v = env[u.arg[0]]
@@ -42,5 +42,5 @@ def evaluate(root: UOp, env: dict[str, int]) -> Any:
 def tree_size(root: UOp) -> int:
   """Nodes of the expression written out as a tree (a shared subexpression counts each time it is used)."""
   sizes: dict[UOp, int] = {}
-  for u in root.toposort: sizes[u] = 1 + sum(sizes[s] for s in u.src)
+  for u in root.toposort(): sizes[u] = 1 + sum(sizes[s] for s in u.src)
   return sizes[root]

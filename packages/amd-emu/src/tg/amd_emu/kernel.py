@@ -61,7 +61,7 @@ def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> Shap
   except (Unsupported, PcodeError) as e:  # what the emulator cannot run; any other exception is a bug and propagates
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
   zero64 = UOp.const(dtypes.uint64, 0)  # tg.codegen's C renderer prints a uint64 0 as INT64_MIN: go through uint32
-  if zero64 in sink.toposort: sink = sink.substitute({zero64: UOp.const(dtypes.uint32, 0).cast(dtypes.uint64)})
+  if zero64 in sink.toposort(): sink = sink.substitute({zero64: UOp.const(dtypes.uint32, 0).cast(dtypes.uint64)})
   uops = linearize(sink)
   src = Device["CPU"].renderer.render(uops, name)
   lines = src.split("\n")

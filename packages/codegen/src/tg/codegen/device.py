@@ -3,9 +3,16 @@ class, and the Device registry that finds devices through the `tg.devices` entry
 from __future__ import annotations
 import ctypes, functools, hashlib, importlib.metadata, os
 from typing import Any, Callable, Protocol
-from tg.uop import DType, getenv
+from tg.uop import DType, ContextVar, getenv
 from tg.codegen.renderer import Renderer
 from tg.codegen.diskcache import diskcache_get, diskcache_put
+
+CHECK_OOB = ContextVar("CHECK_OOB", 0)  # CPU kernels check every global load/store and raise OutOfBoundsError (PYTHON always does)
+
+class OutOfBoundsError(IndexError):
+  """A kernel read or wrote outside a buffer: the same message from every device that checks."""
+  def __init__(self, kernel: str, what: str, index: int, slot: int, size: int):
+    super().__init__(f"kernel {kernel!r}: out of bounds: {what} at element {index} of buffer {slot} ({size} elements)")
 
 # ***** memory *****
 

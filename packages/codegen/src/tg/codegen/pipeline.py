@@ -56,7 +56,7 @@ def get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] 
   uops = linearize(lowered)
   # a buffer whose every read folded away (a fully masked pad, tril(-n)) stays a parameter: the caller passes them all
   present = {u.arg for u in uops if u.op is Ops.PARAM}
-  uops = sorted((u for u in ast.toposort if u.op is Ops.PARAM and u.arg not in present), key=lambda u: u.arg) + uops
+  uops = sorted((u for u in ast.toposort() if u.op is Ops.PARAM and u.arg not in present), key=lambda u: u.arg) + uops
   if SPEC: type_verify(uops, program_spec)
   if renderer.supported_dtypes is not None:
     for u in uops:

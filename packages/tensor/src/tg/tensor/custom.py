@@ -32,7 +32,7 @@ _UNARY: dict[Ops, Callable[[Any], Any]] = {
 def _evaluate(fxn: UOp, ts: list[Tensor]) -> Tensor:
   """The expression over PARAMs as tensor ops on ts (PARAM i is ts[i])."""
   vals: dict[UOp, Any] = {}
-  for u in fxn.toposort:
+  for u in fxn.toposort():
     if u.op is Ops.PARAM:
       if not 0 <= u.arg < len(ts): raise IndexError(f"the expression uses PARAM {u.arg}, the call has {len(ts)} tensors")
       t = ts[u.arg]
@@ -61,6 +61,11 @@ class CustomMixin:
     if not isinstance(ast, UOp) or ast.op is not Ops.SINK: raise TypeError(f"custom_kernel's fxn must return a kernel SINK, got {ast!r:.80}")
     kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, srcs, CustomKernel(ast, grad_fxn))
     return [Tensor(UOp(Ops.AFTER, s.dtype, (s, kernel))) for s in srcs]
+
+  def as_param(self: Tensor, slot: int) -> UOp:
+    """PARAM `slot` with this tensor's dtype and shape, to write Tensor.call expressions with (`a.as_param(0) * b.as_param(1)`).
+    tinygrad wraps it in a Tensor; here it is the UOp, since call's fxn is a UOp expression."""
+    return UOp.param(slot, self.dtype, self.shape)
 
   def call(self: Tensor, *others: Tensor, fxn: UOp, grad_fxn: GradFxn | None = None) -> Tensor:
     """fxn (an expression over UOp.param(i, dtype, shape)) applied to these tensors. Without grad_fxn its gradient is the

@@ -74,9 +74,9 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
   """d root / d t for every UOp t on a path from a target to root, given d root / d root = root_grad."""
   # only UOps between the targets and the root carry gradient
   needed: dict[UOp, bool] = {}
-  for u in root.toposort: needed[u] = u in targets or (u.op is not Ops.DETACH and any(needed[s] for s in u.src))
+  for u in root.toposort(): needed[u] = u in targets or (u.op is not Ops.DETACH and any(needed[s] for s in u.src))
   grads: dict[UOp, UOp] = {root: root_grad}
-  for u in reversed(list(root.toposort)):
+  for u in reversed(list(root.toposort())):
     if u not in grads or not u.src or not needed[u]: continue
     if u.op in (Ops.BUFFER, Ops.CONST, Ops.DEFINE_VAR, Ops.BIND): continue
     srcs = pm_gradient.rewrite(u, ctx=grads[u])

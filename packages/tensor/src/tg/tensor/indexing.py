@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 from tg.uop import dtypes
+from tg.codegen import CHECK_OOB
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -21,6 +22,14 @@ class _Sel:
   step: int
   drop: bool = False
   adv: bool = False
+
+def _check_index(ix: Tensor, n: int, what: str, negative: bool) -> None:
+  """With CHECK_OOB=1, an index tensor with a value outside the axis raises (reading it back: a debugging aid); without
+  it, the one-hot compare makes an out-of-range index select nothing (0), as in tinygrad."""
+  if not CHECK_OOB or ix.numel() == 0: return
+  lo, hi = int(ix.min().item()), int(ix.max().item())
+  if hi >= n or lo < (-n if negative else 0):
+    raise IndexError(f"{what}: index {hi if hi >= n else lo} is out of bounds for an axis of size {n} (CHECK_OOB=1)")
 
 def _tensor_types() -> type:
   from tg.tensor.tensor import Tensor
@@ -103,6 +112,7 @@ class IndexingMixin:
     b = idxs[0].shape
     rest = [i for i in range(self.ndim) if i not in dims]
     ns = [self.shape[d] for d in dims]
+    for ix, d, n in zip(idxs, dims, ns): _check_index(ix, n, f"tensor index on axis {d}", True)
     k = len(dims)
     x = self.permute(rest + dims).reshape(*[self.shape[i] for i in rest], *(1,) * len(b), *ns)
     masks = [((ix < 0).where(ix + n, ix).reshape(*b, *(1,) * k) ==
@@ -146,6 +156,7 @@ class IndexingMixin:
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
       raise ValueError(f"gather index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
     n = self.shape[d]
+    _check_index(index, n, f"gather along dim {d}", False)
     x = self.shrink([None if i == d else (0, s) for i, s in enumerate(index.shape)]).unsqueeze(-1).transpose(d, -1)
     mask = index.unsqueeze(-1) == Tensor.arange(n, device=self.device)
     return mask.where(x, False).max(-1) if x.dtype == dtypes.bool else mask.where(x, 0).sum(-1, acc_dtype=x.dtype)
@@ -156,6 +167,7 @@ class IndexingMixin:
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
       raise ValueError(f"scatter index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
     if reduce not in (None, "add", "multiply"): raise ValueError(f"scatter reduce is 'add' or 'multiply', not {reduce!r}")
+    _check_index(index, self.shape[d], f"scatter along dim {d}", False)
     s = src if isinstance(src, Tensor) else Tensor.full(index.shape, src, device=self.device, dtype=self.dtype)
     s = s.shrink([(0, n) for n in index.shape]).cast(self.dtype).unsqueeze(-1)
     mask = index.unsqueeze(-1) == Tensor.arange(self.shape[d], device=self.device)  # index shape + (n,)

@@ -1,7 +1,7 @@
 """Running a schedule: kernels compiled once per (AST, device) and reused, copies through the host."""
 from __future__ import annotations
 from tg.uop import UOp, Ops, DEBUG
-from tg.codegen.device import Device
+from tg.codegen.device import Device, CHECK_OOB
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.tensor.schedule import ExecItem
 
@@ -14,13 +14,13 @@ class Counters:
   @classmethod
   def reset(cls) -> None: cls.kernels = cls.compiled = cls.copies = cls.scheduled = 0
 
-_runners: dict[tuple[UOp, str], CompiledRunner] = {}
+_runners: dict[tuple[UOp, str, int], CompiledRunner] = {}
 
 def get_runner(ast: UOp, device: str) -> CompiledRunner:
   """The compiled kernel for an AST on a device; an identical AST (on any buffers) is lowered and compiled once."""
-  if (r := _runners.get((ast, device))) is None:
+  if (r := _runners.get(key := (ast, device, int(CHECK_OOB)))) is None:  # CHECK_OOB=1 builds other code
     Counters.compiled += 1
-    r = _runners[(ast, device)] = CompiledRunner(get_program(ast, Device[device].renderer))
+    r = _runners[key] = CompiledRunner(get_program(ast, Device[device].renderer))
     if DEBUG >= 2: print(f"compiled {r.p.name} for {device}")
   return r
 

@@ -6,10 +6,10 @@ elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
 copies), with the elementwise work before and after a reduce in the same kernel."""
 from __future__ import annotations
-import functools
 from dataclasses import dataclass, field
 from typing import Any
-from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC
+from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
+  flat_index, move_index
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
 
@@ -22,7 +22,7 @@ class ExecItem:
 
 def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
   sink = UOp.sink(*outs)
-  topo = sink.toposort
+  topo = sink.toposort()
   consumers: dict[UOp, list[UOp]] = {u: [] for u in topo}
   for u in topo:
     for s in u.src: consumers[s].append(u)
@@ -154,23 +154,10 @@ class KernelBuilder:
     if op in _PASS_THROUGH: return self.lower(src[0], idx, valid)
     if op in GroupOp.ALU or op in (Ops.CAST, Ops.BITCAST):
       return UOp(op, u.dtype, tuple(self.lower(s, idx, valid) for s in src), u.arg)
-    if op is Ops.RESHAPE:
-      return self.lower(src[0], unflat_index(flat_index(list(idx), u.shape), src[0].shape), valid)
-    if op is Ops.EXPAND:
-      return self.lower(src[0], tuple(UOp.const(dtypes.index, 0) if s == 1 and n != 1 else i for i, s, n in zip(idx, src[0].shape, u.shape)),
-                        valid)
-    if op is Ops.PERMUTE:
-      new = [UOp.const(dtypes.index, 0)] * len(idx)
-      for i, p in enumerate(u.arg): new[p] = idx[i]
-      return self.lower(src[0], tuple(new), valid)
-    if op is Ops.SHRINK: return self.lower(src[0], tuple(i + b if b else i for i, (b, _) in zip(idx, u.arg)), valid)
-    if op is Ops.FLIP: return self.lower(src[0], tuple((s - 1 - i) if f else i for i, f, s in zip(idx, u.arg, u.shape)), valid)
-    if op is Ops.PAD:
-      conds = [c for i, (b, a), s in zip(idx, u.arg, src[0].shape) for c in ((i >= b) if b else None, (i < b + s) if a else None)
-               if c is not None]
-      inside = functools.reduce(lambda x, y: x & y, conds) if conds else None
+    if op in GroupOp.Movement:
+      new, inside = move_index(u, idx)
       gate = inside if valid is None else (valid & inside if inside is not None else valid)
-      inner = self.lower(src[0], tuple(i - b if b else i for i, (b, _) in zip(idx, u.arg)), gate)
+      inner = self.lower(src[0], new, gate)
       return inside.where(inner, inner.const_like(0)) if inside is not None else inner
     if op is Ops.REDUCE_AXIS:
       red_op, axes = u.arg
@@ -183,22 +170,8 @@ class KernelBuilder:
       return self.lower(src[0], tuple(new), valid).reduce(*rngs, arg=red_op)
     raise NotImplementedError(f"the scheduler can't lower {op} inside a kernel")
 
-def flat_index(idx: list[UOp], shape: tuple[int, ...]) -> UOp:
-  out = UOp.const(dtypes.index, 0)
-  for i, s in zip(idx, shape):
-    out = out * s + i if s != 1 else out
-  return out
-
-def unflat_index(flat: UOp, shape: tuple[int, ...]) -> tuple[UOp, ...]:
-  out = []
-  stride = prod(shape)
-  for s in shape:
-    stride //= s
-    out.append(UOp.const(dtypes.index, 0) if s == 1 else (flat // stride) % s if stride != 1 else flat % s)
-  return tuple(out)
-
 def kernel_name(root: UOp) -> str:
-  red = [u for u in root.toposort if u.op is Ops.REDUCE_AXIS]
+  red = [u for u in root.toposort() if u.op is Ops.REDUCE_AXIS]
   return ("r_" if red else "E_") + "_".join(str(s) for s in root.shape) if root.shape else ("r" if red else "E")
 
 # ***** the schedule cache: the same graph on other buffers schedules the same way *****
@@ -233,7 +206,7 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
   rows: list[tuple] = []
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
-  nodes = list(UOp.sink(*outs).toposort)
+  nodes = list(UOp.sink(*outs).toposort())
   for u in nodes:
     if u.op is Ops.BUFFER: bufs.append(u)
     index[u] = len(rows)

@@ -620,7 +620,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
     candidates = [t for t in list(_grad_tensors) if t.requires_grad]
     root, *keys = _for_grad([self.uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
-    leaves = [t for t, k in zip(candidates, keys) if k in root.toposort]
+    leaves = [t for t, k in zip(candidates, keys) if k in root.toposort()]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
     for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
       if g.shape != t.shape: raise RuntimeError(f"gradient shape {g.shape} != tensor shape {t.shape}")

@@ -5,10 +5,11 @@ from typing import Any, Callable, Iterable, Sequence
 from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
 from tg.uop.uop import UOp
+from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher
 
 class UPat:
   """A pattern: `src` is a tuple (in order), a list (in any order) or one UPat (every source); None matches anything."""
-  __slots__ = ("op", "dtype", "arg", "name", "srcs", "allowed_len", "early_reject", "_matcher")
+  __slots__ = ("op", "dtype", "arg", "name", "srcs", "allowed_len", "min_len", "early_reject", "_matcher")
   def __init__(self, op: Ops | Iterable[Ops] | None = None, dtype: DType | Iterable[DType] | None = None,
                src: UPat | tuple[UPat, ...] | list[UPat] | None = None, arg: Any = None, name: str | None = None, allow_any_len: bool = False):
     self.op: frozenset[Ops] | None = None if op is None else frozenset((op,) if isinstance(op, Ops) else op)
@@ -20,6 +21,7 @@ class UPat:
     elif isinstance(src, tuple): self.srcs = [src]
     else: self.srcs = [_Repeat(src)]
     self.allowed_len = -1 if allow_any_len or src is None or isinstance(src, UPat) else len(src)
+    self.min_len = len(src) if isinstance(src, (tuple, list)) else 0  # allow_any_len still needs every listed source
     first = self.srcs[0] if self.srcs and type(self.srcs[0]) is tuple else ()
     self.early_reject = frozenset(next(iter(p.op)) for p in first if p.op is not None and len(p.op) == 1)
     self._matcher: Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]] | None = None
@@ -78,10 +80,10 @@ class UPat:
     return self._matcher
 
   def _compile(self) -> Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]]:
-    op, dtype, arg, name, n = self.op, self.dtype, self.arg, self.name, self.allowed_len
+    op, dtype, arg, name, n, min_len = self.op, self.dtype, self.arg, self.name, self.allowed_len, self.min_len
     def head(u: UOp, store: dict[str, UOp]) -> dict[str, UOp] | None:
       """The checks on the node itself; the store extended with its capture, or None."""
-      if (op is not None and u.op not in op) or (arg is not None and arg != u.arg) or (n != -1 and len(u.src) != n) or \
+      if (op is not None and u.op not in op) or (arg is not None and arg != u.arg) or (n != -1 and len(u.src) != n) or len(u.src) < min_len or \
          (dtype is not None and u.dtype not in dtype and u.dtype.scalar() not in dtype): return None
       if name is None: return store
       if (prev := store.get(name)) is None: return {**store, name: u}
@@ -125,6 +127,7 @@ class PatternMatcher:
   Functions take the named captures as keyword arguments, and `ctx` too if they name it."""
   def __init__(self, patterns: Sequence[tuple[UPat, Callable[..., UOp | None]]]):
     self.patterns = list(patterns)
+    self._compiled: dict[Ops, Callable[[UOp, Any], UOp | None]] | None = None
     self.pdict: dict[Ops, list[tuple[Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]], Callable, frozenset[Ops], bool]]] = {}
     for pat, fxn in self.patterns:
       if pat.op is None: raise ValueError(f"a top-level pattern needs an op to dispatch on: {pat}")
@@ -132,6 +135,17 @@ class PatternMatcher:
       for op in pat.op: self.pdict.setdefault(op, []).append((pat.matcher, fxn, pat.early_reject, has_ctx))
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
   def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
+    """The first result of a matching pattern's function that is not None and not uop itself."""
+    return self.rewriter()(uop, ctx)
+  def rewriter(self) -> Callable[[UOp, Any], UOp | None]:
+    """rewrite as a function of (uop, ctx): the compiled matcher (built on first use), or with UPAT_INTERPRET=1 the
+    interpreted one."""
+    if UPAT_INTERPRET: return self.rewrite_interpreted
+    if (table := self._compiled) is None: table = self._compiled = compile_matcher(self.patterns)
+    get = table.get
+    def rewrite(uop: UOp, ctx: Any) -> UOp | None: return None if (f := get(uop.op)) is None else f(uop, ctx)
+    return rewrite
+  def rewrite_interpreted(self, uop: UOp, ctx: Any = None) -> UOp | None:
     entries = self.pdict.get(uop.op)
     if entries is None: return None
     src_ops = {s.op for s in uop.src}
@@ -149,7 +163,7 @@ def _rewrite(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name: str
   Iterative, so a 100,000-deep chain needs no recursion."""
   done: dict[UOp, UOp] = {}
   active: set[UOp] = set()
-  rewrite = pm.rewrite
+  rewrite = pm.rewriter()
   # stack entries: (node, stage, rewritten-to); stage 0 = visit, 1 = sources done, 2 = take the result of the rewrite
   stack: list[tuple[UOp, int, UOp | None]] = [(root, 0, None)]
   while stack:
@@ -191,4 +205,4 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: boo
 def graph_rewrite_map(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> dict[UOp, UOp]:
   """Like graph_rewrite, but returns what each node of the original graph became."""
   done = _rewrite(sink, pm, ctx, bottom_up, name)
-  return {u: done[u] for u in sink.toposort}
+  return {u: done[u] for u in sink.toposort()}

@@ -3,9 +3,10 @@
 from __future__ import annotations
 from typing import Iterable
 from tg.uop.dtype import AddrSpace, PtrDType, dtypes
-from tg.uop.ops import AxisType, GroupOp, Ops
+from tg.uop.ops import AxisType, GroupOp, KernelInfo, Ops
 from tg.uop.rewrite import PatternMatcher, UPat
-from tg.uop.uop import Invalid, UOp
+from tg.uop.symbolic import range_given_valid
+from tg.uop.uop import Invalid, UOp, render
 
 class SpecError(RuntimeError): pass
 
@@ -94,8 +95,44 @@ tensor_spec = shared_spec + PatternMatcher([
 ])
 
 def type_verify(uops: UOp | Iterable[UOp], spec: PatternMatcher) -> None:
-  """Check every UOp (of a graph, or a linear list) against a spec; raise SpecError naming the first that fails."""
-  for u in (uops.toposort if isinstance(uops, UOp) else uops):
+  """Check every UOp (of a graph, or a linear list) against a spec; raise SpecError naming the first that fails.
+  A kernel graph gets the whole-kernel checks of verify_kernel too."""
+  for u in (uops.toposort() if isinstance(uops, UOp) else uops):
     ok = spec.rewrite(u)
     if ok is not True:
       raise SpecError(f"UOp fails the spec ({'no rule matches' if ok is None else 'rule says invalid'}): {u.op} {u.dtype} arg={u.arg!r}\n{u!r}")
+  if spec is kernel_spec and isinstance(uops, UOp): verify_kernel(uops)
+
+# ***** whole-kernel checks: what no single UOp's rule can see *****
+def buffer_name(buf: UOp) -> str:
+  b = buf.buffer_base
+  return f"{b.op.name} {b.arg} ({b.dtype})"
+
+def verify_kernel(ast: UOp) -> None:
+  """A kernel's RANGE ids are unique, each STORE writes its buffer's dtype, and every index whose range is known
+  statically stays inside its buffer (an index under a gate, only where the gate holds)."""
+  name = ast.arg.name if isinstance(ast.arg, KernelInfo) else "kernel"
+  ranges: dict[int, UOp] = {}
+  for u in ast.toposort():
+    if u.op is Ops.RANGE and (prev := ranges.setdefault(u.arg[0], u)) is not u:
+      raise SpecError(f"kernel {name!r}: two RANGEs have id {u.arg[0]} (ends {render(prev.src[0])} and {render(u.src[0])}, "
+                      f"{prev.arg[-1]} and {u.arg[-1]}): give each loop its own id")
+    if u.op is Ops.STORE and u.src[0].op is Ops.INDEX and u.src[1].dtype.scalar() != u.src[0].dtype.scalar():
+      raise SpecError(f"kernel {name!r}: a STORE of {u.src[1].dtype} into {buffer_name(u.src[0].src[0])}: cast the value first")
+    if u.op is Ops.INDEX and isinstance(u.src[0].dtype, PtrDType): _check_bounds(name, u)
+
+def _check_bounds(name: str, idx: UOp) -> None:
+  buf, ixs = idx.src[0], [i for i in idx.src[1:] if i.dtype != dtypes.bool]
+  shape = buf.shape if len(ixs) > 1 else (buf.dtype.size,)  # type: ignore[attr-defined]
+  if len(ixs) != len(shape): return
+  gated = [i.op is Ops.WHERE and i.src[2].op is Ops.CONST and i.src[2].arg is Invalid for i in ixs]
+  gate = None  # a gate on any one index guards the whole access
+  for i, g in zip(ixs, gated):
+    if g: gate = i.src[0] if gate is None else gate & i.src[0]
+  for axis, (i, n, g) in enumerate(zip(ixs, shape, gated)):
+    if not isinstance(n, int) or n < 0: continue
+    e = i.src[1] if g else i
+    lo, hi = range_given_valid(gate, e) if gate is not None else (e.vmin, e.vmax)
+    if isinstance(lo, int) and isinstance(hi, int) and (lo < 0 or hi >= n):
+      where = f"axis {axis} of shape {tuple(shape)}" if len(shape) > 1 else f"its {n} elements"
+      raise SpecError(f"kernel {name!r}: index {render(e)} into {buffer_name(buf)} spans [{lo}, {hi}], past {where} [0, {n - 1}]")

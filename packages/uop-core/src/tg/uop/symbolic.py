@@ -107,27 +107,41 @@ def _div(x: UOp, c: int) -> UOp:
   return x.src[0] // (x.src[1].arg * c) if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and c > 0 else x // c
 
 def fold_add(x: UOp) -> UOp | None:
-  """Combine like terms and constants in a sum; fold x//c*c + x%c back into x. The sum is only respelled when that
-  makes it smaller, so simplifying never grows an expression."""
+  """Combine like terms and constants in a sum (x + x is x*2); fold x//c*c + x%c back into x and (x//c)%m*c + x%c
+  into x%(c*m). The sum is only respelled when that doesn't grow it as a tree: each term occurrence merged away saves
+  at least its own node, so simplifying never grows an expression."""
   if not _is_int(x) or x.dtype.count > 1: return None
   if (split := split_terms(x)) is None: return None
   terms, const, cost = split
   merged: dict[UOp, int] = {}
   for t, c in terms: merged[t] = merged.get(t, 0) + c
-  # (x//c)*c*k + (x%c)*k -> x*k, again while it applies: a flattened index of several axes folds back level by level
+  # again while it applies: a flattened index of several axes folds back level by level
   changed = True
   while changed:
     changed = False
     for t, c in list(merged.items()):
-      if t not in merged or t.op is not Ops.MOD or t.src[1].op is not Ops.CONST: continue
-      if (d := _div(t.src[0], t.src[1].arg)) in merged and merged[d] == c * t.src[1].arg:
-        del merged[t], merged[d]
-        merged[t.src[0]] = merged.get(t.src[0], 0) + c
-        changed = True
+      if t not in merged or t.op is not Ops.MOD or t.src[1].op is not Ops.CONST or t.src[1].arg <= 0: continue
+      if (whole := _mod_pair(merged, t, c)) is None: continue
+      merged[whole] = merged.get(whole, 0) + c
+      changed = True
   items = list(merged.items())
-  new_cost = sum_cost(items, const)
-  if new_cost > cost or (new_cost == cost and len(items) == len(terms)): return None
+  new_cost, saved = sum_cost(items, const), len(terms) - len(items)
+  if new_cost > cost + saved or (new_cost == cost and saved == 0): return None
   return build_sum(x, items, const)
+
+def _mod_pair(merged: dict[UOp, int], t: UOp, k: int) -> UOp | None:
+  """For the term t = y%c (times k): the partner (y//c)*c*k (-> y) or ((y//c)%m)*c*k (-> y%(c*m)), both taken out of
+  merged; None if there is none. Both identities hold for C's truncating division too: the quotient and remainder of
+  y have y's sign."""
+  y, c = t.src[0], t.src[1].arg
+  if (d := _div(y, c)) in merged and merged[d] == k * c:
+    del merged[t], merged[d]
+    return y
+  for u, ku in merged.items():
+    if u.op is Ops.MOD and u.src[0] is d and u.src[1].op is Ops.CONST and u.src[1].arg > 0 and ku == k * c:
+      del merged[t], merged[u]
+      return y % (c * u.src[1].arg)
+  return None
 
 def fold_div(x: UOp, d: UOp) -> UOp | None:
   """x // d for a constant d > 0: pull out terms that are multiples of d, divide out a common factor, nest divisions."""
@@ -165,8 +179,10 @@ def fold_mod(x: UOp, d: UOp) -> UOp | None:
   kept = [(t, k % c) for t, k in terms if k % c != 0]
   if len(kept) == len(terms) and 0 <= const < c and all(k < c for _, k in terms):
     g = math.gcd(c, const, *(k for _, k in terms))
-    if g > 1 and g < c: return (build_sum(x, [(t, k // g) for t, k in terms], const // g) % (c // g)) * g
-    return None
+    if g == 1 or g == c: return None
+    divided = [(t, k // g) for t, k in terms]
+    if sum_cost(divided, const // g) + 2 > sum_cost(terms, const): return None  # (c*4)%6 -> ((c*2)%3)*2 would grow
+    return (build_sum(x, divided, const // g) % (c // g)) * g
   rest = build_sum(x, kept, const % c)
   return rest % c if rest.vmin >= 0 else None
 
@@ -224,8 +240,8 @@ def split_and(c: UOp) -> list[UOp]:
     else: out.append(u)
   return out
 
-def simplify_given_valid(gate: UOp, idx: UOp) -> UOp:
-  """idx simplified knowing `gate` is true: each clause narrows the range of the expression it bounds."""
+def _narrow(gate: UOp, idx: UOp) -> tuple[UOp, dict[UOp, UOp]]:
+  """idx with each expression the gate bounds replaced by a variable of the narrowed range, simplified; and the map back."""
   bounds: dict[UOp, list[Any]] = {}
   for clause in split_and(gate):
     if (p := parse_clause(clause)) is None: continue
@@ -233,11 +249,19 @@ def simplify_given_valid(gate: UOp, idx: UOp) -> UOp:
     b = bounds.setdefault(expr, [expr.vmin, expr.vmax])
     if lo is not None: b[0] = max(b[0], lo)
     if hi is not None: b[1] = min(b[1], hi)
-  if not bounds: return idx
   sub: dict[UOp, UOp] = {}
   for i, (expr, (lo, hi)) in enumerate(bounds.items()):
-    if lo > hi or (lo, hi) == (expr.vmin, expr.vmax) or expr not in idx.toposort: continue
+    if lo > hi or (lo, hi) == (expr.vmin, expr.vmax) or expr not in idx.toposort(): continue
     sub[expr] = UOp.variable(f"__valid{i}", lo, hi, expr.dtype)
-  if not sub: return idx
-  narrowed = graph_rewrite(idx.substitute(sub), symbolic, name="given_valid")
-  return narrowed.substitute({v: k for k, v in sub.items()})
+  if not sub: return idx, {}
+  return graph_rewrite(idx.substitute(sub), symbolic, name="given_valid"), {v: k for k, v in sub.items()}
+
+def simplify_given_valid(gate: UOp, idx: UOp) -> UOp:
+  """idx simplified knowing `gate` is true: each clause narrows the range of the expression it bounds."""
+  narrowed, back = _narrow(gate, idx)
+  return narrowed.substitute(back) if back else narrowed
+
+def range_given_valid(gate: UOp, idx: UOp) -> tuple[Any, Any]:
+  """(vmin, vmax) of idx where `gate` is true."""
+  narrowed, _ = _narrow(gate, idx)
+  return narrowed.vmin, narrowed.vmax

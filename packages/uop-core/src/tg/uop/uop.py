@@ -40,6 +40,9 @@ _new = object.__new__
 
 ConstLike = int | float | bool | InvalidType
 
+class UndecidableError(ValueError):
+  """bool()/int()/float() of a UOp whose value depends on variables its range analysis can't pin to one number."""
+
 class _cached:
   """A lock-free cached property: the value lands in the instance __dict__, so later reads never call back here."""
   def __init__(self, fxn: Any):
@@ -66,10 +69,10 @@ class UOp(metaclass=UOpMetaClass):
     return UOp(*new)  # hash-consing gives back self when nothing changed
 
   # ***** graph walks *****
-  @_cached
   def toposort(self) -> dict[UOp, None]:
-    """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine)."""
-    out: dict[UOp, None] = {}
+    """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine; cached)."""
+    if (out := self.__dict__.get("_topo")) is not None: return out
+    out = {}
     stack: list[tuple[UOp, bool]] = [(self, False)]
     while stack:
       u, expanded = stack.pop()
@@ -78,11 +81,12 @@ class UOp(metaclass=UOpMetaClass):
       else:
         stack.append((u, True))
         stack.extend((s, False) for s in reversed(u.src) if s not in out)
+    self.__dict__["_topo"] = out
     return out
   @property
   def backward_slice(self) -> dict[UOp, None]:
     """The UOps this one depends on, not including itself."""
-    return {u: None for u in self.toposort if u is not self}
+    return {u: None for u in self.toposort() if u is not self}
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
     from tg.uop.rewrite import graph_rewrite, PatternMatcher, UPat
     return graph_rewrite(self, PatternMatcher([(UPat(set(u.op for u in mapping), name="x"), lambda ctx, x: ctx.get(x))]), ctx=mapping,
@@ -92,9 +96,23 @@ class UOp(metaclass=UOpMetaClass):
     from tg.uop.symbolic import symbolic
     return graph_rewrite(self, symbolic, name="simplify")
   @property
-  def size(self) -> int: return len(self.toposort)
+  def size(self) -> int | UOp:
+    """The element count of a shaped UOp (a buffer, a view, a tensor-level value): the product of its shape; 1 for a scalar."""
+    return prod(self.shape)
 
   def __repr__(self) -> str: return pretty(self)
+
+  # ***** Python truth and numbers: only where range analysis decides the value *****
+  def _decided(self, what: str) -> Any:
+    if self.dtype.count > 1 or isinstance(self.dtype, PtrDType) or self.dtype == dtypes.void or self.vmin != self.vmax:
+      raise UndecidableError(f"{what}() of a UOp whose value isn't known: {render(self)} is in [{self.vmin}, {self.vmax}], "
+                             f"{self.dtype}; compare .vmin/.vmax or simplify() it first")
+    return self.vmin
+  def __bool__(self) -> bool: return bool(self._decided("bool"))
+  def __int__(self) -> int:
+    if not (dtypes.is_int(self.dtype) or self.dtype == dtypes.bool): raise TypeError(f"int() of a {self.dtype} UOp: cast it to an int dtype")
+    return int(self._decided("int"))
+  def __float__(self) -> float: return float(self._decided("float"))
 
   # ***** constants *****
   @staticmethod
@@ -113,18 +131,19 @@ class UOp(metaclass=UOpMetaClass):
 
   # ***** ALU and operators *****
   def alu(self, op: Ops, *src: UOp | ConstLike) -> UOp:
+    """`op` over this and `src`; over a buffer (a PARAM in a Tensor.call expression) the value is its element dtype."""
     srcs = (self, *(s if isinstance(s, UOp) else self.const_like(s) for s in src))
     if op in GroupOp.Comparison: dtype = dtypes.bool.vec(self.dtype.count)
-    elif op is Ops.WHERE: dtype = srcs[1].dtype
-    else: dtype = self.dtype
+    elif op is Ops.WHERE: dtype = _value_dtype(srcs[1])
+    else: dtype = _value_dtype(self)
     if op is Ops.WHERE:
-      if srcs[1].dtype != srcs[2].dtype: raise TypeError(f"WHERE branches differ: {srcs[1].dtype} and {srcs[2].dtype}")
-    elif op not in (Ops.SHL, Ops.SHR) and any(s.dtype != srcs[0].dtype for s in srcs[1:]):
+      if _value_dtype(srcs[1]) != _value_dtype(srcs[2]): raise TypeError(f"WHERE branches differ: {srcs[1].dtype} and {srcs[2].dtype}")
+    elif op not in (Ops.SHL, Ops.SHR) and any(s.dtype != srcs[0].dtype and _value_dtype(s) != _value_dtype(self) for s in srcs[1:]):
       raise TypeError(f"{op} on mismatched dtypes {[s.dtype for s in srcs]}: cast first")
     return UOp(op, dtype, srcs)
   def _binop(self, op: Ops, x: UOp | ConstLike, reverse: bool = False) -> UOp:
     if not isinstance(x, UOp): x = self.const_like(x)
-    elif x.dtype != self.dtype:
+    elif x.dtype != self.dtype and _value_dtype(x) != _value_dtype(self):
       # mixed dtypes in index math (a RANGE and an int32 variable): promote both to the upper dtype
       dt = least_upper_dtype(self.dtype, x.dtype)
       return (self.cast(dt)._binop(op, x.cast(dt), reverse))
@@ -229,11 +248,32 @@ class UOp(metaclass=UOpMetaClass):
     while u.op in (Ops.RESHAPE, Ops.AFTER): u = u.src[0]
     return u
   def index(self, *idx: UOp | int) -> UOp:
-    """The element of a buffer at `idx` (one flat index, or one per dimension of a shaped buffer)."""
+    """The element of a buffer at `idx` (one flat index, or one per dimension of a shaped buffer). Indexing a view
+    (permute, shrink, pad, ...) indexes the buffer under it; a padded element reads as 0 and is never written."""
+    from tg.uop.view import view_index
     if not isinstance(self.dtype, PtrDType): raise TypeError(f"index needs a buffer (pointer dtype), got {self.dtype}")
     if len(idx) not in (1, len(self.shape)): raise IndexError(f"{len(idx)} indices for a buffer of shape {self.shape}")
-    return UOp(Ops.INDEX, self.dtype.base, (self, *(i if isinstance(i, UOp) else UOp.const(dtypes.index, i) for i in idx)))
-  def __getitem__(self, idx: UOp | int | tuple) -> UOp: return self.index(*(idx if isinstance(idx, tuple) else (idx,)))
+    buf, ix, gate = view_index(self, [i if isinstance(i, UOp) else UOp.const(dtypes.index, i) for i in idx])
+    if gate is not None: ix = (ix[0].valid(gate), *ix[1:])
+    return UOp(Ops.INDEX, self.dtype.base, (buf, *ix))
+  def __getitem__(self, idx: UOp | int | slice | tuple) -> UOp:
+    """`P[i, j]` is an element; with slices (`P[0, :]`, `P[1:3, ::-1]`) the view they select, to index further."""
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    if not any(isinstance(i, slice) for i in idx): return self.index(*idx)
+    if len(idx) > len(self.shape): raise IndexError(f"{len(idx)} indices for a buffer of shape {self.shape}")
+    idx = idx + (slice(None),) * (len(self.shape) - len(idx))
+    bounds, flips, keep = [], [], []
+    for d, (i, n) in enumerate(zip(idx, self.shape)):
+      if isinstance(i, slice):
+        start, stop, step = i.indices(n)
+        if step not in (1, -1): raise IndexError(f"slice step {step} on axis {d}: only 1 and -1 make views")
+        bounds.append((start, max(start, stop)) if step == 1 else (stop + 1, max(stop + 1, start + 1)))
+        if step == -1: flips.append(d)
+        keep.append(d)
+      elif isinstance(i, int) and -n <= i < n: bounds.append((i % n, i % n + 1))
+      else: raise IndexError(f"index {i!r} on axis {d} of shape {self.shape}: ints in range and slices make views")
+    view = self.shrink(bounds).flip(flips)
+    return view.reshape(tuple(view.shape[d] for d in keep))
   def valid(self, gate: UOp) -> UOp: return gate.where(self, UOp.invalid())
   def load(self, *deps: UOp) -> UOp:
     if self.op is not Ops.INDEX: raise TypeError(f"load needs an INDEX, got {self.op}")
@@ -244,27 +284,83 @@ class UOp(metaclass=UOpMetaClass):
   def set(self, val: UOp | ConstLike, end: UOp | Sequence[UOp] = ()) -> UOp:
     """Store `val` at this INDEX (closing the ranges in `end`) and return the buffer as it is after the store."""
     st = self.store(val)
-    if end: st = st.end(*((end,) if isinstance(end, UOp) else end))
+    st = st.end(*((end,) if isinstance(end, UOp) else end))
     return self.src[0].after(st)
   def end(self, *ranges: UOp) -> UOp: return UOp(Ops.END, dtypes.void, (self, *ranges)) if ranges else self
   def after(self, *deps: UOp) -> UOp: return UOp(Ops.AFTER, self.dtype, (self, *deps)) if deps else self
-  def sink(self, *srcs: UOp, arg: Any = None) -> UOp: return UOp(Ops.SINK, dtypes.void, (self, *srcs), arg)
+  def sink(*srcs: UOp, arg: Any = None) -> UOp:  # type: ignore[misc]
+    """A SINK over srcs: `x.sink(y)` and `UOp.sink(x, y)` (also with no sources) mean the same."""
+    return UOp(Ops.SINK, dtypes.void, tuple(srcs), arg)
   @staticmethod
   def group(*srcs: UOp) -> UOp: return srcs[0] if len(srcs) == 1 else UOp(Ops.GROUP, dtypes.void, srcs)
   def reduce(self, *ranges: UOp, arg: Ops = Ops.ADD) -> UOp: return UOp(Ops.REDUCE, self.dtype, (self, *ranges), arg) if ranges else self
   def barrier(self) -> UOp: return UOp(Ops.BARRIER, dtypes.void, (self,))
 
   # ***** shapes (buffers and the tensor-level movement ops) *****
-  def reshape(self, shape: tuple[int, ...]) -> UOp:
-    if any(not isinstance(s, UOp) and s < 0 for s in shape): raise ValueError(f"negative dimension in reshape {shape}")
-    if prod(shape) != prod(self.shape) and isinstance(prod(shape), int) and isinstance(prod(self.shape), int):
-      raise ValueError(f"can't reshape {self.shape} to {shape}: {prod(self.shape)} != {prod(shape)} elements")
-    return self if tuple(shape) == self.shape else UOp(Ops.RESHAPE, self.dtype, (self,), tuple(shape))
-  def expand(self, shape: tuple[int, ...]) -> UOp:
-    """Broadcast dimensions of size 1 (the tensor-level EXPAND)."""
-    if len(shape) != len(self.shape) or any(s != n and s != 1 for s, n in zip(self.shape, shape)):
-      raise ValueError(f"can't expand {self.shape} to {tuple(shape)}")
-    return self if tuple(shape) == self.shape else UOp(Ops.EXPAND, self.dtype, (self,), tuple(shape))
+  def reshape(self, *shape: Any) -> UOp:
+    """The same elements in another shape (one dimension may be -1); on a buffer, a view that indexes it row-major."""
+    shp = _dims(shape)
+    if shp.count(-1) > 1: raise ValueError(f"reshape to {shp}: only one dimension can be -1")
+    if -1 in shp:
+      known = prod(s for s in shp if s != -1)
+      if known == 0 or not isinstance(self.size, int) or self.size % known: raise ValueError(f"can't reshape {self.shape} to {shp}")
+      shp = tuple(self.size // known if s == -1 else s for s in shp)
+    if any(not isinstance(s, UOp) and s < 0 for s in shp): raise ValueError(f"negative dimension in reshape {shp}")
+    if prod(shp) != prod(self.shape) and isinstance(prod(shp), int) and isinstance(prod(self.shape), int):
+      raise ValueError(f"can't reshape {self.shape} to {shp}: {prod(self.shape)} != {prod(shp)} elements")
+    if shp == self.shape: return self
+    if self.op is Ops.RESHAPE and isinstance(self.dtype, PtrDType): return self.src[0].reshape(shp)  # a buffer's shape replaces its shape
+    return UOp(Ops.RESHAPE, self.dtype, (self,), shp)
+  def expand(self, *shape: Any) -> UOp:
+    """Broadcast dimensions of size 1 (-1 keeps a dimension)."""
+    shp = tuple(s if n == -1 else n for s, n in zip(self.shape, _dims(shape))) + _dims(shape)[len(self.shape):]
+    if len(shp) != len(self.shape) or any(s != n and s != 1 for s, n in zip(self.shape, shp)):
+      raise ValueError(f"can't expand {self.shape} to {_dims(shape)}")
+    return self if shp == self.shape else UOp(Ops.EXPAND, self.dtype, (self,), shp)
+  def _axis(self, a: int) -> int:
+    n = len(self.shape)
+    if not -max(n, 1) <= a < max(n, 1): raise IndexError(f"axis {a} is out of range for a shape of {n} dimensions {self.shape}")
+    return a + n if a < 0 else a
+  def permute(self, *order: Any) -> UOp:
+    o = tuple(self._axis(a) for a in _dims(order))
+    if sorted(o) != list(range(len(self.shape))): raise ValueError(f"permute order {o} is not a permutation of {len(self.shape)} axes")
+    return self if o == tuple(range(len(o))) else UOp(Ops.PERMUTE, self.dtype, (self,), o)
+  def transpose(self, dim0: int = 1, dim1: int = 0) -> UOp:
+    order = list(range(len(self.shape)))
+    a, b = self._axis(dim0), self._axis(dim1)
+    order[a], order[b] = order[b], order[a]
+    return self.permute(order)
+  def flatten(self, start_dim: int = 0, end_dim: int = -1) -> UOp:
+    if not self.shape: return self.reshape(1)
+    s, e = self._axis(start_dim), self._axis(end_dim)
+    return self.reshape(self.shape[:s] + (prod(self.shape[s:e + 1]),) + self.shape[e + 1:])
+  def unflatten(self, dim: int, sizes: Sequence[int]) -> UOp:
+    d = self._axis(dim)
+    return self.reshape(self.shape[:d] + tuple(sizes) + self.shape[d + 1:])
+  def squeeze(self, dim: int | None = None) -> UOp:
+    if dim is None: return self.reshape(tuple(s for s in self.shape if s != 1))
+    d = self._axis(dim)
+    return self if self.shape[d] != 1 else self.reshape(self.shape[:d] + self.shape[d + 1:])
+  def unsqueeze(self, dim: int) -> UOp:
+    n = len(self.shape)
+    d = dim + n + 1 if dim < 0 else dim
+    if not 0 <= d <= n: raise IndexError(f"unsqueeze dim {dim} is out of range for {n} dimensions")
+    return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
+  def shrink(self, arg: Sequence[tuple[int, int] | None]) -> UOp:
+    """Keep [begin, end) of each axis (None keeps all of it)."""
+    full = tuple((0, s) if a is None else tuple(a) for a, s in zip(arg, self.shape))
+    ok = all(isinstance(b, int) and isinstance(e, int) and 0 <= b <= e <= s for (b, e), s in zip(full, self.shape))
+    if len(arg) != len(self.shape) or not ok:
+      raise ValueError(f"shrink {tuple(arg)} is out of bounds of {self.shape}")
+    return self if all(b == 0 and e == s for (b, e), s in zip(full, self.shape)) else UOp(Ops.SHRINK, self.dtype, (self,), full)
+  def pad(self, arg: Sequence[tuple[int, int] | None]) -> UOp:
+    """(before, after) zeros on each axis (None pads nothing); on a buffer, the padding reads as 0 and isn't stored."""
+    full = tuple((0, 0) if a is None else tuple(a) for a in arg)
+    if len(full) != len(self.shape) or any(b < 0 or a < 0 for b, a in full): raise ValueError(f"pad {tuple(arg)} for shape {self.shape}")
+    return self if all(p == (0, 0) for p in full) else UOp(Ops.PAD, self.dtype, (self,), full)
+  def flip(self, *axis: Any) -> UOp:
+    axes = {self._axis(a) for a in _dims(axis)}
+    return UOp(Ops.FLIP, self.dtype, (self,), tuple(i in axes for i in range(len(self.shape)))) if axes else self
   @_cached
   def shape(self) -> tuple:
     _fill_cache(self, "shape")
@@ -285,6 +381,12 @@ class UOp(metaclass=UOpMetaClass):
   def render(self, simplify: bool = True) -> str:
     """The expression as readable text, e.g. `((x*2)+1)`."""
     return render(self.simplify() if simplify else self)
+
+def _value_dtype(u: UOp) -> DType: return u.dtype.base if isinstance(u.dtype, PtrDType) else u.dtype
+
+def _dims(args: tuple) -> tuple:
+  """Shape-like arguments given as one sequence or as separate numbers."""
+  return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
 
 _slot_setters = tuple(getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
 def _init(u: UOp, op: Ops, dtype: DType, src: tuple[UOp, ...], arg: Any) -> None:
@@ -387,7 +489,7 @@ _INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.FDIV: "/
 
 def render(root: UOp) -> str:
   r: dict[UOp, str] = {}
-  for u in root.toposort:
+  for u in root.toposort():
     s = [r[x] for x in u.src]
     if u.op is Ops.CONST: r[u] = repr(u.arg) if u.dtype != dtypes.bool else str(u.arg)
     elif u.op is Ops.VCONST: r[u] = repr(u.arg)
@@ -408,7 +510,7 @@ def render(root: UOp) -> str:
 
 def pretty(root: UOp, max_nodes: int = 200) -> str:
   """A listing of the graph: nodes used more than once get a name (x0, x1, ...) and are printed once."""
-  topo = list(root.toposort)
+  topo = list(root.toposort())
   if len(topo) > max_nodes: return f"<UOp {root.op!r} {root.dtype!r} arg={root.arg!r}, {len(topo)} nodes>"
   uses: dict[UOp, int] = {}
   for u in topo:
@@ -427,7 +529,7 @@ def pretty(root: UOp, max_nodes: int = 200) -> str:
 def exec_uop(root: UOp, values: dict[UOp, Any]) -> Any:
   """Evaluate an ALU expression over constants and the given leaf values (tests and constant folding use it)."""
   r: dict[UOp, Any] = dict(values)
-  for u in root.toposort:
+  for u in root.toposort():
     if u in r: continue
     if u.op is Ops.CONST: r[u] = u.arg
     elif u.op is Ops.VCONST: r[u] = u.arg

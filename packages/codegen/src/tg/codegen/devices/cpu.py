@@ -1,7 +1,7 @@
 """CPU: C source compiled by the system C compiler into a shared object, loaded with ctypes and run on host threads."""
 from __future__ import annotations
 import ctypes, functools, os, shutil, subprocess, tempfile, time
-from tg.codegen.device import Compiled, Compiler, MallocAllocator
+from tg.codegen.device import Compiled, Compiler, MallocAllocator, OutOfBoundsError
 from tg.uop import getenv
 from tg.codegen.devices.cpu_pool import MAX_THREADS, run_parallel
 from tg.codegen.renderer import Renderer
@@ -63,6 +63,8 @@ class CPUProgram:
     self.fxn = getattr(self.lib, name)
     self.fxn.restype = None
     self.job = getattr(self.lib, f"{name}_job", None)
+    try: self.oob: ctypes.Array | None = (ctypes.c_longlong * 3).in_dll(self.lib, "tg_oob")  # built with CHECK_OOB=1
+    except ValueError: self.oob = None
   def __call__(self, *bufs: ctypes.Array, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
                vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
     n = global_size[0]
@@ -70,7 +72,15 @@ class CPUProgram:
     if n == 1: self.fxn(*bufs, *(ctypes.c_longlong(v) for v in vals), ctypes.c_int(0), ctypes.c_int(1))
     elif self.job is None: raise RuntimeError(f"{self.name} can't run on {n} threads: the library has no {self.name}_job (see cpu_pool)")
     else: run_parallel(self.job, [ctypes.addressof(b) for b in bufs] + list(vals), n)
+    if self.oob is not None and self.oob[0]: self._raise_oob()
     return time.perf_counter() - st if wait else None
+  def _raise_oob(self) -> None:
+    assert self.oob is not None
+    access, index = self.oob[1], self.oob[2]
+    self.oob[0] = 0
+    info = (ctypes.c_char_p * (access + 1)).in_dll(self.lib, "tg_oob_info")[access]
+    what, slot, size = info.decode().split("|")  # type: ignore[union-attr]
+    raise OutOfBoundsError(self.name, what, index, int(slot), int(size))
 
 def c_renderer() -> Renderer:
   """The C renderer, imported on first use (NULL shares it, to generate inspectable code)."""

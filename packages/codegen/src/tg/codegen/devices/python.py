@@ -8,7 +8,7 @@ import base64, functools, itertools, pickle, struct, time
 from typing import Any, Callable
 from tg.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes, exec_alu, prod, python_alu, truncate
 from tg.uop.dtype import bits_to_float, float_to_bits
-from tg.codegen.device import Compiled, Compiler, MallocAllocator
+from tg.codegen.device import Compiled, Compiler, MallocAllocator, OutOfBoundsError
 from tg.codegen.renderer import Renderer
 
 class PythonRenderer(Renderer):
@@ -45,10 +45,11 @@ def pack_into(dt: DType, buf: Any, off: int, val: Any) -> None:
 
 class GlobalMem:
   """A kernel buffer: bytes, indexed in elements of the PARAM's dtype."""
-  def __init__(self, mv: memoryview, base: DType, slot: int): self.mv, self.elsize, self.slot = mv, base.itemsize, slot
+  def __init__(self, mv: memoryview, base: DType, slot: int, kernel: str):
+    self.mv, self.elsize, self.slot, self.kernel = mv, base.itemsize, slot, kernel
   def _off(self, i: int, dt: DType) -> int:
     if i < 0 or (off := i * self.elsize) + dt.itemsize > self.mv.nbytes:
-      raise IndexError(f"out of bounds: {dt} at element {i} of buffer {self.slot} ({self.mv.nbytes // self.elsize} elements)")
+      raise OutOfBoundsError(self.kernel, str(dt), i, self.slot, self.mv.nbytes // self.elsize)
     return off
   def load(self, i: int, dt: DType) -> Any: return unpack_from(dt, self.mv, self._off(i, dt))
   def store(self, i: int, dt: DType, val: Any) -> None: pack_into(dt, self.mv, self._off(i, dt), val)
@@ -122,7 +123,7 @@ class PythonProgram:
     st = time.perf_counter()
     if len(bufs) != len(self.slots) or len(vals) != len(self.var_names):
       raise TypeError(f"{self.name} takes {len(self.slots)} buffers and {len(self.var_names)} vars, got {len(bufs)} and {len(vals)}")
-    params = {u.arg: GlobalMem(memoryview(bufs[self.slots.index(u.arg)]).cast("B"), u.dtype.base, u.arg)
+    params = {u.arg: GlobalMem(memoryview(bufs[self.slots.index(u.arg)]).cast("B"), u.dtype.base, u.arg, self.name)
               for u in self.uops if u.op is Ops.PARAM}
     var_vals = dict(zip(self.var_names, vals))
     ls = tuple(local_size)

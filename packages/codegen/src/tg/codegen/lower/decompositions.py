@@ -91,7 +91,7 @@ def fuse_mulaccs(sink: UOp, ren: Renderer) -> UOp:
   on that)."""
   if not _native(ren, Ops.MULACC): return sink
   uses: dict[UOp, int] = {}
-  for u in sink.toposort:
+  for u in sink.toposort():
     for s in u.src: uses[s] = uses.get(s, 0) + 1
   def fuse(m: UOp, c: UOp) -> UOp | None:
     return m.src[0].alu(Ops.MULACC, m.src[1], c) if dtypes.is_float(c.dtype) and uses.get(m, 0) == 1 else None

@@ -64,7 +64,7 @@ def state_setup(topo: list[UOp], sets: dict[UOp, frozenset[UOp]]) -> dict[UOp, d
 
 def linearize(sink: UOp) -> list[UOp]:
   sink = graph_rewrite(sink, pm_split_ends, name="split ends")
-  topo = list(sink.toposort)
+  topo = list(sink.toposort())
   order = {u: i for i, u in enumerate(topo)}
   sets: dict[UOp, frozenset[UOp]] = {}
   for u in topo:

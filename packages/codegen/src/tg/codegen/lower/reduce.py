@@ -15,7 +15,7 @@ def identity_element(op: Ops, dt: DType) -> int | float | bool:
 def open_ranges(u: UOp) -> set[UOp]:
   """The RANGEs u is inside of: those it depends on, less the ones an END in its past has closed."""
   scope: dict[UOp, frozenset[UOp]] = {}
-  for n in u.toposort:
+  for n in u.toposort():
     s = frozenset().union(*(scope[x] for x in n.src)) if n.src else frozenset()
     if n.op is Ops.RANGE: s = s | {n}
     elif n.op is Ops.END: s = s - set(n.src[1:])
@@ -57,11 +57,11 @@ def flat(idx: list[UOp], sizes: list[int]) -> UOp:
 def split_shared_ranges(sink: UOp) -> UOp:
   """Reduces over one RANGE whose accumulators live in different loop nests (say sum(a[r]) + sum(b[i, r]) stored at i)
   get a copy of that range each: one loop can't run both outside the i loop and inside it."""
-  next_axis = max((u.arg[0] for u in sink.toposort if u.op is Ops.RANGE), default=-1) + 1
+  next_axis = max((u.arg[0] for u in sink.toposort() if u.op is Ops.RANGE), default=-1) + 1
   while True:
     scope: dict[UOp, frozenset[UOp]] = {}  # the ranges each UOp is inside of (a REDUCE or END closes its own)
     nests: dict[UOp, dict[frozenset[UOp], list[UOp]]] = {}  # RANGE -> the reduces over it, by their loop nest
-    for u in sink.toposort:
+    for u in sink.toposort():
       sc = frozenset().union(*(scope[x] for x in u.src)) if u.src else frozenset()
       if u.op is Ops.RANGE: sc = sc | {u}
       elif u.op in (Ops.REDUCE, Ops.END): sc = sc - set(u.src[1:])
@@ -80,12 +80,12 @@ def split_shared_ranges(sink: UOp) -> UOp:
 def merge_ends(sink: UOp) -> UOp | None:
   """ENDs closing the same ranges become one END over a GROUP of their bodies (one loop, several accumulators)."""
   by_ranges: dict[tuple[UOp, ...], list[UOp]] = {}
-  for u in sink.toposort:
+  for u in sink.toposort():
     if u.op is Ops.END: by_ranges.setdefault(u.src[1:], []).append(u)
   sub = {}
   for rngs, ends in by_ranges.items():
     if len(ends) < 2: continue
-    if any(e in f.src[0].toposort for e in ends for f in ends if e is not f): continue  # one needs the other finished: can't share a loop
+    if any(e in f.src[0].toposort() for e in ends for f in ends if e is not f): continue  # one needs the other finished: can't share a loop
     merged = UOp.group(*[e.src[0] for e in ends]).end(*rngs)
     sub.update({e: merged for e in ends})
   return sink.substitute(sub) if sub else None

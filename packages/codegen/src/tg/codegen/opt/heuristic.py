@@ -25,18 +25,18 @@ EXPENSIVE = (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.RECIPROCAL, Op
 
 def _loads(k: UOp) -> list[UOp]:
   """The INDEXes a kernel loads through (into its parameters, not the ones it stores to)."""
-  stored = {u.src[0] for u in k.toposort if u.op is Ops.STORE}
-  return [u for u in k.toposort if u.op is Ops.INDEX and u not in stored and u.src[0].buffer_base.op is Ops.PARAM]
+  stored = {u.src[0] for u in k.toposort() if u.op is Ops.STORE}
+  return [u for u in k.toposort() if u.op is Ops.INDEX and u not in stored and u.src[0].buffer_base.op is Ops.PARAM]
 
 def _range_deps(k: UOp) -> dict[UOp, frozenset[UOp]]:
   """The RANGEs each value of the kernel depends on. A gated load's index is looked at under its gate (a windowed
   view's div/mod that the gate makes constant is no dependence)."""
   deps: dict[UOp, frozenset[UOp]] = {}
-  for u in k.toposort:
+  for u in k.toposort():
     if u.op is Ops.RANGE: deps[u] = frozenset((u,))
     elif u.op is Ops.INDEX and len(u.src) == 3 and u.src[2].dtype == dtypes.bool:
       idx = simplify_given_valid(u.src[2], u.src[1])
-      deps[u] = deps[u.src[2]].union(r for r in idx.toposort if r.op is Ops.RANGE)
+      deps[u] = deps[u.src[2]].union(r for r in idx.toposort() if r.op is Ops.RANGE)
     else: deps[u] = frozenset().union(*(deps[s] for s in u.src))
   return deps
 
@@ -44,9 +44,9 @@ def _reuse(k: UOp, r: UOp, deps: dict[UOp, frozenset[UOp]]) -> int:
   """How much of the computed (not index) work inside the reduce doesn't depend on output axis r: upcasting r does it
   once for all its lanes (the input of a conv for every output channel, a softmax gradient for every column)."""
   red = {x for x in deps if x.op is Ops.RANGE and x.arg[1] is AxisType.REDUCE}
-  stored = {u.src[0] for u in k.toposort if u.op is Ops.STORE}
+  stored = {u.src[0] for u in k.toposort() if u.op is Ops.STORE}
   score = 0
-  for u in k.toposort:
+  for u in k.toposort():
     if (u.op is Ops.INDEX and u not in stored and u.src[0].buffer_base.op is Ops.PARAM) or \
        (u.op in GroupOp.ALU and u.dtype.scalar() not in (dtypes.index, dtypes.bool)):
       if r not in (d := deps[u]) and d & red: score += 8 if u.op in EXPENSIVE else 1
@@ -64,7 +64,7 @@ class _Kernel:
     return True
 
 def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
-  if any(u.op is Ops.CONTRACT for u in ast.toposort): return ast  # the kernel chose its own vector lanes: more would break them
+  if any(u.op is Ops.CONTRACT for u in ast.toposort()): return ast  # the kernel chose its own vector lanes: more would break them
   K = _Kernel(ast, ren)
   outs, reds = output_axes(ast), reduce_axes(ast)
   sizes = [range_size(r) or 0 for r in outs]
@@ -72,8 +72,8 @@ def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
   loads = _loads(ast)
   deps = _range_deps(ast)
   # a matmul: the two innermost output axes each have a load that doesn't depend on it (A[i,k] for j, B[k,j] for i)
-  outer = len(outs) >= 2 and any(outs[-1] not in ld.toposort and outs[-2] in ld.toposort for ld in loads) and \
-    any(outs[-2] not in ld.toposort and outs[-1] in ld.toposort for ld in loads)
+  outer = len(outs) >= 2 and any(outs[-1] not in ld.toposort() and outs[-2] in ld.toposort() for ld in loads) and \
+    any(outs[-2] not in ld.toposort() and outs[-1] in ld.toposort() for ld in loads)
   tiled = False
   if reds and outer and red_size is not None and red_size >= 16:
     n = len(outs)
@@ -125,7 +125,7 @@ def _upcast_reduce(K: _Kernel, deps: dict[UOp, frozenset[UOp]]) -> bool:
   # has enough independent accumulators (measured: a conv's 16x12 tile 2.1 ms plain, 2.7 ms with its 3-wide window unrolled)
   reds = reduce_axes(K.k)
   if reds and (rs := range_size(reds[-1])) is not None and lanes < 128:
-    costly = any(u.op in EXPENSIVE and reds[-1] in deps.get(u, ()) for u in k0.toposort)
+    costly = any(u.op in EXPENSIVE and reds[-1] in deps.get(u, ()) for u in k0.toposort())
     for amt in ((rs,) if rs <= 16 else ()) + (() if costly else (4, 2)):
       if rs % amt == 0 and rs >= amt and K.attempt(Opt(OptOps.UNROLL, len(reds) - 1, amt)): break
   return True

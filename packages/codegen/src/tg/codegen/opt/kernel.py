@@ -25,7 +25,7 @@ AXIS_ORDER = {t: i for i, t in enumerate((AxisType.GLOBAL, AxisType.THREAD, Axis
                                           AxisType.REDUCE, AxisType.UPCAST, AxisType.UNROLL))}
 
 def range_key(r: UOp) -> tuple[int, int]: return (AXIS_ORDER[r.arg[1]], r.arg[0])
-def all_ranges(ast: UOp) -> list[UOp]: return sorted((u for u in ast.toposort if u.op is Ops.RANGE), key=range_key)
+def all_ranges(ast: UOp) -> list[UOp]: return sorted((u for u in ast.toposort() if u.op is Ops.RANGE), key=range_key)
 def output_axes(ast: UOp) -> list[UOp]: return [r for r in all_ranges(ast) if r.arg[1] in (AxisType.GLOBAL, AxisType.LOOP, AxisType.LOCAL)]
 def reduce_axes(ast: UOp) -> list[UOp]: return [r for r in all_ranges(ast) if r.arg[1] is AxisType.REDUCE]
 def range_size(r: UOp) -> int | None: return r.src[0].arg if r.src[0].op is Ops.CONST else None
@@ -45,7 +45,7 @@ def split_range(ast: UOp, r: UOp, amt: int, inner_type: AxisType, inner_first: b
   inner_first puts the new axis first in the index (r = inner*(n//amt) + outer), as GROUPTOP does."""
   n = range_size(r)
   if n is None or amt <= 1 or n % amt != 0: raise KernelOptError(f"can't split axis {r.arg} of size {n} by {amt}")
-  next_id = max(u.arg[0] for u in ast.toposort if u.op is Ops.RANGE) + 1
+  next_id = max(u.arg[0] for u in ast.toposort() if u.op is Ops.RANGE) + 1
   outer = UOp.range(n // amt, r.arg[0], r.arg[1])
   inner = UOp.range(amt, next_id, inner_type)
   expr = inner * (n // amt) + outer if inner_first else outer * amt + inner
@@ -67,19 +67,19 @@ def pad_range(ast: UOp, r: UOp, amt: int) -> UOp:
   ast = graph_rewrite(ast, pm_split, ctx={r: (nr, (nr,))}, bottom_up=True, name="pad range")
   valid = nr < n
   def gate(x: UOp) -> UOp | None:
-    if nr not in x.src[1].toposort or (len(x.src) > 2 and valid in x.src[2].toposort): return None
+    if nr not in x.src[1].toposort() or (len(x.src) > 2 and valid in x.src[2].toposort()): return None
     return x.replace(src=(x.src[0], x.src[1], valid if len(x.src) == 2 else x.src[2] & valid))
   return graph_rewrite(ast, PatternMatcher([(UPat(Ops.INDEX, name="x"), gate)]), name="pad gates")
 
 def parallel_ranges(ast: UOp) -> list[UOp]:
   """LOOP ranges that every store to global memory is indexed by, and every load of a written buffer too:
   iterations of such a range touch disjoint memory, so they may run in parallel (become GLOBAL)."""
-  stores = [u for u in ast.toposort if u.op is Ops.STORE and u.src[0].op is Ops.INDEX and isinstance(u.src[0].src[0].dtype, PtrDType)
+  stores = [u for u in ast.toposort() if u.op is Ops.STORE and u.src[0].op is Ops.INDEX and isinstance(u.src[0].src[0].dtype, PtrDType)
             and u.src[0].src[0].buffer_base.op is Ops.PARAM]
   if not stores: return []
   written = {s.src[0].src[0].buffer_base for s in stores}
-  reads = [u for u in ast.toposort if u.op is Ops.INDEX and u.src[0].buffer_base in written and u not in {s.src[0] for s in stores}]
-  idx_deps = [set().union(*(s.toposort for s in (x.src[0].src[1:] if x.op is Ops.STORE else x.src[1:]))) for x in stores + reads]
+  reads = [u for u in ast.toposort() if u.op is Ops.INDEX and u.src[0].buffer_base in written and u not in {s.src[0] for s in stores}]
+  idx_deps = [set().union(*(s.toposort() for s in (x.src[0].src[1:] if x.op is Ops.STORE else x.src[1:]))) for x in stores + reads]
   return [r for r in all_ranges(ast) if r.arg[1] is AxisType.LOOP and all(r in d for d in idx_deps)]
 
 def apply_opt(ast: UOp, opt: Opt, renderer: object) -> UOp:

@@ -23,7 +23,7 @@ def actions(k: UOp, ren: Renderer) -> list[Opt]:
   return acts
 
 def upcast_lanes(k: UOp) -> int:
-  return math.prod(range_size(u) or 1 for u in k.toposort if u.op is Ops.RANGE and u.arg[1].name in ("UPCAST", "UNROLL"))
+  return math.prod(range_size(u) or 1 for u in k.toposort() if u.op is Ops.RANGE and u.arg[1].name in ("UPCAST", "UNROLL"))
 
 def time_kernel(k: UOp, ren: Renderer, runs: int = 3) -> float:
   """Best wall time of a few runs of the lowered kernel on random-free scratch buffers (inf if it fails to build)."""

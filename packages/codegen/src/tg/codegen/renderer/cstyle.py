@@ -7,6 +7,7 @@ import math
 from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
+from tg.codegen.device import CHECK_OOB
 
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
            dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long",
@@ -55,6 +56,7 @@ class CRenderer(Renderer):
     lines: list[str] = []
     vec_types: set[DType] = set()
     depth, threaded = 1, False
+    checks: list[str] | None = [] if CHECK_OOB else None  # CHECK_OOB: one "dtype|slot|size" per checked access
     def emit(s: str) -> None: lines.append("  " * depth + s)
     def val(u: UOp, expr: str) -> None:
       r[u] = f"v{len(r)}"
@@ -83,10 +85,17 @@ class CRenderer(Renderer):
       elif u.op is Ops.CAST and isinstance(u.dtype, PtrDType): r[u] = f"(({self.ctype(u.dtype)}){s[0]})"
       elif u.op is Ops.LOAD:
         gate = _gate(u.src[0], r)
-        val(u, f"({gate}?*{s[0]}:{s[1]})" if gate else f"*{s[0]}")
+        if checks is not None and (chk := _bounds(u, u.dtype, r, checks)) is not None:
+          ok, hit = chk
+          emit(f"if ({gate + '&&' if gate else ''}!{ok}) {hit}")
+          val(u, f"(({gate + '&&' if gate else ''}{ok})?*{s[0]}:{s[1] if gate else f'(({self.ctype(u.dtype)}){{0}})'})")
+        else: val(u, f"({gate}?*{s[0]}:{s[1]})" if gate else f"*{s[0]}")
       elif u.op is Ops.STORE:
         gate = _gate(u.src[0], r)
-        emit(f"{'if (' + gate + ') ' if gate else ''}*{s[0]} = {s[1]};")
+        if checks is not None and (chk := _bounds(u, u.src[1].dtype, r, checks)) is not None:
+          ok, hit = chk
+          emit(f"if ({gate + '&&' if gate else ''}{ok}) *{s[0]} = {s[1]}; else if ({gate or 1}) {hit}")
+        else: emit(f"{'if (' + gate + ') ' if gate else ''}*{s[0]} = {s[1]};")
       elif u.op is Ops.VECTORIZE: val(u, f"(({self.ctype(u.dtype)}){{{', '.join(s)}}})")
       elif u.op is Ops.GEP: val(u, f"{s[0]}[{u.arg[0]}]") if len(u.arg) == 1 else \
         val(u, f"(({self.ctype(u.dtype)}){{{', '.join(f'{s[0]}[{i}]' for i in u.arg)}}})")
@@ -105,6 +114,7 @@ class CRenderer(Renderer):
     words = [f"({self.ctype(p.dtype.base)}*)a[{i}]" for i, p in enumerate(params)] + [f"a[{len(params) + i}]" for i in range(len(variables))]  # type: ignore
     job = [f"void {name}_job(const long long* a, int core_id, int n_cores) {{ {name}({', '.join(words + ['core_id', 'n_cores'])}); }}"]
     kernel = [f"void {name}({', '.join(args + ['int core_id', 'int n_cores'])}) {{"] + lines + ["}"]
+    if checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in checks)}}};"]
     return "\n".join(typedefs + prelude + kernel + (job if threaded else []))  # NAME_job: for the thread pool (cpu_pool)
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
@@ -135,6 +145,19 @@ class CRenderer(Renderer):
     raise NotImplementedError(f"the C renderer has no rule for {u.op} on {dt}")
 
 NARROW = {dtypes.bfloat16: "bf16", dtypes.fp8e4m3: "e4m3", dtypes.fp8e5m2: "e5m2"}
+
+# CHECK_OOB: the first access out of bounds is recorded (access number, index) for tg.codegen.devices.cpu to raise
+OOB_PRELUDE = ["long long tg_oob[3];",
+               "static void tg_oob_hit(long long a, long long i) { if (!tg_oob[0]) { tg_oob[1] = a; tg_oob[2] = i; tg_oob[0] = 1; } }"]
+
+def _bounds(u: UOp, dt: DType, r: dict[UOp, str], checks: list[str]) -> tuple[str, str] | None:
+  """For a load/store of a kernel buffer: the C condition that it is inside, and the statement recording that it isn't."""
+  idx = u.src[0].src[0] if u.src[0].op is Ops.CAST else u.src[0]
+  buf = idx.src[0].buffer_base
+  if buf.op is not Ops.PARAM or (size := buf.dtype.size) < 0: return None  # type: ignore[attr-defined]
+  checks.append(f"{dt}|{buf.arg}|{size}")
+  ix = r[idx.src[1]]
+  return f"({ix}>=0&&{ix}+{dt.count}<={size})", f"tg_oob_hit({len(checks) - 1},{ix});"
 
 def _gate(idx: UOp, r: dict[UOp, str]) -> str | None:
   i = idx.src[0] if idx.op is Ops.CAST else idx

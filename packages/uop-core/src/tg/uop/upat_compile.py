@@ -1,0 +1,113 @@
+"""UPats compiled to Python: one generated function per op tries that op's patterns in order, each pattern's checks
+written out as one condition (no closure call per sub-pattern, no dicts of captures), calling its function with the
+captures as keywords. Patterns the generator doesn't spell (UPat.any, a repeated source with names) call their
+interpreted matcher from inside the generated code, so every pattern matcher compiles.
+
+UPAT_INTERPRET=1 (or `with Context(UPAT_INTERPRET=1)`) rewrites with the interpreted matcher instead: bench/uop.py
+measures both in one run."""
+from __future__ import annotations
+import inspect
+from typing import TYPE_CHECKING, Any, Callable
+from tg.uop.helpers import ContextVar
+from tg.uop.ops import Ops
+
+if TYPE_CHECKING:
+  from tg.uop.rewrite import UPat
+  from tg.uop.uop import UOp
+
+UPAT_INTERPRET = ContextVar("UPAT_INTERPRET", 0)
+MAX_ALTERNATIVES = 24  # more orderings than this (nested commutative sources): call the interpreted matcher
+
+class _Gen:
+  """Source text and the constants it refers to (as g0, g1, ...)."""
+  def __init__(self) -> None:
+    self.consts: dict[str, Any] = {"Ops": Ops}
+    self.lines: list[str] = []
+    self.n = 0
+  def const(self, v: Any) -> str:
+    name = f"g{len(self.consts)}"
+    self.consts[name] = v
+    return name
+  def tmp(self) -> str:
+    self.n += 1
+    return f"t{self.n}"
+
+def _orderings(p: UPat) -> list[tuple[UPat, ...]] | None:
+  """The source orderings of p: tuple srcs, or each permutation of a list src; None for a repeated source."""
+  from tg.uop.rewrite import _Repeat
+  if p.srcs is None: return []
+  if any(isinstance(s, _Repeat) for s in p.srcs): return None
+  return [tuple(s) for s in p.srcs]
+
+def _alternatives(p: UPat) -> int | None:
+  """How many ways the generator spells p (the product of the orderings below it), None if it can't."""
+  from tg.uop.rewrite import _Any
+  if isinstance(p, _Any): return None
+  if (ords := _orderings(p)) is None: return None
+  if not ords: return 1
+  total = 0
+  for o in ords:
+    n = 1
+    for q in o:
+      if (a := _alternatives(q)) is None: return None
+      n *= a
+    total += n
+  return total
+
+def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False) -> list[tuple[list[str], dict[str, str]]]:
+  """Each way p can match the UOp in local `var`: its conditions (joined with `and`) and the capture names bound to
+  locals by then (each way has its own copy of `bound`). The root's op is known: the function is per op."""
+  head: list[str] = []
+  if p.op is not None and not root: head.append(f"{var}.op is {g.const(next(iter(p.op)))}" if len(p.op) == 1 else f"{var}.op in {g.const(p.op)}")
+  if p.arg is not None: head.append(f"{var}.arg == {g.const(p.arg)}")
+  if p.allowed_len != -1: head.append(f"len({var}.src) == {p.allowed_len}")
+  elif p.min_len: head.append(f"len({var}.src) >= {p.min_len}")
+  if p.dtype is not None:
+    dt = g.const(p.dtype)
+    head.append(f"({var}.dtype in {dt} or {var}.dtype.scalar() in {dt})")
+  out: list[tuple[list[str], dict[str, str]]] = []
+  for order in (_orderings(p) or [()]):
+    c, b = list(head), dict(bound)
+    if p.name is not None:
+      if p.name in b: c.append(f"{var} is {b[p.name]}")
+      else:
+        b[p.name] = f"n_{p.name}"
+        c.append(f"({b[p.name]} := {var}) is not None")
+    ways = [(c, b)]
+    for i, q in enumerate(order):
+      sv = g.tmp()
+      ways = [(c2 + [f"({sv} := {var}.src[{i}]) is not None"] + c3, b3) for c2, b2 in ways for c3, b3 in _ways(g, q, sv, b2)]
+    out.extend(ways)
+  return out
+
+def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any], UOp | None]:
+  """One function trying `pats` (all dispatching on `op`) in order on a UOp, returning the first result that is not
+  None and not the UOp itself."""
+  g = _Gen()
+  body: list[str] = []
+  for pat, fxn in pats:
+    f = g.const(fxn)
+    params = inspect.signature(fxn).parameters
+    if (_alternatives(pat) or MAX_ALTERNATIVES + 1) > MAX_ALTERNATIVES:
+      m = g.const(pat.matcher)
+      ctx_kw = "ctx=ctx, " if "ctx" in params else ""
+      body += [f"  for m in {m}(u, {{}}):", f"    if (r := {f}({ctx_kw}**m)) is not None and r is not u: return r"]
+      continue
+    for conds, bound in _ways(g, pat, "u", {}, root=True):
+      kws = [f"{k}={v}" for k, v in bound.items()] + (["ctx=ctx"] if "ctx" in params else [])
+      test = " and ".join(conds) or "True"
+      body += [f"  if {test}:", f"    if (r := {f}({', '.join(kws)})) is not None and r is not u: return r"]
+  src = f"def rewrite_{op.name}(u, ctx):\n" + "\n".join(body) + "\n  return None\n"
+  namespace = dict(g.consts)
+  exec(compile(src, f"<upat {op.name}>", "exec"), namespace)  # noqa: S102 - our own generated source
+  fn = namespace[f"rewrite_{op.name}"]
+  fn.source = src
+  return fn
+
+def compile_matcher(patterns: list[tuple[UPat, Callable]]) -> dict[Ops, Callable[[UOp, Any], UOp | None]]:
+  """op -> the compiled function for the patterns that can match it, in their order."""
+  by_op: dict[Ops, list[tuple[UPat, Callable]]] = {}
+  for pat, fxn in patterns:
+    for op in pat.op or (): by_op.setdefault(op, []).append((pat, fxn))
+  return {op: compile_op(ps, op) for op, ps in by_op.items()}
+
