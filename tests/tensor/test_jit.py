@@ -5,9 +5,10 @@ import tracemalloc
 from typing import Callable
 import numpy as np
 import pytest
-from tg.tensor import Tensor, Counters, Ops
+from tg.tensor import Tensor, Counters, Device, Ops, UOp
 from tg.tensor import nn
 from tg.tensor.jit import TinyJit, JitError, JitInputError
+from tg.codegen.devices.cpu import cpu_threads
 
 rng = np.random.default_rng(3)
 def rand(*shape): return rng.standard_normal(shape).astype(np.float32)
@@ -230,3 +231,35 @@ def test_replays_dont_grow_memory():
   finally: tracemalloc.stop()
   np.testing.assert_allclose(out.numpy(), x * 1000, rtol=1e-5)
   assert grown < 1_000_000, f"memory grew {grown} bytes over 20 replays"
+
+# ***** batching: consecutive kernels launched by one call where the device can *****
+
+def test_batched_replay_equals_unbatched_and_numpy():
+  # a chain of small kernels, one big enough to run on several threads, and a symbolic size: all in one batch on the CPU
+  def f(a: Tensor, b: Tensor, big: Tensor, v: UOp) -> tuple[Tensor, Tensor]:
+    for _ in range(6): a = (a * 0.5 + b).realize()
+    wide = (big.reshape(1000, 1) * Tensor.ones(1, 1000)).contiguous().sum(1).realize()
+    return a.shrink(((0, v),)).sum() + wide.sum() * 0, wide
+  var = UOp.variable("n", 1, 8)
+  def run(jf: TinyJit) -> list[np.ndarray]:
+    r = np.random.default_rng(5)
+    outs = []
+    for k in (3, 8, 1, 5, 2):
+      a, b, big = r.standard_normal(8).astype(np.float32), r.standard_normal(8).astype(np.float32), r.standard_normal(1000).astype(np.float32)
+      Counters.reset()
+      s, wide = jf(Tensor(a), Tensor(b), Tensor(big), var.bind(k))
+      outs += [s.numpy(), wide.numpy()]
+      ref = a
+      for _ in range(6): ref = ref * 0.5 + b
+      np.testing.assert_allclose(outs[-2], ref[:k].sum(), rtol=1e-5, atol=1e-5, err_msg=f"n={k}")
+      np.testing.assert_allclose(outs[-1], big * 1000, rtol=1e-5)
+    assert Counters.kernels == len(jf.jit_cache), "every captured kernel ran once in the last replay"
+    return outs
+  batched = TinyJit(f)
+  got = run(batched)
+  if Device.DEFAULT == "CPU":
+    assert len(batched.launches) == 1 and len(batched.jit_cache) > 6, "one launch for all the kernels"
+    assert cpu_threads() == 1 or any(st.runner.p.global_size[0] > 1 for st in batched.steps), "a threaded kernel in the batch"
+  plain = TinyJit(f, batch=False)
+  for g, p in zip(got, run(plain)): np.testing.assert_array_equal(g, p)
+  assert len(plain.launches) == len(plain.jit_cache)
