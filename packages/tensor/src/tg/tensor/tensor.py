@@ -85,6 +85,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
+  def size(self, dim: int | None = None) -> tuple[int, ...] | int: return self.shape if dim is None else self.shape[self._axis(dim)]
   def element_size(self) -> int: return self.dtype.itemsize
   def nbytes(self) -> int: return self.numel() * self.element_size()
   def __len__(self) -> int:
@@ -413,7 +414,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return a._apply(lambda p, q: p.alu(Ops.MAX, q), b) if a.dtype != dtypes.bool else a | b
   def minimum(self, x: Tensor | Scalar) -> Tensor:
     a, b = self._broadcasted(x)
-    return -((-a).maximum(-b)) if a.dtype != dtypes.bool else a & b
+    if a.dtype == dtypes.bool: return a & b
+    return -((-a).maximum(-b)) if dtypes.is_float(a.dtype) else ~((~a).maximum(~b))  # ~ reverses the order of ints, never overflows
   def clip(self, min_: Scalar | Tensor | None = None, max_: Scalar | Tensor | None = None) -> Tensor:
     if min_ is None and max_ is None: raise ValueError("clip needs a min or a max")
     ret = self if min_ is None else self.maximum(min_)
@@ -481,9 +483,6 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   # ***** reductions *****
   def _reduce(self, op: Ops, axis: int | Sequence[int] | None, keepdim: bool) -> Tensor:
     axes = self._resolve_axes(axis)
-    if self.numel() == 0 and any(self.shape[a] == 0 for a in axes):
-      if op is Ops.ADD: return Tensor.zeros(*self._reduced_shape(axes, keepdim), dtype=self.dtype, device=self.device)
-      raise ValueError(f"reduce of {op.name.lower()} over an empty axis has no identity")
     ret = self._apply(lambda u: UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes))) if axes else self
     return ret if keepdim else ret.reshape(self._reduced_shape(axes, False))
   def _resolve_axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:
@@ -505,8 +504,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
   def min(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     if self.dtype == dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
-    if dtypes.is_unsigned(self.dtype): return dtypes.max(self.dtype) - (dtypes.max(self.dtype) - self).max(axis, keepdim)
-    return -((-self).max(axis, keepdim))
+    return -((-self).max(axis, keepdim)) if dtypes.is_float(self.dtype) else ~((~self).max(axis, keepdim))  # see minimum
   def mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     x = self if dtypes.is_float(self.dtype) else self.cast(least_upper_float(self.dtype))
     n = prod(s for i, s in enumerate(self.shape) if i in self._resolve_axes(axis))
