@@ -232,6 +232,28 @@ def test_replays_dont_grow_memory():
   np.testing.assert_allclose(out.numpy(), x * 1000, rtol=1e-5)
   assert grown < 1_000_000, f"memory grew {grown} bytes over 20 replays"
 
+def test_free_intermediates_gives_back_only_scratch_memory():
+  ext = Tensor([1, 24, 23, 45, 1])  # data the kernels only read: kept
+  @TinyJit
+  def f(x: Tensor) -> Tensor: return (x * 2 + ext).reshape(5, 1).expand(5, 100).contiguous().sum()  # scratch: 5x100 int32
+  for i in range(3): assert f(Tensor([i, 1, 2, 3, 4])).item() == 100 * (2 * i + 114)  # hand-computed: sum(2x + ext) * 100
+  assert f.free_intermediates() == 5 * 100 * 4
+  assert f.free_intermediates() == 0, "freed already"
+  for i in (11, 12):
+    assert f(Tensor([i, 1, 2, 3, 4])).item() == 100 * (2 * i + 114)
+    assert f.free_intermediates() == 2000
+
+def test_free_intermediates_keeps_state_updated_in_place():
+  acc = Tensor([1]).contiguous().realize()
+  @TinyJit
+  def add(y: Tensor) -> Tensor:
+    acc.assign(acc + y).realize()
+    return acc
+  for _ in range(5): add(Tensor([1]))
+  assert add.free_intermediates() == 0
+  add(Tensor([2]))
+  assert acc.item() == 8
+
 # ***** batching: consecutive kernels launched by one call where the device can *****
 
 def test_batched_replay_equals_unbatched_and_numpy():

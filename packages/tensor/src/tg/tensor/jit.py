@@ -13,7 +13,8 @@ Symbolic sizes: pass a bound variable (`UOp.variable("n", 1, 32).bind(k)`) as an
 function; a replay launches the captured kernels with the arguments' values of the variables.
 
 As in tinygrad, the outputs must be tensors (or None), a replay returns them in the same buffers every call (read or
-copy them before the next call), and `prune=True` drops the kernels that don't depend on the inputs from the replays."""
+copy them before the next call), `prune=True` drops the kernels that don't depend on the inputs from the replays,
+and `free_intermediates()` gives back the scratch buffers between replays. Replays reuse every buffer: memory stays flat."""
 from __future__ import annotations
 import functools, itertools
 from dataclasses import dataclass
@@ -139,7 +140,8 @@ def _batched(steps: list[_Step]) -> list[_Step | _Batch]:
 class TinyJit(Generic[R]):
   """Capture on the second call, replay from the third (see the module docstring); `jit_cache` lists the captured
   kernels and copies (ExecItems) a replay runs, `reset()` forgets them. `batch` (default: JIT_BATCH, on) launches runs
-  of kernels with one call where the device can (`launches`: what a replay launches, batches and single steps)."""
+  of kernels with one call where the device can (`launches`: what a replay launches, batches and single steps, made on
+  the first replay)."""
   def __init__(self, fxn: Callable[..., R], prune: bool = False, batch: bool | None = None):
     self.fxn, self.prune, self.batch = fxn, prune, bool(getenv("JIT_BATCH", 1)) if batch is None else batch
     self.reset()
@@ -178,7 +180,6 @@ class TinyJit(Generic[R]):
     steps = [_Step(ei, None if ei.ast.op is Ops.COPY else get_runner(ei.ast, ei.bufs[0].device),
                    [(j, slot[id(b)]) for j, b in enumerate(ei.bufs) if id(b) in slot]) for ei in items]
     self.steps = _prune(steps) if self.prune else steps
-    self.launches = _batched(self.steps) if self.batch else list(self.steps)
     self.signature = a.signature()
     by_buffer = {id(b): i for i, b in enumerate(bufs)}
     def out(t: Tensor) -> _Out:
@@ -187,8 +188,28 @@ class TinyJit(Generic[R]):
     self.outputs = _map_outputs(ret, out)
     return ret
 
+  def free_intermediates(self) -> int:
+    """Give back the memory of the buffers only the captured kernels use and write before they read them (no tensor
+    refers to them, their contents don't outlive a replay); the next replay allocates them again. Returns the bytes freed."""
+    live = {id(b) for b in buffers.values()}
+    written: set[int] = set()
+    keep = {id(b.base) for st in self.steps for b in st.item.bufs if b.base is not b}  # views and what they view
+    keep |= {id(st.item.bufs[j]) for st in self.steps for j, _ in st.inputs}
+    frees: dict[int, Buffer] = {}
+    for st in self.steps:
+      bufs = st.item.bufs
+      keep.update(id(bufs[j]) for j in st.reads() if id(bufs[j]) not in written)  # read before written: state, or constant data
+      for j in st.writes():
+        written.add(id(bufs[j]))
+        frees[id(bufs[j])] = bufs[j]
+    freed = [b for i, b in frees.items() if i not in keep and i not in live and b.base is b and b.is_allocated]
+    for b in freed: b.deallocate()
+    if freed: self.launches = []  # a batch holds the old addresses: rebuilt on the next replay
+    return sum(b.nbytes for b in freed)
+
   def _replay(self, a: _Args, new: list[Buffer]) -> R:
     if (sig := a.signature()) != self.signature: raise self._mismatch(sig)
+    if not self.launches: self.launches = _batched(self.steps) if self.batch else list(self.steps)
     for st in self.launches:
       if isinstance(st, _Batch):
         for k, j, i in st.inputs: st.graph.update(k, j, new[i])
