@@ -6,6 +6,7 @@ from tg.uop import DType, dtypes
 from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device
 from tg.codegen.diskcache import cache_db_path
 from tg.codegen.devices.cpu import ClangCompiler, CompilerError, CPUProgram
+from tg.codegen.devices.cpu_pool import Batch
 
 @pytest.fixture
 def cachedb(tmp_path, monkeypatch):
@@ -196,6 +197,24 @@ def test_cpu_program_runs_every_core(cachedb, monkeypatch, cap: str):
   np.testing.assert_array_equal(out.numpy(), x * 2 + core_of.astype(np.float32))
   np.testing.assert_array_equal(ids.numpy(), [cores] * cores)
   assert prg(out._buf, ids._buf, inp._buf, global_size=(cores, 1, 1), vals=(n,)) is None
+
+def test_batch_launches_in_order_and_patches_words(cachedb):
+  # cpu_pool.Batch: one call runs the kernels in order, each on its own thread count; set() patches an argument word
+  dev, n, cores = Device["CPU"], 1000, 4
+  prg = dev.runtime("slices", dev.compiler.compile_cached(THREADS_SRC))
+  x = np.random.default_rng(4).standard_normal(n).astype(np.float32)
+  a, b, ids, inp = (Buffer("CPU", n, dtypes.float32).allocate(), Buffer("CPU", n, dtypes.float32).allocate(),
+                    Buffer("CPU", cores, dtypes.int32).allocate(), Buffer("CPU", n, dtypes.float32).copyin(memoryview(x)))
+  def addr(buf: Buffer) -> int: return ctypes.addressof(buf._buf)
+  batch = Batch([(prg.job, [addr(a), addr(ids), addr(inp), n], cores), (prg.job, [addr(b), addr(ids), addr(a), n], 1)])
+  batch()
+  first = x * 2 + (np.arange(n) * cores // n).astype(np.float32)
+  np.testing.assert_array_equal(a.numpy(), first)
+  np.testing.assert_array_equal(b.numpy(), first * 2)  # the second kernel saw the first one's output
+  batch.set(1, 2, addr(inp))
+  batch.set(1, 3, 500)
+  batch()
+  np.testing.assert_array_equal(b.numpy(), np.concatenate([x[:500] * 2, first[500:] * 2]))
 
 def test_cpu_fuses_multiply_add_only_within_one_expression():
   # the C renderer writes each op as its own statement and MULACC as one expression: only that one is fused

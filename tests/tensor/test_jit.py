@@ -1,9 +1,14 @@
-"""TinyJit: replays equal plain runs, replays skip scheduling and compiling, and a changed input signature is an error."""
+"""TinyJit: replays equal plain runs (numpy as the reference), replays skip scheduling and compiling, every input (nested,
+keyword) is an input, and what can't be replayed faithfully (changed shapes or Python values, duplicate inputs, non-tensor
+outputs, nothing captured, a JIT in a JIT) is a typed error."""
+import tracemalloc
+from typing import Callable
 import numpy as np
 import pytest
-from tg.tensor import Tensor, Counters
+from tg.tensor import Tensor, Counters, Device, Ops, UOp
 from tg.tensor import nn
-from tg.tensor.jit import TinyJit
+from tg.tensor.jit import TinyJit, JitError, JitInputError
+from tg.codegen.devices.cpu import cpu_threads
 
 rng = np.random.default_rng(3)
 def rand(*shape): return rng.standard_normal(shape).astype(np.float32)
@@ -63,3 +68,220 @@ def test_random_numbers_are_new_on_every_replay():
   masks = [drop(x).numpy() for _ in range(5)]
   assert all(set(np.unique(m)) <= {0.0, 2.0} for m in masks)
   assert len({m.tobytes() for m in masks}) == 5, "every call, captured and replayed ones too, has its own mask"
+
+# ***** inputs: nested, keyword, scalar, duplicate, view *****
+
+def test_tensors_in_lists_dicts_and_kwargs_are_inputs():
+  # was silently wrong: f(a, [b]) replayed on the first call's b
+  @TinyJit
+  def f(a: Tensor, bs: list, d: dict, *, scale: Tensor) -> Tensor: return (a + bs[0] * bs[1][0] - d["c"]["e"]) * scale
+  for i in range(5):
+    a, b, b2, c, s = rand(3, 4), rand(3, 4), rand(3, 4), rand(3, 4), rand(3, 4)
+    out = f(Tensor(a), [Tensor(b), (Tensor(b2),)], {"c": {"e": Tensor(c)}}, scale=Tensor(s))
+    np.testing.assert_allclose(out.numpy(), (a + b * b2 - c) * s, rtol=1e-5, err_msg=f"call {i}")
+  assert len(f.jit_cache) == 1
+
+def test_kwargs_in_any_order():
+  @TinyJit
+  def div(first: Tensor, second: Tensor) -> Tensor: return first / second
+  for i in range(6):
+    a, b = rand(4), rand(4) + 3
+    out = div(second=Tensor(b), first=Tensor(a)) if i % 2 else div(first=Tensor(a), second=Tensor(b))
+    np.testing.assert_allclose(out.numpy(), a / b, rtol=1e-6)
+  assert len(div.jit_cache) == 1
+
+def test_positional_then_keyword_is_an_error():
+  f = TinyJit(lambda a, b: a + b)
+  for _ in range(2): f(Tensor(rand(3)), Tensor(rand(3)))
+  with pytest.raises(JitInputError, match="argument 'b'"): f(Tensor(rand(3)), b=Tensor(rand(3)))
+
+def test_a_changed_python_scalar_is_an_error_not_a_stale_result():
+  # was silently wrong (#21): f(x, 3) then f(x, 6) returned x * 3
+  f = TinyJit(lambda x, k: x * k)
+  x = rand(4)
+  for _ in range(3): np.testing.assert_allclose(f(Tensor(x), 3).numpy(), x * 3, rtol=1e-6)
+  with pytest.raises(JitInputError, match=r"argument 1 is 6, but it was 3 .*baked"): f(Tensor(x), 6)
+  with pytest.raises(JitInputError, match=r"argument 1 is 3\.0, but it was 3"): f(Tensor(x), 3.0)
+  np.testing.assert_allclose(f(Tensor(x), 3).numpy(), x * 3, rtol=1e-6)
+  f.reset()
+  for _ in range(3): np.testing.assert_allclose(f(Tensor(x), 6).numpy(), x * 6, rtol=1e-6)
+
+def test_duplicate_inputs_are_an_error():
+  # was an internal KeyError; tinygrad raises on the first call already
+  f = TinyJit(lambda a, b: a + b)
+  x = Tensor(rand(2, 3)).realize()
+  with pytest.raises(JitError, match="argument 0 and argument 1 are the same buffer"): f(x, x)
+  with pytest.raises(JitError, match=r"argument 0 and argument 1\[0\] are the same buffer"): f(x, [x.reshape(3, 2).reshape(2, 3)])
+
+def test_views_of_inputs_are_realized_so_a_changed_view_is_right():
+  f = TinyJit(lambda a: a + 1)
+  base = rand(10, 10)
+  for i in range(1, 6):
+    np.testing.assert_allclose(f(Tensor(base)[:, i:i + 2]).numpy(), base[:, i:i + 2] + 1, rtol=1e-6, err_msg=f"call {i}")
+
+def test_an_output_that_reshapes_an_input_is_the_new_input():
+  f = TinyJit(lambda a, b: (a.reshape(3, 2), a + b))
+  for _ in range(4):
+    a, b = rand(2, 3), rand(2, 3)
+    x, y = f(Tensor(a), Tensor(b))
+    np.testing.assert_array_equal(x.numpy(), a.reshape(3, 2))
+    np.testing.assert_allclose(y.numpy(), a + b, rtol=1e-6)
+
+# ***** outputs and captures that can't be replayed *****
+
+@pytest.mark.parametrize("wrap,unwrap", [(lambda t: t, lambda r: r), (lambda t: [t], lambda r: r[0]),
+                                         (lambda t: {"out": (t,)}, lambda r: r["out"][0])])
+def test_unrealized_outputs_are_realized(wrap, unwrap):
+  f = TinyJit(lambda a, b: wrap(a * b + 1))
+  for _ in range(4):
+    a, b = rand(5), rand(5)
+    out = unwrap(f(Tensor(a), Tensor(b)))
+    assert out.uop.op is Ops.BUFFER or out.uop.src[0].op is Ops.BUFFER, "returned realized"
+    np.testing.assert_allclose(out.numpy(), a * b + 1, rtol=1e-6)
+  assert len(f.jit_cache) == 1
+
+def test_non_tensor_output_is_an_error():
+  f = TinyJit(lambda a, i: (a + 1, i))
+  with pytest.raises(JitError, match="returned a int"): f(Tensor(rand(3)), 1)
+
+def test_none_output_and_in_place_update():
+  @TinyJit
+  def add(a: Tensor) -> None:
+    a += 1
+    a.realize()
+  a = Tensor.zeros(1, dtype="int8").contiguous().realize()
+  for _ in range(5): add(a)
+  assert a.item() == 5
+
+def test_nothing_launched_is_an_error():
+  f = TinyJit(lambda a, b: None)
+  with pytest.raises(JitError, match="launched no kernel"):
+    for _ in range(3): f(Tensor(rand(3)), Tensor(rand(3)))
+
+def test_jit_inside_jit_is_an_error():
+  inner = TinyJit(lambda t: t + 1)
+  outer = TinyJit(lambda t: inner(t) * 3)
+  np.testing.assert_array_equal(outer(Tensor([1])).numpy(), [6])  # the first call runs plainly, as in tinygrad
+  with pytest.raises(RuntimeError, match="having TinyJit inside another TinyJit is not supported"): outer(Tensor([1]))
+
+# ***** methods, reset, prune, memory, jit_cache *****
+
+def test_bound_method_and_reset():
+  class Model:
+    def __init__(self): self.w = Tensor(rand(4, 4))
+    @TinyJit
+    def __call__(self, x: Tensor) -> Tensor: return x @ self.w
+  m = Model()
+  w = m.w.numpy()
+  for _ in range(4):
+    x = rand(3, 4)
+    np.testing.assert_allclose(m(Tensor(x)).numpy(), x @ w, rtol=1e-5)
+  jit = m.__call__.func.__self__
+  assert isinstance(jit, TinyJit) and len(jit.jit_cache) == 1
+  with pytest.raises(JitInputError, match=r"\(3, 4\)"): m(Tensor(rand(5, 4)))
+  jit.reset()
+  assert jit.jit_cache == []
+  for _ in range(3):
+    x = rand(5, 4)
+    np.testing.assert_allclose(m(Tensor(x)).numpy(), x @ w, rtol=1e-5)
+
+def test_prune_drops_kernels_that_dont_depend_on_inputs():
+  weights = Tensor(rand(16)).realize()
+  def w2(x: Tensor) -> Tensor: return (weights * 2).contiguous() + x
+  plain, pruned = TinyJit(w2), TinyJit(w2, prune=True)
+  for jf in (plain, pruned):
+    for _ in range(4):
+      a = rand(16)
+      np.testing.assert_allclose(jf(Tensor(a)).numpy(), weights.numpy() * 2 + a, rtol=1e-6)
+  assert (len(plain.jit_cache), len(pruned.jit_cache)) == (2, 1)
+
+def test_prune_keeps_state_updated_in_place():
+  # the RNG counter kernels read no input, but each replay advances the counter: they must stay
+  @TinyJit
+  def noisy(x: Tensor) -> Tensor: return x + Tensor.rand(8)
+  noisy.prune = True
+  x = Tensor.zeros(8).contiguous().realize()
+  outs = [noisy(x).numpy() for _ in range(5)]
+  assert len({o.tobytes() for o in outs}) == 5
+
+def test_random_numbers_equal_the_unjitted_ones_for_the_same_seed():
+  # tinygrad's "jit vs no-jit random regeneration": the same seed gives the same draws, call by call
+  def f(a: Tensor, b: Tensor) -> tuple[Tensor, Tensor]:
+    rn = Tensor.randn(*a.shape) * a + Tensor.randn(*a.shape) * b
+    return (a + b) * rn, rn + Tensor.rand(*a.shape)
+  a, b = Tensor(rand(4, 4)).realize(), Tensor(rand(4, 4)).realize()
+  def draws(fn: Callable) -> list[np.ndarray]:
+    Tensor.manual_seed(1234)
+    return [o.numpy() for _ in range(5) for o in fn(a, b)]
+  plain, jitted = draws(f), draws(TinyJit(f))
+  for i, (p, j) in enumerate(zip(plain, jitted)): np.testing.assert_array_equal(j, p, err_msg=f"output {i}")
+  assert len({p.tobytes() for p in plain}) == 10
+
+def test_replays_dont_grow_memory():
+  # a 4 MB intermediate per call: replays reuse the captured buffers, so memory stays flat
+  @TinyJit
+  def f(x: Tensor) -> Tensor: return (x.reshape(1000, 1) * Tensor.ones(1, 1000)).contiguous().sum(1)
+  x = rand(1000)
+  for _ in range(3): f(Tensor(x))
+  tracemalloc.start()
+  try:
+    before = tracemalloc.get_traced_memory()[0]
+    for _ in range(20): out = f(Tensor(x))
+    grown = tracemalloc.get_traced_memory()[0] - before
+  finally: tracemalloc.stop()
+  np.testing.assert_allclose(out.numpy(), x * 1000, rtol=1e-5)
+  assert grown < 1_000_000, f"memory grew {grown} bytes over 20 replays"
+
+def test_free_intermediates_gives_back_only_scratch_memory():
+  ext = Tensor([1, 24, 23, 45, 1])  # data the kernels only read: kept
+  @TinyJit
+  def f(x: Tensor) -> Tensor: return (x * 2 + ext).reshape(5, 1).expand(5, 100).contiguous().sum()  # scratch: 5x100 int32
+  for i in range(3): assert f(Tensor([i, 1, 2, 3, 4])).item() == 100 * (2 * i + 114)  # hand-computed: sum(2x + ext) * 100
+  assert f.free_intermediates() == 5 * 100 * 4
+  assert f.free_intermediates() == 0, "freed already"
+  for i in (11, 12):
+    assert f(Tensor([i, 1, 2, 3, 4])).item() == 100 * (2 * i + 114)
+    assert f.free_intermediates() == 2000
+
+def test_free_intermediates_keeps_state_updated_in_place():
+  acc = Tensor([1]).contiguous().realize()
+  @TinyJit
+  def add(y: Tensor) -> Tensor:
+    acc.assign(acc + y).realize()
+    return acc
+  for _ in range(5): add(Tensor([1]))
+  assert add.free_intermediates() == 0
+  add(Tensor([2]))
+  assert acc.item() == 8
+
+# ***** batching: consecutive kernels launched by one call where the device can *****
+
+def test_batched_replay_equals_unbatched_and_numpy():
+  # a chain of small kernels, one big enough to run on several threads, and a symbolic size: all in one batch on the CPU
+  def f(a: Tensor, b: Tensor, big: Tensor, v: UOp) -> tuple[Tensor, Tensor]:
+    for _ in range(6): a = (a * 0.5 + b).realize()
+    wide = (big.reshape(1000, 1) * Tensor.ones(1, 1000)).contiguous().sum(1).realize()
+    return a.shrink(((0, v),)).sum() + wide.sum() * 0, wide
+  var = UOp.variable("n", 1, 8)
+  def run(jf: TinyJit) -> list[np.ndarray]:
+    r = np.random.default_rng(5)
+    outs = []
+    for k in (3, 8, 1, 5, 2):
+      a, b, big = r.standard_normal(8).astype(np.float32), r.standard_normal(8).astype(np.float32), r.standard_normal(1000).astype(np.float32)
+      Counters.reset()
+      s, wide = jf(Tensor(a), Tensor(b), Tensor(big), var.bind(k))
+      outs += [s.numpy(), wide.numpy()]
+      ref = a
+      for _ in range(6): ref = ref * 0.5 + b
+      np.testing.assert_allclose(outs[-2], ref[:k].sum(), rtol=1e-5, atol=1e-5, err_msg=f"n={k}")
+      np.testing.assert_allclose(outs[-1], big * 1000, rtol=1e-5)
+    assert Counters.kernels == len(jf.jit_cache), "every captured kernel ran once in the last replay"
+    return outs
+  batched = TinyJit(f)
+  got = run(batched)
+  if Device.DEFAULT == "CPU":
+    assert len(batched.launches) == 1 and len(batched.jit_cache) > 6, "one launch for all the kernels"
+    assert cpu_threads() == 1 or any(st.runner.p.global_size[0] > 1 for st in batched.steps), "a threaded kernel in the batch"
+  plain = TinyJit(f, batch=False)
+  for g, p in zip(got, run(plain)): np.testing.assert_array_equal(g, p)
+  assert len(plain.launches) == len(plain.jit_cache)

@@ -1,6 +1,7 @@
 """Reductions, linear algebra and NN functions against numpy references."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, dtypes
 from tensor_helpers import DEVICES, check, rand
 
@@ -42,7 +43,32 @@ def test_zero_size_reductions():
   check(lambda x: x.sum(0), lambda x: x.sum(0), z)
   check(lambda x: x.sum(1), lambda x: x.sum(1), z)
   check(lambda x: x.max(1), lambda x: x.max(1), z)
-  with pytest.raises(ValueError, match="reduce of max over an empty axis has no identity"): Tensor(z).max(0)
+  # tinygrad's semantics (PyTorch raises for max/min): a reduce over nothing is its identity, numpy's `initial=`
+  for op, ident in (("max", -np.inf), ("min", np.inf), ("prod", 1.0)):
+    check(lambda x: getattr(x, op)(0), lambda x: getattr(np, op)(x, 0, initial=ident), z)
+  for dt in (np.int32, np.uint8, np.int64):
+    info, zi = np.iinfo(dt), np.zeros((0, 3), dt)
+    for op, ident in (("max", info.min), ("min", info.max), ("prod", 1), ("sum", 0)):
+      np.testing.assert_array_equal(getattr(Tensor(zi), op)(0).numpy(), getattr(np, op)(zi, 0, initial=ident), err_msg=f"{op} {dt}")
+  g = Tensor(z, requires_grad=True)
+  g.clone().sum().backward()  # the empty reduce stays in the graph: the gradient reaches the leaf, also of size 0
+  assert g.grad is not None and g.grad.numpy().shape == (0, 3)
+
+@settings(max_examples=25, deadline=None)
+@given(st.sampled_from([np.int8, np.int32, np.int64, np.uint8, np.uint32]), st.data())
+def test_int_min_and_minimum_at_the_extremes(dt, data):
+  # min was -max(-x): -INT_MIN overflows to INT_MIN, so a tensor holding INT_MIN had the wrong min
+  info = np.iinfo(dt)
+  vals = st.one_of(st.sampled_from([int(info.min), int(info.max), 0, -1 if info.min else 1]), st.integers(int(info.min), int(info.max)))
+  a, b = (np.array(data.draw(st.lists(vals, min_size=6, max_size=6)), dt).reshape(2, 3) for _ in range(2))
+  np.testing.assert_array_equal(Tensor(a).min(1).numpy(), a.min(1))
+  np.testing.assert_array_equal(Tensor(a).min().numpy(), a.min())
+  np.testing.assert_array_equal(Tensor(a).minimum(Tensor(b)).numpy(), np.minimum(a, b))
+
+def test_size_is_the_shape():
+  t = Tensor.ones(2, 3, 4)
+  assert (t.size(), t.size(1), t.size(-1), Tensor(1.0).size()) == ((2, 3, 4), 3, 4, ())
+  with pytest.raises(IndexError, match="axis 3 is out of range"): t.size(3)
 
 @pytest.mark.parametrize("sa,sb", [((3, 4), (4, 5)), ((4,), (4, 2)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2)), ((0, 4), (4, 3))], ids=str)
 def test_matmul(sa, sb):

@@ -122,6 +122,12 @@ class Program(Protocol):
   def __call__(self, *bufs: Any, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
                vals: tuple[int, ...] = (), wait: bool = False) -> float | None: ...
 
+class Graph(Protocol):
+  """A batch of kernels launched by one call: `update(k, slot, buf)` swaps kernel k's buffer in a slot (kept for later
+  calls), calling it launches them all with the variables' values."""
+  def update(self, k: int, slot: int, buf: Buffer) -> None: ...
+  def __call__(self, var_vals: dict[str, int]) -> None: ...
+
 class Compiled:
   """A device that compiles kernels: `runtime(name, lib)` loads one. The renderer is built on first use, so that a device
   whose renderer needs something missing (a compiler's headers, another package) can still hold buffers."""
@@ -132,6 +138,10 @@ class Compiled:
   def renderer(self) -> Renderer: return self._make_renderer()
   def synchronize(self) -> None:
     """Wait for all queued work (host devices run synchronously)."""
+  def graph(self, runs: list[tuple[Any, list[Buffer]]]) -> Graph | None:
+    """Kernels (CompiledRunner, buffers in slot order) to launch together in order with one call, when the device can:
+    what a TinyJit replay uses to cut launch cost. None: launch them one by one."""
+    return None
   def __repr__(self) -> str: return f"<{type(self).__name__} {self.device}>"
 
 class _Device:

@@ -5,14 +5,23 @@ no scheduling, no compiling. Everything else a kernel touches (parameters, optim
 same buffer every replay, which is what a training step wants. The function must be the same computation every call:
 what it does in Python besides building tensors (prints, reading .item(), branching on values) runs only while capturing.
 
+Inputs are the tensors among the arguments, also inside lists, tuples and dicts, and keyword arguments (their order
+doesn't matter). An input that is a view is realized into its own buffer before the kernels run, so a replay on another
+view is right (tinygrad raises there instead). Plain Python values (numbers, strings, None) among the arguments are baked
+into the captured kernels: a replay with another value raises JitInputError rather than return the captured result.
 Symbolic sizes: pass a bound variable (`UOp.variable("n", 1, 32).bind(k)`) as an argument and shrink by it inside the
-function; a replay launches the captured kernels with the arguments' values of the variables."""
+function; a replay launches the captured kernels with the arguments' values of the variables.
+
+As in tinygrad, the outputs must be tensors (or None), a replay returns them in the same buffers every call (read or
+copy them before the next call), `prune=True` drops the kernels that don't depend on the inputs from the replays,
+and `free_intermediates()` gives back the scratch buffers between replays. Replays reuse every buffer: memory stays flat."""
 from __future__ import annotations
-import functools
+import functools, itertools
 from dataclasses import dataclass
-from typing import Any, Callable, Generic, TypeVar
-from tg.uop import UOp, DType, Ops
-from tg.codegen.device import Buffer
+from typing import Any, Callable, Generic, Iterator, TypeVar
+import numpy as np
+from tg.uop import UOp, Ops, getenv
+from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers
@@ -21,83 +30,219 @@ from tg.tensor.realize import Counters, capturing, get_runner, run_item
 
 R = TypeVar("R")
 
-def _input_tensors(args: tuple, kwargs: dict) -> list[tuple[str, Tensor]]:
-  named = [(f"argument {i}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", v) for k, v in sorted(kwargs.items())]
-  return [(n, t) for n, t in named if isinstance(t, Tensor)]
+class JitError(RuntimeError):
+  """A function TinyJit can't capture or replay faithfully (tinygrad raises its JitError in the same cases)."""
 
-def _var_vals(args: tuple, kwargs: dict) -> dict[str, int]:
-  """The values of the bound variables among the arguments."""
-  return {a.src[0].arg[0]: a.src[1].arg for a in (*args, *kwargs.values()) if isinstance(a, UOp) and a.op is Ops.BIND}
+class JitInputError(JitError, ValueError):
+  """The arguments of a call don't match the ones the kernels were captured for."""
+
+_VALUES = (bool, int, float, complex, str, bytes, type(None), np.generic)  # baked into the kernels: compared every replay
+
+def _leaves(args: tuple, kwargs: dict) -> Iterator[tuple[str, Any]]:
+  """Every argument that isn't a list, tuple or dict, with its path ("argument 1[0]", "argument 'x'['w']"), in order:
+  positional, then keyword arguments and dict entries sorted by name."""
+  stack = ([(f"argument {i}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", v) for k, v in sorted(kwargs.items())])[::-1]
+  while stack:
+    path, x = stack.pop()
+    if isinstance(x, (list, tuple)): stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(x))))
+    elif isinstance(x, dict): stack.extend((f"{path}[{k!r}]", x[k]) for k in sorted(x, key=repr, reverse=True))
+    else: yield path, x
+
+@dataclass
+class _Args:
+  """What a call passes: input tensors, plain values (baked into the kernels) and bound variables (passed to them)."""
+  tensors: list[tuple[str, Tensor]]
+  values: list[tuple[str, type, str]]  # path, type, repr (exact for numbers: 0.1 and -0.0 and nan round-trip)
+  var_vals: dict[str, int]
+  @staticmethod
+  def of(args: tuple, kwargs: dict) -> _Args:
+    ret = _Args([], [], {})
+    for path, x in _leaves(args, kwargs):
+      if isinstance(x, Tensor): ret.tensors.append((path, x))
+      elif isinstance(x, UOp) and x.op is Ops.BIND: ret.var_vals[x.src[0].arg[0]] = x.src[1].arg
+      elif isinstance(x, _VALUES): ret.values.append((path, type(x), repr(x)))
+    return ret
+  def signature(self) -> tuple:
+    return (tuple((n, t.shape, t.dtype, t.device) for n, t in self.tensors), tuple(self.values), tuple(sorted(self.var_vals)))
 
 def _buffer(t: Tensor) -> Buffer:
   return buffers[t.uop if t.uop.op is Ops.BUFFER else t.uop.src[0]]
 
-def _map_outputs(ret: Any, fn: Callable[[Tensor], Tensor]) -> Any:
-  if isinstance(ret, Tensor): return fn(ret)
+def _map_outputs(ret: Any, fn: Callable[[Any], Any]) -> Any:
+  """fn applied to every output (the leaves of lists, tuples and dicts); a non-tensor output is an error (None is fine)."""
   if isinstance(ret, (list, tuple)): return type(ret)(_map_outputs(r, fn) for r in ret)
   if isinstance(ret, dict): return {k: _map_outputs(v, fn) for k, v in ret.items()}
+  if ret is None: return None
+  if not isinstance(ret, (Tensor, _Out)):
+    raise JitError(f"TinyJit: the function returned a {type(ret).__name__} ({ret!r:.40}); a replay returns only tensors (the rest "
+                   f"would be the capture's value): return tensors, or compute the value outside the jitted function")
+  return fn(ret)
+
+def _realized(ret: R) -> R:
+  outs: list[Tensor] = []
+  _map_outputs(ret, outs.append)
+  Tensor.realize_all(*outs)
   return ret
+
+@dataclass(frozen=True)
+class _Out:
+  """A captured output: a buffer the kernels write (uop), or input number `input` (the input tensor itself if `same`,
+  else a reshape of it to uop's shape)."""
+  uop: UOp
+  input: int | None
+  same: bool
 
 @dataclass
 class _Step:
-  """One captured ExecItem: what to launch, its buffers, and which of them are inputs (slot in bufs -> input number)."""
+  """One captured ExecItem: what to launch, and which of its buffers are inputs (slot in bufs -> input number)."""
   item: ExecItem
   runner: CompiledRunner | None  # None for a copy
   inputs: list[tuple[int, int]]
+  def reads(self) -> list[int]: return [1] if self.runner is None else self.runner.p.ins
+  def writes(self) -> list[int]: return [0] if self.runner is None else self.runner.p.outs
+
+def _prune(steps: list[_Step]) -> list[_Step]:
+  """The steps a replay must run: those that read an input or a buffer that changes between replays (one a kept step
+  writes, or state updated in place such as an RNG counter), and those that write such a buffer (order matters there)."""
+  bufs = [st.item.bufs for st in steps]
+  first_read: dict[int, int] = {}
+  for i, st in enumerate(steps):
+    for j in st.reads(): first_read.setdefault(id(bufs[i][j]), i)
+  changing = {id(bufs[i][j]) for i, st in enumerate(steps) for j in st.writes() if first_read.get(id(bufs[i][j]), len(steps)) <= i}
+  keep = [bool(st.inputs) for st in steps]
+  while True:
+    before = len(changing), sum(keep)
+    for i, st in enumerate(steps):
+      if not keep[i] and any(id(bufs[i][j]) in changing for j in st.reads() + st.writes()): keep[i] = True
+      if keep[i]: changing.update(id(bufs[i][j]) for j in st.writes())
+    if (len(changing), sum(keep)) == before: return [st for st, k in zip(steps, keep) if k]
+
+@dataclass
+class _Batch:
+  """Consecutive kernels of one device launched by one call (the device's graph); inputs: (kernel, slot, input number)."""
+  graph: Graph
+  steps: list[_Step]
+  inputs: list[tuple[int, int, int]]
+  var_vals: dict[str, int]
+
+def _batched(steps: list[_Step]) -> list[_Step | _Batch]:
+  """Runs of two or more kernels on one device become a batch where the device can launch them together. Measured on
+  the CPU: a launch from Python costs ~10-20 us, inside a batch ~2 us."""
+  out: list[_Step | _Batch] = []
+  for dev, run in itertools.groupby(steps, lambda st: None if st.runner is None else st.item.bufs[0].device):
+    group = list(run)
+    graph = Device[dev].graph([(st.runner, st.item.bufs) for st in group]) if dev is not None and len(group) > 1 else None
+    if graph is None: out.extend(group)
+    else: out.append(_Batch(graph, group, [(k, j, i) for k, st in enumerate(group) for j, i in st.inputs],
+                            {k: v for st in group for k, v in st.item.var_vals.items()}))
+  return out
 
 class TinyJit(Generic[R]):
-  def __init__(self, fxn: Callable[..., R]):
-    self.fxn = fxn
+  """Capture on the second call, replay from the third (see the module docstring); `jit_cache` lists the captured
+  kernels and copies (ExecItems) a replay runs, `reset()` forgets them. `batch` (default: JIT_BATCH, on) launches runs
+  of kernels with one call where the device can (`launches`: what a replay launches, batches and single steps, made on
+  the first replay)."""
+  def __init__(self, fxn: Callable[..., R], prune: bool = False, batch: bool | None = None):
+    self.fxn, self.prune, self.batch = fxn, prune, bool(getenv("JIT_BATCH", 1)) if batch is None else batch
     self.reset()
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
-    self.calls, self.steps, self.signature, self.outputs = 0, list[_Step](), list[tuple[tuple[int, ...], DType, str]](), None
-    self.captured_inputs: list[Buffer] = []
+    self.calls, self.steps, self.launches, self.signature, self.outputs = 0, list[_Step](), list[_Step | _Batch](), (), None
+  @property
+  def jit_cache(self) -> list[ExecItem]: return [st.item for st in self.steps]
   def __get__(self, obj: Any, objtype: Any = None) -> Callable[..., R]: return functools.partial(self.__call__, obj)  # a jitted method
 
   def __call__(self, *args: Any, **kwargs: Any) -> R:
-    ins = _input_tensors(args, kwargs)
-    Tensor.realize_all(*[t for _, t in ins])  # inputs are buffers from here on (nothing to do when they already are)
+    if capturing: raise JitError("having TinyJit inside another TinyJit is not supported: its kernels would not be captured; "
+                                 "call the inner function's plain version (.fxn) inside the outer one")
+    a = _Args.of(args, kwargs)
+    Tensor.realize_all(*[t for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
+    bufs = [_buffer(t) for _, t in a.tensors]
+    seen: dict[int, str] = {}
+    for (name, _), b in zip(a.tensors, bufs):
+      if (other := seen.setdefault(id(b.base), name)) != name:
+        raise JitError(f"TinyJit: {other} and {name} are the same buffer (duplicate inputs): a replay couldn't tell them apart; "
+                       f"pass a .clone() of one")
+    if self.calls == 0: ret = _realized(self.fxn(*args, **kwargs))
+    elif self.calls == 1: ret = self._capture(a, bufs, args, kwargs)
+    else: ret = self._replay(a, bufs)
     self.calls += 1
-    if self.calls == 1: return self._realized(self.fxn(*args, **kwargs))
-    if self.calls == 2: return self._capture(ins, args, kwargs)
-    return self._replay(ins, _var_vals(args, kwargs))
-
-  @staticmethod
-  def _realized(ret: R) -> R:
-    outs: list[Tensor] = []
-    _map_outputs(ret, lambda t: outs.append(t) or t)
-    Tensor.realize_all(*outs)
     return ret
 
-  def _capture(self, ins: list[tuple[str, Tensor]], args: tuple, kwargs: dict) -> R:
+  def _capture(self, a: _Args, bufs: list[Buffer], args: tuple, kwargs: dict) -> R:
     items: list[ExecItem] = []
     capturing.append(items)
-    try: ret = self._realized(self.fxn(*args, **kwargs))
+    try: ret = _realized(self.fxn(*args, **kwargs))
     finally: capturing.pop()
-    self.signature = [(t.shape, t.dtype, t.device) for _, t in ins]
-    self.captured_inputs = [_buffer(t) for _, t in ins]
-    slot = {id(b): i for i, b in enumerate(self.captured_inputs)}
-    self.steps = [_Step(ei, None if ei.ast.op is Ops.COPY else get_runner(ei.ast, ei.bufs[0].device),
-                        [(j, slot[id(b)]) for j, b in enumerate(ei.bufs) if id(b) in slot]) for ei in items]
-    self.outputs = ret
+    if not items: raise JitError(f"TinyJit: {getattr(self.fxn, '__name__', 'the function')} launched no kernel while being captured, "
+                                 "so there is nothing to replay: return (or realize) what it computes")
+    slot = {id(b): i for i, b in enumerate(bufs)}
+    steps = [_Step(ei, None if ei.ast.op is Ops.COPY else get_runner(ei.ast, ei.bufs[0].device),
+                   [(j, slot[id(b)]) for j, b in enumerate(ei.bufs) if id(b) in slot]) for ei in items]
+    self.steps = _prune(steps) if self.prune else steps
+    self.signature = a.signature()
+    by_buffer = {id(b): i for i, b in enumerate(bufs)}
+    def out(t: Tensor) -> _Out:
+      i = by_buffer.get(id(_buffer(t)))
+      return _Out(t.uop, i, i is not None and t is a.tensors[i][1])
+    self.outputs = _map_outputs(ret, out)
     return ret
 
-  def _replay(self, ins: list[tuple[str, Tensor]], var_vals: dict[str, int]) -> R:
-    if len(ins) != len(self.signature): raise TypeError(f"TinyJit captured {len(self.signature)} tensor inputs, got {len(ins)}")
-    for (name, t), (shape, dtype, device) in zip(ins, self.signature):
-      if (t.shape, t.dtype, t.device) != (shape, dtype, device):
-        raise ValueError(f"TinyJit: {name} is {t.shape} {t.dtype} on {t.device}, but the kernels were captured for {shape} {dtype} on "
-                         f"{device}; call .reset() to capture again, or use another TinyJit for this shape")
-    new = [_buffer(t) for _, t in ins]
+  def free_intermediates(self) -> int:
+    """Give back the memory of the buffers only the captured kernels use and write before they read them (no tensor
+    refers to them, their contents don't outlive a replay); the next replay allocates them again. Returns the bytes freed."""
+    live = {id(b) for b in buffers.values()}
+    written: set[int] = set()
+    keep = {id(b.base) for st in self.steps for b in st.item.bufs if b.base is not b}  # views and what they view
+    keep |= {id(st.item.bufs[j]) for st in self.steps for j, _ in st.inputs}
+    frees: dict[int, Buffer] = {}
     for st in self.steps:
+      bufs = st.item.bufs
+      keep.update(id(bufs[j]) for j in st.reads() if id(bufs[j]) not in written)  # read before written: state, or constant data
+      for j in st.writes():
+        written.add(id(bufs[j]))
+        frees[id(bufs[j])] = bufs[j]
+    freed = [b for i, b in frees.items() if i not in keep and i not in live and b.base is b and b.is_allocated]
+    for b in freed: b.deallocate()
+    if freed: self.launches = []  # a batch holds the old addresses: rebuilt on the next replay
+    return sum(b.nbytes for b in freed)
+
+  def _replay(self, a: _Args, new: list[Buffer]) -> R:
+    if (sig := a.signature()) != self.signature: raise self._mismatch(sig)
+    if not self.launches: self.launches = _batched(self.steps) if self.batch else list(self.steps)
+    for st in self.launches:
+      if isinstance(st, _Batch):
+        for k, j, i in st.inputs: st.graph.update(k, j, new[i])
+        st.graph({**st.var_vals, **a.var_vals} if a.var_vals else st.var_vals)
+        Counters.kernels += len(st.steps)
+        continue
       bufs = st.item.bufs
       if st.inputs:
         bufs = list(bufs)
         for j, i in st.inputs: bufs[j] = new[i]
       if st.runner is None: run_item(ExecItem(st.item.ast, bufs))
       else:
-        st.runner(bufs, {**st.item.var_vals, **var_vals})
+        st.runner(bufs, {**st.item.var_vals, **a.var_vals} if a.var_vals else st.item.var_vals)
         Counters.kernels += 1
-    by_buffer = {id(b): t for b, (_, t) in zip(self.captured_inputs, ins)}
-    return _map_outputs(self.outputs, lambda t: by_buffer.get(id(_buffer(t)), Tensor(t.uop)))
+    def out(o: _Out) -> Tensor:
+      if o.input is None: return Tensor(o.uop)
+      t = a.tensors[o.input][1]
+      return t if o.same else Tensor(t.uop.reshape(o.uop.shape))
+    return _map_outputs(self.outputs, out)
+
+  def _mismatch(self, sig: tuple) -> JitInputError:
+    """The first difference between a call's signature and the captured one, said plainly."""
+    (tensors, values, variables), (cap_t, cap_v, cap_vars) = sig, self.signature
+    fix = "call .reset() to capture again, or use another TinyJit for these arguments"
+    if [n for n, *_ in tensors] != [n for n, *_ in cap_t]:
+      return JitInputError(f"TinyJit: the tensor inputs are {[n for n, *_ in tensors]}, but the kernels were captured for "
+                           f"{[n for n, *_ in cap_t]}; {fix}")
+    for (name, *now), (_, *then) in zip(tensors, cap_t):
+      if now != then: return JitInputError(f"TinyJit: {name} is {' '.join(map(str, now))}, but the kernels were captured for "
+                                           f"{' '.join(map(str, then))}; {fix}")
+    for now, then in itertools.zip_longest(values, cap_v, fillvalue=("", None, "not given")):
+      if now != then:
+        return JitInputError(f"TinyJit: {now[0] or then[0]} is {now[2]}, but it was {then[2]} when the kernels were captured: plain "
+                             f"Python values are baked into them; pass a Tensor (or a bound variable, UOp.variable(...).bind(v)) "
+                             f"for a value that changes, or {fix}")
+    return JitInputError(f"TinyJit: bound variables {list(variables)}, but the kernels were captured with {list(cap_vars)}; {fix}")

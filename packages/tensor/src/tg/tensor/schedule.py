@@ -161,6 +161,8 @@ class KernelBuilder:
       return inside.where(inner, inner.const_like(0)) if inside is not None else inner
     if op is Ops.REDUCE_AXIS:
       red_op, axes = u.arg
+      if any(src[0].shape[a] == 0 for a in axes):  # nothing to reduce: the identity (a sum 0, a product 1, a max the lowest)
+        return UOp.const(u.dtype, {Ops.ADD: 0, Ops.MUL: 1}.get(red_op, dtypes.min(u.dtype)))
       new = list(idx)
       rngs = []
       for a in axes:

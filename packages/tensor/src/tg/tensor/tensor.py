@@ -89,6 +89,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
+  def size(self, dim: int | None = None) -> tuple[int, ...] | int: return self.shape if dim is None else self.shape[self._axis(dim)]
   def element_size(self) -> int: return self.dtype.itemsize
   def nbytes(self) -> int: return self.numel() * self.element_size()
   def __len__(self) -> int:
@@ -519,9 +520,6 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   # ***** reductions *****
   def _reduce(self, op: Ops, axis: int | Sequence[int] | None, keepdim: bool) -> Tensor:
     axes = self._resolve_axes(axis)
-    if self.numel() == 0 and any(self.shape[a] == 0 for a in axes):
-      if op is Ops.ADD: return Tensor.zeros(*self._reduced_shape(axes, keepdim), dtype=self.dtype, device=self.device)
-      raise ValueError(f"reduce of {op.name.lower()} over an empty axis has no identity")
     ret = self._apply(lambda u: UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes))) if axes else self
     return ret if keepdim else ret.reshape(self._reduced_shape(axes, False))
   def _resolve_axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:

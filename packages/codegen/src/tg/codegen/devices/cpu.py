@@ -1,9 +1,10 @@
 """CPU: C source compiled by the system C compiler into a shared object, loaded with ctypes and run on host threads."""
 from __future__ import annotations
 import ctypes, functools, os, shutil, subprocess, tempfile, time
-from tg.codegen.device import Compiled, Compiler, MallocAllocator, OutOfBoundsError
+from typing import Any
+from tg.codegen.device import Buffer, Compiled, Compiler, MallocAllocator, OutOfBoundsError
 from tg.uop import getenv
-from tg.codegen.devices.cpu_pool import MAX_THREADS, run_parallel
+from tg.codegen.devices.cpu_pool import MAX_THREADS, Batch, run_parallel
 from tg.codegen.renderer import Renderer
 
 class CompilerError(RuntimeError):
@@ -87,5 +88,22 @@ def c_renderer() -> Renderer:
   from tg.codegen.renderer.cstyle import CRenderer
   return CRenderer()
 
+def _address(b: Buffer) -> int: return ctypes.addressof(b.ensure_allocated()._buf)
+
+class CPUGraph:
+  """CPU kernels launched in order by one call into C (cpu_pool.Batch), each on its own number of threads."""
+  def __init__(self, runs: list[tuple[Any, list[Buffer]]]):
+    self.bufs = [list(bufs) for _, bufs in runs]  # alive as long as the rows hold their addresses
+    self.vars = [(k, len(bufs) + i, v.arg[0]) for k, (r, bufs) in enumerate(runs) for i, v in enumerate(r.p.vars)]
+    self.batch = Batch([(r._prg.job, [_address(b) for b in bufs] + [0] * len(r.p.vars), r.p.global_size[0]) for r, bufs in runs])
+  def update(self, k: int, slot: int, buf: Buffer) -> None:
+    self.bufs[k][slot] = buf
+    self.batch.set(k, slot, _address(buf))
+  def __call__(self, var_vals: dict[str, int]) -> None:
+    for k, i, name in self.vars: self.batch.set(k, i, var_vals[name])
+    self.batch()
+
 class CPUDevice(Compiled):
   def __init__(self, device: str = "CPU"): super().__init__(device, MallocAllocator(), ClangCompiler(), CPUProgram, c_renderer)
+  def graph(self, runs: list[tuple[Any, list[Buffer]]]) -> CPUGraph | None:
+    return CPUGraph(runs) if all(r._prg.job is not None for r, _ in runs) else None

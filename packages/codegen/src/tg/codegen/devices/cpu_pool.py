@@ -53,6 +53,18 @@ static void after_fork(void) {
 }
 __attribute__((constructor)) static void init(void) { pthread_atfork(0, 0, after_fork); }
 
+int tg_parallel(tg_job job, const long long* args, int n);
+
+// a batch of kernels in order, each on n threads (a jitted step's kernels: one call from Python for all of them)
+typedef struct { tg_job fn; const long long* args; long long n; } tg_launch;
+int tg_batch(const tg_launch* ls, int count) {
+  for (int i = 0; i < count; i++) {
+    if (ls[i].n == 1) ls[i].fn(ls[i].args, 0, 1);
+    else if (tg_parallel(ls[i].fn, ls[i].args, (int)ls[i].n) != 0) return -1;
+  }
+  return 0;
+}
+
 int tg_parallel(tg_job job, const long long* args, int n) {
   pthread_mutex_lock(&job_lock);
   while (started < n - 1) {
@@ -77,13 +89,29 @@ int tg_parallel(tg_job job, const long long* args, int n) {
 """
 
 @functools.cache
-def _parallel() -> ctypes._CFuncPtr:
+def _pool() -> ctypes.CDLL:
   from tg.codegen.devices.cpu import ClangCompiler, load_library
-  fn = load_library(ClangCompiler().compile_cached(POOL_SRC)).tg_parallel
-  fn.argtypes, fn.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int], ctypes.c_int
-  return fn
+  lib = load_library(ClangCompiler().compile_cached(POOL_SRC))
+  lib.tg_parallel.argtypes, lib.tg_parallel.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int], ctypes.c_int
+  lib.tg_batch.argtypes, lib.tg_batch.restype = [ctypes.c_void_p, ctypes.c_int], ctypes.c_int
+  return lib
 
 def run_parallel(job: ctypes._CFuncPtr, words: list[int], n: int) -> None:
   """job(words, i, n) for i in 0..n-1, part 0 on this thread, the others on the pool's."""
   args = (ctypes.c_longlong * max(len(words), 1))(*words)
-  if _parallel()(ctypes.cast(job, ctypes.c_void_p), args, n) != 0: raise RuntimeError(f"couldn't start {n - 1} host threads for a kernel")
+  if _pool().tg_parallel(ctypes.cast(job, ctypes.c_void_p), args, n) != 0: raise RuntimeError(f"couldn't start {n - 1} host threads for a kernel")
+
+class _Launch(ctypes.Structure):
+  _fields_ = [("fn", ctypes.c_void_p), ("args", ctypes.c_void_p), ("n", ctypes.c_longlong)]
+
+class Batch:
+  """Kernels launched in order by one call into C (tg_batch): from Python a launch costs ~10 us (argument checks, ctypes
+  conversions), inside one call well under 1 us. Each kernel's arguments are a row of 64-bit words, NAME_job's ABI
+  (buffer addresses, then the variables' values), patched in place when a buffer or a value changes."""
+  def __init__(self, launches: list[tuple[ctypes._CFuncPtr, list[int], int]]):
+    self.rows = [(ctypes.c_longlong * max(len(words), 1))(*words) for _, words, _ in launches]
+    self.table = (_Launch * len(launches))(*[_Launch(ctypes.cast(job, ctypes.c_void_p), ctypes.addressof(row), n)
+                                             for (job, _, n), row in zip(launches, self.rows)])
+  def set(self, k: int, i: int, word: int) -> None: self.rows[k][i] = word
+  def __call__(self) -> None:
+    if _pool().tg_batch(self.table, len(self.rows)) != 0: raise RuntimeError("couldn't start the host threads for a batch of kernels")

@@ -115,7 +115,8 @@ class CRenderer(Renderer):
     job = [f"void {name}_job(const long long* a, int core_id, int n_cores) {{ {name}({', '.join(words + ['core_id', 'n_cores'])}); }}"]
     kernel = [f"void {name}({', '.join(args + ['int core_id', 'int n_cores'])}) {{"] + lines + ["}"]
     if checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in checks)}}};"]
-    return "\n".join(typedefs + prelude + kernel + (job if threaded else []))  # NAME_job: for the thread pool (cpu_pool)
+    # NAME_job: for the thread pool and for launching a batch of kernels in one call (cpu_pool)
+    return "\n".join(typedefs + prelude + kernel + (job if threaded or self.has_threads else []))
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     if to.scalar() == dtypes.bool: return f"({x}!=0)"
