@@ -5,6 +5,7 @@ from tg.codegen.device import Device
 from tg.tensor.tensor import Tensor, no_grad
 from tg.tensor.realize import Counters
 from tg.tensor.jit import TinyJit
+from tg.tensor.errors import TensorShapeError
 from tg.tensor import nn
 
-__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Counters", "TinyJit", "nn"]
+__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Counters", "TinyJit", "nn", "TensorShapeError"]
