@@ -192,8 +192,12 @@ class NNMixin:
     st = _tuple(stride if stride is not None else kernel_size, 2)
     if output_size is None: h, w = ((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-2:], st, pads, dil, k))
     else: h, w = tuple(output_size)[-2:]
+    n = self.shape[-2] * self.shape[-1]
     hit = indices.flatten(-2).unsqueeze(-1).eq(Tensor.arange(h * w, device=self.device))  # (..., inputs, outputs)
-    return hit.where(self.flatten(-2).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-2], h, w)
+    # overlapping windows can send one maximum twice: the last input sent wins, as in PyTorch (not their sum)
+    last = hit.where(Tensor.arange(n, device=self.device).unsqueeze(-1), -1).max(-2, keepdim=True)
+    pick = hit & last.eq(Tensor.arange(n, device=self.device).unsqueeze(-1))
+    return pick.where(self.flatten(-2).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-2], h, w)
 
   def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
     """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time
