@@ -1,5 +1,8 @@
-"""Exception classes shared by tg.tensor."""
+"""Exception classes shared by tg.tensor. numpy raises ValueError for a bad argument or shapes that don't fit, PyTorch
+and tinygrad RuntimeError: these derive from both, so code written for either catches them."""
 
-class TensorShapeError(ValueError, RuntimeError):
-  """Shapes that don't fit together (matmul, broadcast, permute, gather, conv, ...). numpy raises ValueError for these,
-  PyTorch and tinygrad RuntimeError: deriving from both lets code written for either catch it."""
+class TensorValueError(ValueError, RuntimeError):
+  """An argument tg can't take (an unknown mode string, a repeated axis, a negative size, ...)."""
+
+class TensorShapeError(TensorValueError):
+  """Shapes that don't fit together (matmul, broadcast, permute, gather, conv, ...)."""

@@ -33,8 +33,8 @@ class IndexingMixin:
     Tensor = _tensor_types()
     idx = list(indices) if isinstance(indices, tuple) else [indices]
     items: list[Any] = []
-    for i in idx:  # lists and arrays are tensor indices; a bool index is the int indices of its True elements
-      if isinstance(i, (list, np.ndarray)): i = Tensor(i, device=self.device)
+    for i in idx:  # lists, tuples in the index tuple and arrays are tensor indices; a bool index is the int indices of its True elements
+      if isinstance(i, (list, tuple, np.ndarray)): i = Tensor(i, device=self.device)
       if isinstance(i, Tensor) and i.dtype == dtypes.bool: items.extend(Tensor(n.astype(np.int32), device=self.device) for n in np.nonzero(i.numpy()))
       elif isinstance(i, bool): raise IndexError("a Python bool index is not supported; use a bool Tensor")
       else: items.append(i)

@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod
 from tg.tensor.graph import mop
-from tg.tensor.errors import TensorShapeError
+from tg.tensor.errors import TensorShapeError, TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -66,7 +66,9 @@ class MovementMixin:
     if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)): raise ValueError(f"shrink {full} is out of bounds of {self.shape}")
     return self._mop(Ops.SHRINK, full)
   def flip(self: Tensor, axis: int | Sequence[int]) -> Tensor:
-    axes = {self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
+    listed = [self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)]
+    if len(set(listed)) != len(listed): raise TensorValueError(f"flip axes {axis} name an axis twice")
+    axes = set(listed)
     return self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
   def pad(self: Tensor, padding: Sequence[int] | Sequence[tuple[int, int] | None], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad with (before, after) per axis, or PyTorch's flat (last_before, last_after, ...) list; modes constant, reflect,
@@ -77,7 +79,9 @@ class MovementMixin:
       pads = [(0, 0)] * (self.ndim - len(flat) // 2) + [(flat[i], flat[i + 1]) for i in range(len(flat) - 2, -1, -2)]
     else: pads = [(0, 0) if p is None else tuple(p) for p in padding]  # type: ignore[misc]
     if len(pads) != self.ndim: raise ValueError(f"padding for {len(pads)} axes of a tensor with {self.ndim}")
-    if mode != "constant": return self._pad_mode(pads, mode)  # type: ignore[arg-type]
+    if mode != "constant":  # negative sides crop after the padding (a circular pad wraps around the whole axis, as PyTorch)
+      x = self._pad_mode([(max(0, b), max(0, a)) for b, a in pads], mode)  # type: ignore[misc]
+      return x.shrink([(max(0, -b), s - max(0, -a)) for (b, a), s in zip(pads, x.shape)]) if any(b < 0 or a < 0 for b, a in pads) else x
     if any(b < 0 or a < 0 for b, a in pads):  # negative padding crops
       x = self.shrink([(max(0, -b), s + min(0, a)) for (b, a), s in zip(pads, self.shape)])
       return x.pad([(max(0, b), max(0, a)) for b, a in pads], value=value)

@@ -1,7 +1,7 @@
 """Neural-network functions on Tensors: convolution and pooling (windows made by movement ops, so a convolution is
 one fused multiply-and-reduce kernel), normalization, dropout, losses, attention."""
 from __future__ import annotations
-import itertools, math
+import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, dtypes
 from tg.tensor.errors import TensorShapeError
@@ -203,15 +203,17 @@ class NNMixin:
     """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time
     as a gather of constant indices (and a blend of two for linear)."""
     from tg.tensor.tensor import Tensor
-    if mode not in ("nearest", "linear"): raise ValueError(f"interpolate mode is 'nearest' or 'linear', not {mode!r}")
+    if mode not in ("nearest", "nearest-exact", "linear"):
+      raise ValueError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear', not {mode!r}")
     if len(size) > self.ndim: raise ValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
     x = self
     for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
       n = x.shape[ax]
       if n == m: continue
       pre: list[slice] = [slice(None)] * ax
-      if mode == "nearest":
-        x = x[(*pre, Tensor([min(n - 1, int(i * n / m)) for i in range(m)], device=x.device))]
+      if mode != "linear":  # nearest: source floor(i * n / m); nearest-exact: of the pixel centres, floor((i + 0.5) * n / m)
+        half = 0.5 if mode == "nearest-exact" else 0.0
+        x = x[(*pre, Tensor([min(n - 1, int((i + half) * n / m)) for i in range(m)], device=x.device))]
         continue
       src = [i * (n - 1) / (m - 1) if m > 1 else 0.0 for i in range(m)] if align_corners else [max(0.0, (i + 0.5) * n / m - 0.5) for i in range(m)]
       lo = [min(int(s), n - 1) for s in src]
@@ -304,18 +306,37 @@ class NNMixin:
     if attn_mask is not None: scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
     return scores.softmax(-1).matmul(value)
 
+def _einsum_ellipsis(ins: list[str], out: str, arrow: str, ops: list[Tensor]) -> tuple[list[str], str]:
+  """'...' replaced by letters of its own: numpy's broadcasting of the ellipsis axes (aligned right across operands), in
+  front of the output when no output is named."""
+  free = [c for c in string.ascii_letters if c not in "".join(ins) + out]
+  k = max((t.ndim - len(spec) + 3 for spec, t in zip(ins, ops) if "..." in spec), default=0)
+  if k < 0 or k > len(free): raise ValueError(f"einsum: '...' stands for {k} axes")
+  ell = "".join(free[:k])
+  new = [spec.replace("...", ell[k - (t.ndim - len(spec) + 3):]) if "..." in spec else spec for spec, t in zip(ins, ops)]
+  if not arrow:
+    lhs = ",".join(ins).replace("...", "")
+    return new, ell + "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
+  return new, out.replace("...", ell)
+
 def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
+  """Each operand's repeated letters taken as diagonals first (np.einsum("ii->i") is the diagonal, "ii" the trace)."""
   lhs, arrow, out = formula.replace(" ", "").partition("->")
   ins = lhs.split(",")
   if len(ins) != len(ops): raise ValueError(f"einsum {formula!r} names {len(ins)} operands, got {len(ops)}")
-  if "." in formula: raise ValueError("einsum with '...' is not supported: name the axes")
   if not arrow: out = "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
-  letters = sorted(set(lhs) - {","})
+  if "." in lhs: ins, out = _einsum_ellipsis(ins, out, arrow, ops)
+  for i, (spec, t) in enumerate(zip(ins, ops)):
+    if len(spec) != t.ndim: raise TensorShapeError(f"einsum operand {spec!r} has {len(spec)} letters, the tensor has shape {t.shape}")
+    while (c := next((c for c in spec if spec.count(c) > 1), None)) is not None:  # a diagonal: it goes last
+      p, q = spec.index(c), spec.index(c, spec.index(c) + 1)
+      if t.shape[p] != t.shape[q]: raise TensorShapeError(f"einsum {formula!r}: repeated letter {c!r} has sizes {t.shape[p]} and {t.shape[q]}")
+      t, spec = t.diagonal(0, p, q), spec[:p] + spec[p + 1:q] + spec[q + 1:] + c
+    ins[i], ops[i] = spec, t
+  letters = sorted(set("".join(ins)))
   sizes: dict[str, int] = {}
   aligned = []
   for spec, t in zip(ins, ops):
-    if len(spec) != t.ndim: raise ValueError(f"einsum operand {spec!r} has {len(spec)} letters, the tensor has shape {t.shape}")
-    if len(set(spec)) != len(spec): raise ValueError(f"einsum {spec!r}: a repeated letter (a diagonal) is not supported")
     for c, s in zip(spec, t.shape):
       if s != 1 and sizes.get(c, 1) not in (1, s):
         raise TensorShapeError(f"einsum {formula!r}: letter {c!r} has sizes {sizes[c]} and {s} (shapes {[o.shape for o in ops]})")

@@ -20,7 +20,7 @@ from tg.tensor.custom import CustomMixin
 from tg.tensor.mathops import MathMixin
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
-from tg.tensor.errors import TensorShapeError
+from tg.tensor.errors import TensorShapeError, TensorValueError
 
 Scalar = int | float | bool
 if default_float := getenv("DEFAULT_FLOAT", ""): dtypes.default_float = to_dtype(default_float.lower())  # e.g. DEFAULT_FLOAT=HALF
@@ -194,6 +194,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def eye(n: int, m: int | None = None, **kw: Any) -> Tensor:
     m = n if m is None else m
+    if n < 0 or m < 0: raise TensorValueError(f"eye needs non-negative sizes, got {n} and {m}")
     return (Tensor.arange(n, device=kw.get("device")).unsqueeze(1) == Tensor.arange(m, device=kw.get("device"))).cast(kw.get("dtype") or
                                                                                                                         dtypes.default_float)
 
@@ -320,6 +321,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     a, b = self._broadcasted(x, reverse)
     return a + (-b)
   def div(self, x: Tensor | Scalar, reverse: bool = False, rounding_mode: str | None = None) -> Tensor:
+    if rounding_mode not in (None, "trunc", "floor"): raise TensorValueError(f"rounding_mode is None, 'trunc' or 'floor', not {rounding_mode!r}")
     a, b = self._broadcasted(x, reverse)
     if rounding_mode == "trunc": return a._apply(lambda p, q: p.alu(Ops.IDIV, q), b) if dtypes.is_int(a.dtype) else (a / b).trunc()
     if rounding_mode == "floor": return a._floordiv(b)
@@ -490,6 +492,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     axes = self._resolve_axes(axis)
     if self.numel() == 0 and any(self.shape[a] == 0 for a in axes):
       if op is Ops.ADD: return Tensor.zeros(*self._reduced_shape(axes, keepdim), dtype=self.dtype, device=self.device)
+      if op is Ops.MAX and self.dtype == dtypes.bool: return Tensor.full(self._reduced_shape(axes, keepdim), False, device=self.device)  # any
       raise ValueError(f"reduce of {op.name.lower()} over an empty axis has no identity")
     ret = self._apply(lambda u: UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes))) if axes else self
     return ret if keepdim else ret.reshape(self._reduced_shape(axes, False))
@@ -502,13 +505,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return a + self.ndim if a < 0 else a
   def _reduced_shape(self, axes: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
     return tuple(1 if i in axes else s for i, s in enumerate(self.shape)) if keepdim else tuple(s for i, s in enumerate(self.shape) if i not in axes)
-  def sum(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None, dtype: DType | None = None) -> Tensor:
-    acc = acc_dtype or sum_acc_dtype(self.dtype)
+  def sum(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
+          dtype: DType | str | None = None) -> Tensor:
+    """dtype (a dtype or its name) is the result's, and the accumulator's if no acc_dtype is given."""
+    dt = to_dtype(dtype) if dtype is not None else None
+    acc = acc_dtype or dt or sum_acc_dtype(self.dtype)
     ret = self.cast(acc)._reduce(Ops.ADD, axis, keepdim)
-    out = dtype or (self.dtype if dtypes.is_float(self.dtype) and acc_dtype is None else acc)
-    return ret.cast(out)
-  def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None) -> Tensor:
-    return self.cast(acc_dtype or self.dtype)._reduce(Ops.MUL, axis, keepdim)
+    return ret.cast(dt or (self.dtype if dtypes.is_float(self.dtype) and acc_dtype is None else acc))
+  def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
+           dtype: DType | str | None = None) -> Tensor:
+    """dtype: self is cast to it first (PyTorch's and tinygrad's meaning), so the product is computed in it."""
+    dt = to_dtype(dtype) if dtype is not None else None
+    return self.cast(acc_dtype or dt or self.dtype)._reduce(Ops.MUL, axis, keepdim).cast(dt or acc_dtype or self.dtype)
   def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
   def min(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     if self.dtype == dtypes.bool: return self.logical_not().max(axis, keepdim).logical_not()
