@@ -82,4 +82,7 @@ def test_argument_errors_are_value_and_runtime_errors():
     for cls in (ValueError, RuntimeError):
       with pytest.raises(cls, match=msg): fn()
   with pytest.raises(IndexError, match="axis 2 is out of range"): Tensor.ones(2, 2).cumsum(2)
+  for fn in (lambda: Tensor.ones(2, 2).pad((1, 1), mode="wrap"), lambda: Tensor.ones(1, 4).interpolate((3,), mode="area")):
+    for cls in (ValueError, NotImplementedError):  # tinygrad and PyTorch raise NotImplementedError
+      with pytest.raises(cls, match="mode"): fn()
   assert Tensor.eye(0).shape == (0, 0)

@@ -5,7 +5,8 @@ from tg.codegen.device import Device
 from tg.tensor.tensor import Tensor, no_grad
 from tg.tensor.realize import Counters
 from tg.tensor.jit import TinyJit
-from tg.tensor.errors import TensorShapeError
+from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError
 from tg.tensor import nn
 
-__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Counters", "TinyJit", "nn", "TensorShapeError"]
+__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Counters", "TinyJit", "nn", "TensorShapeError", "TensorValueError",
+           "TensorUnsupportedError"]

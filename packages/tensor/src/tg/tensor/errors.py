@@ -6,3 +6,6 @@ class TensorValueError(ValueError, RuntimeError):
 
 class TensorShapeError(TensorValueError):
   """Shapes that don't fit together (matmul, broadcast, permute, gather, conv, ...)."""
+
+class TensorUnsupportedError(ValueError, NotImplementedError):
+  """A mode tg doesn't have (a pad or interpolate mode): tinygrad and PyTorch raise NotImplementedError (a RuntimeError)."""

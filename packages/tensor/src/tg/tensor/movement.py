@@ -3,7 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod
 from tg.tensor.graph import mop
-from tg.tensor.errors import TensorShapeError, TensorValueError
+from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -104,7 +104,7 @@ class MovementMixin:
       elif mode == "circular":
         if b > n or a > n: raise ValueError(f"circular padding {b, a} can't exceed the axis ({n})")
         parts = [piece(n - b, n), x, piece(0, a)]
-      else: raise ValueError(f"unknown pad mode {mode!r}: constant, reflect, replicate or circular")
+      else: raise TensorUnsupportedError(f"unknown pad mode {mode!r}: constant, reflect, replicate or circular")
       x = Tensor.cat(*[p for p in parts if p is not None and p.shape[ax] > 0], dim=ax)
     return x
 

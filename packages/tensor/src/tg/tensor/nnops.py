@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, dtypes
-from tg.tensor.errors import TensorShapeError
+from tg.tensor.errors import TensorShapeError, TensorUnsupportedError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -204,7 +204,7 @@ class NNMixin:
     as a gather of constant indices (and a blend of two for linear)."""
     from tg.tensor.tensor import Tensor
     if mode not in ("nearest", "nearest-exact", "linear"):
-      raise ValueError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear', not {mode!r}")
+      raise TensorUnsupportedError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear', not {mode!r}")
     if len(size) > self.ndim: raise ValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
     x = self
     for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
