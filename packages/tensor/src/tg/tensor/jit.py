@@ -17,7 +17,7 @@ from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers
 from tg.tensor.schedule import ExecItem
-from tg.tensor.realize import Counters, capturing, get_runner, run_item
+from tg.tensor.realize import capturing, get_runner, run_item, launch
 
 R = TypeVar("R")
 
@@ -96,8 +96,6 @@ class TinyJit(Generic[R]):
         bufs = list(bufs)
         for j, i in st.inputs: bufs[j] = new[i]
       if st.runner is None: run_item(ExecItem(st.item.ast, bufs))
-      else:
-        st.runner(bufs, {**st.item.var_vals, **var_vals})
-        Counters.kernels += 1
+      else: launch(st.runner, bufs, {**st.item.var_vals, **var_vals})
     by_buffer = {id(b): t for b, (_, t) in zip(self.captured_inputs, ins)}
     return _map_outputs(self.outputs, lambda t: by_buffer.get(id(_buffer(t)), Tensor(t.uop)))
