@@ -5,6 +5,7 @@ from typing import Any
 from tg.uop import UOp, Ops, DEBUG
 from tg.codegen import Device, GlobalCounters, BEAM, NOOPT
 from tg.codegen.pipeline import get_program, CompiledRunner
+from tg.codegen.program import ProgramSpec
 from tg.tensor.schedule import ExecItem
 
 class Counters:
@@ -29,13 +30,16 @@ def get_runner(ast: UOp, device: str) -> CompiledRunner:
 
 def launch(runner: CompiledRunner, bufs: list[Any], var_vals: dict[str, int]) -> None:
   """Run a kernel and count it; with DEBUG >= 2 wait for it and print its name, launch size, time and rates."""
-  p = runner.p
-  t = runner(bufs, var_vals, wait=DEBUG >= 2)
+  timed = DEBUG.value >= 2
+  t = runner(bufs, var_vals, wait=timed)
+  p, g = runner.p, GlobalCounters
   Counters.kernels += 1
-  GlobalCounters.kernel_count += 1
-  GlobalCounters.global_ops += p.estimates_flops
-  GlobalCounters.global_mem += p.estimates_bytes
-  if t is None: return
+  g.kernel_count += 1
+  g.global_ops += p.estimates_flops
+  g.global_mem += p.estimates_bytes
+  if timed and t is not None: _report(p, t)
+
+def _report(p: ProgramSpec, t: float) -> None:
   GlobalCounters.time_sum_s += t
   print(f"*** {p.device:7s} {GlobalCounters.kernel_count:5d} {p.name:36s} global {str(tuple(p.global_size)):15s} local "
         f"{str(tuple(p.local_size or ())):12s} {t * 1e6:9.2f} us {p.estimates_flops / max(t, 1e-9) / 1e9:9.2f} GFLOP/s "
