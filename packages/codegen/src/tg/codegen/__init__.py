@@ -4,11 +4,12 @@
 rewrite passes in tg.codegen.lower), linearizes and renders a kernel; `CompiledRunner(spec)(buffers, var_vals)`
 compiles it (with an on-disk cache) and runs it. Devices: CPU (C through clang/gcc, threads), PYTHON (an
 interpreter of the linear program: the reference semantics) and NULL (compiles nothing, runs nothing)."""
-from tg.codegen.device import Buffer, Device, Allocator, Compiler, Compiled, CHECK_OOB, OutOfBoundsError
+from tg.codegen.device import Buffer, Device, Allocator, Compiler, Compiled, GlobalCounters, CHECK_OOB, OutOfBoundsError
 from tg.codegen.program import ProgramSpec
 from tg.codegen.renderer import Renderer
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError
+from tg.codegen.opt.search import BEAM, NOOPT  # registered, so Context(BEAM=..., NOOPT=...) works before any kernel is built
 
-__all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "ProgramSpec", "Renderer", "get_program", "CompiledRunner", "Opt", "OptOps",
-           "KernelOptError", "CHECK_OOB", "OutOfBoundsError"]
+__all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "GlobalCounters", "ProgramSpec", "Renderer", "get_program", "CompiledRunner",
+           "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "CHECK_OOB", "OutOfBoundsError"]

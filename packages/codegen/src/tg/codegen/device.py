@@ -47,6 +47,18 @@ class MallocAllocator(Allocator):
   def copyout(self, dest: memoryview, src: ctypes.Array) -> None: dest.cast("B")[:] = memoryview(src).cast("B")
   def offset(self, opaque: ctypes.Array, nbytes: int, offset: int) -> ctypes.Array: return (ctypes.c_uint8 * nbytes).from_buffer(opaque, offset)
 
+class GlobalCounters:
+  """tinygrad's counters. Since reset(): kernel_count launches, global_ops estimated ALU ops and global_mem bytes loaded
+  and stored by them, time_sum_s their time when launches are timed (DEBUG >= 2). mem_used: bytes of device memory
+  allocated now (buffers the device allocated, not views nor wrapped memory), exact and never reset."""
+  global_ops = 0
+  global_mem = 0
+  kernel_count = 0
+  time_sum_s = 0.0
+  mem_used = 0
+  @classmethod
+  def reset(cls) -> None: cls.global_ops, cls.global_mem, cls.kernel_count, cls.time_sum_s = 0, 0, 0, 0.0
+
 class Buffer:
   """`size` elements of `dtype` on a device. A view (base given) is `size` elements at byte `offset` of its base's memory.
   `_buf` is the allocator's opaque handle, what a Program takes."""
@@ -72,10 +84,13 @@ class Buffer:
       self._buf = self.allocator.offset(self._base._buf, self.nbytes, self.offset)
     else:
       self._buf, self._owned = (opaque, False) if opaque is not None else (self.allocator.alloc(self.nbytes), True)
+      if self._owned: GlobalCounters.mem_used += self.nbytes
     return self
   def ensure_allocated(self) -> Buffer: return self if self.is_allocated else self.allocate()
   def deallocate(self) -> None:
-    if self._owned: self.allocator.free(self._buf, self.nbytes)
+    if self._owned:
+      self.allocator.free(self._buf, self.nbytes)
+      GlobalCounters.mem_used -= self.nbytes
     if self.is_allocated: del self._buf
     self._owned = False
   def __del__(self) -> None:

@@ -80,7 +80,7 @@ def estimate(uops: list[UOp]) -> tuple[int, int]:
     elif u.op is Ops.END: mult //= max(stack.pop(), 1)
     elif u.op in (Ops.LOAD, Ops.STORE):
       dt = u.dtype if u.op is Ops.LOAD else u.src[1].dtype
-      if u.src[0].dtype.addrspace.name == "GLOBAL": mem += mult * dt.itemsize * dt.count  # type: ignore[union-attr]
+      if u.src[0].dtype.addrspace.name == "GLOBAL": mem += mult * dt.itemsize  # type: ignore[union-attr]  # a vector's itemsize is all its lanes
     elif u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.MAX, Ops.MULACC, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.WHERE, Ops.CMPLT,
                   Ops.RECIPROCAL) and u.dtype.scalar().name != "index": flops += mult * u.dtype.count * (2 if u.op is Ops.MULACC else 1)
   specials = 1

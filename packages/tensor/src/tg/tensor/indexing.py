@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 from tg.uop import dtypes
 from tg.codegen import CHECK_OOB
+from tg.tensor.errors import TensorShapeError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -41,8 +42,8 @@ class IndexingMixin:
     Tensor = _tensor_types()
     idx = list(indices) if isinstance(indices, tuple) else [indices]
     items: list[Any] = []
-    for i in idx:  # lists and arrays are tensor indices; a bool index is the int indices of its True elements
-      if isinstance(i, (list, np.ndarray)): i = Tensor(i, device=self.device)
+    for i in idx:  # lists, tuples in the index tuple and arrays are tensor indices; a bool index is the int indices of its True elements
+      if isinstance(i, (list, tuple, np.ndarray)): i = Tensor(i, device=self.device)
       if isinstance(i, Tensor) and i.dtype == dtypes.bool: items.extend(Tensor(n.astype(np.int32), device=self.device) for n in np.nonzero(i.numpy()))
       elif isinstance(i, bool): raise IndexError("a Python bool index is not supported; use a bool Tensor")
       else: items.append(i)
@@ -133,7 +134,7 @@ class IndexingMixin:
     target = self[indices]
     if v.shape != target.shape:
       try: v = v._broadcast_to(target.shape)
-      except ValueError: raise ValueError(f"can't set a value of shape {v.shape} into a selection of shape {target.shape}") from None
+      except ValueError: raise TensorShapeError(f"can't set a value of shape {v.shape} into a selection of shape {target.shape}") from None
     v = v.cast(self.dtype)
     if tensors:  # scatter through the flat positions the index selects
       pos = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[indices].flatten()
@@ -154,26 +155,32 @@ class IndexingMixin:
     Tensor = _tensor_types()
     d = self._axis(dim)
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
-      raise ValueError(f"gather index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
+      raise TensorShapeError(f"gather index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
     n = self.shape[d]
     _check_index(index, n, f"gather along dim {d}", False)
     x = self.shrink([None if i == d else (0, s) for i, s in enumerate(index.shape)]).unsqueeze(-1).transpose(d, -1)
     mask = index.unsqueeze(-1) == Tensor.arange(n, device=self.device)
     return mask.where(x, False).max(-1) if x.dtype == dtypes.bool else mask.where(x, 0).sum(-1, acc_dtype=x.dtype)
-  def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, reduce: str | None = None) -> Tensor:
-    """A copy of self with self[index[i][j]][j] = src[i][j] (for dim 0); reduce 'add' or 'multiply' combines instead."""
+  def _scatter_setup(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, name: str) -> tuple[Tensor, Tensor, Any]:
+    """For scatter-like ops along dim: src as (index shape + (1,)) in self's dtype, the one-hot mask (index shape + (n,))
+    of where each goes, and `spread`, which puts a (index shape with 1 at dim, n) reduction back into self's shape."""
     Tensor = _tensor_types()
     d = self._axis(dim)
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
-      raise ValueError(f"scatter index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
-    if reduce not in (None, "add", "multiply"): raise ValueError(f"scatter reduce is 'add' or 'multiply', not {reduce!r}")
-    _check_index(index, self.shape[d], f"scatter along dim {d}", False)
+      raise TensorShapeError(f"{name} index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
+    _check_index(index, self.shape[d], f"{name} along dim {d}", False)
     s = src if isinstance(src, Tensor) else Tensor.full(index.shape, src, device=self.device, dtype=self.dtype)
     s = s.shrink([(0, n) for n in index.shape]).cast(self.dtype).unsqueeze(-1)
-    mask = index.unsqueeze(-1) == Tensor.arange(self.shape[d], device=self.device)  # index shape + (n,)
-    def spread(t: Tensor) -> Tensor:  # (index shape with 1 at d, n) -> self's shape
+    mask = index.unsqueeze(-1) == Tensor.arange(self.shape[d], device=self.device)
+    def spread(t: Tensor) -> Tensor:
       t = t.transpose(d, -1).squeeze(-1)
       return t.pad([(0, 0) if i == d else (0, n - t.shape[i]) for i, n in enumerate(self.shape)])
+    return s, mask, spread
+  def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, reduce: str | None = None) -> Tensor:
+    """A copy of self with self[index[i][j]][j] = src[i][j] (for dim 0); reduce 'add' or 'multiply' combines instead."""
+    if reduce not in (None, "add", "multiply"): raise ValueError(f"scatter reduce is 'add' or 'multiply', not {reduce!r}")
+    s, mask, spread = self._scatter_setup(dim, index, src, "scatter")
+    d = self._axis(dim)
     hit = spread(mask.any(d, keepdim=True))
     if reduce == "multiply": return hit.where(self * spread(mask.where(s, 1).prod(d, keepdim=True)), self)
     if reduce is None: mask = _last_only(mask, d)
@@ -181,6 +188,35 @@ class IndexingMixin:
     summed = spread(picked)
     if reduce == "add": return self + summed
     return hit.where(summed, self)
+  def scatter_reduce(self: Tensor, dim: int, index: Tensor, src: Tensor, reduce: str, include_self: bool = True) -> Tensor:
+    """A copy of self where each position index sends src values to ("sum", "prod", "mean", "amax", "amin") holds their
+    reduction, with self's value among them if include_self. An integer mean rounds down (PyTorch's floor division)."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):
+      raise ValueError(f"scatter_reduce reduce is 'sum', 'prod', 'mean', 'amax' or 'amin', not {reduce!r}")
+    s, mask, spread = self._scatter_setup(dim, index, src, "scatter_reduce")
+    d = self._axis(dim)
+    count = spread(mask.sum(d, keepdim=True, acc_dtype=dtypes.int32))
+    if reduce in ("sum", "mean"): agg = spread(mask.where(s, 0).sum(d, keepdim=True, acc_dtype=self.dtype))
+    elif reduce == "prod": agg = spread(mask.where(s, 1).prod(d, keepdim=True))
+    elif reduce == "amax": agg = spread(mask.where(s, s.min().detach()).max(d, keepdim=True))
+    else: agg = spread(mask.where(s, s.max().detach()).min(d, keepdim=True))
+    if include_self:
+      agg = {"sum": self + agg, "mean": self + agg, "prod": self * agg, "amax": self.maximum(agg), "amin": self.minimum(agg)}[reduce]
+    if reduce == "mean":
+      n = count + 1 if include_self else count
+      agg = agg.div(n.cast(self.dtype), rounding_mode=None if dtypes.is_float(self.dtype) else "floor")
+    return (count > 0).where(agg, self)
+  def masked_select(self: Tensor, mask: Tensor) -> Tensor:
+    """The elements where the (broadcast) bool mask is true, flat. Its size depends on the mask: it is read to the host."""
+    if mask.dtype != dtypes.bool: raise TypeError(f"masked_select needs a bool mask, got {mask.dtype}")
+    from tg.tensor.tensor import broadcast_shape
+    shape = broadcast_shape(self.shape, mask.shape)
+    return self._broadcast_to(shape).flatten()[mask._broadcast_to(shape).flatten()]
+  def nonzero(self: Tensor) -> Tensor:
+    """(count, ndim) int32 indices of the nonzero elements in row-major order (NaN is nonzero). Its size depends on the
+    values: they are read to the host."""
+    Tensor = _tensor_types()
+    return Tensor(np.argwhere(self.numpy() != 0).astype(np.int32).reshape(-1, self.ndim), device=self.device)
   def masked_fill(self: Tensor, mask: Tensor, value: Tensor | float | int | bool) -> Tensor: return mask.where(value, self)
 
 def _last_only(mask: Tensor, axis: int) -> Tensor:

@@ -26,7 +26,7 @@ from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers
 from tg.tensor.schedule import ExecItem
-from tg.tensor.realize import Counters, capturing, get_runner, run_item
+from tg.tensor.realize import capturing, get_runner, run_item, launch, count_launch
 
 R = TypeVar("R")
 
@@ -214,16 +214,14 @@ class TinyJit(Generic[R]):
       if isinstance(st, _Batch):
         for k, j, i in st.inputs: st.graph.update(k, j, new[i])
         st.graph({**st.var_vals, **a.var_vals} if a.var_vals else st.var_vals)
-        Counters.kernels += len(st.steps)
+        for s in st.steps: count_launch(s.runner.p)
         continue
       bufs = st.item.bufs
       if st.inputs:
         bufs = list(bufs)
         for j, i in st.inputs: bufs[j] = new[i]
       if st.runner is None: run_item(ExecItem(st.item.ast, bufs))
-      else:
-        st.runner(bufs, {**st.item.var_vals, **a.var_vals} if a.var_vals else st.item.var_vals)
-        Counters.kernels += 1
+      else: launch(st.runner, bufs, {**st.item.var_vals, **a.var_vals} if a.var_vals else st.item.var_vals)
     def out(o: _Out) -> Tensor:
       if o.input is None: return Tensor(o.uop)
       t = a.tensors[o.input][1]

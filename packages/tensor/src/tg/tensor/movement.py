@@ -3,6 +3,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod
 from tg.tensor.graph import mop
+from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -21,21 +22,21 @@ class MovementMixin:
     if shp.count(-1) > 1: raise ValueError(f"reshape to {shp}: only one dimension can be -1")
     if -1 in shp:
       known = prod(s for s in shp if s != -1)
-      if known == 0 or self.numel() % known: raise ValueError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+      if known == 0 or self.numel() % known: raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
       shp = tuple(self.numel() // known if s == -1 else s for s in shp)
-    if prod(shp) != self.numel(): raise ValueError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+    if prod(shp) != self.numel(): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
     return self._mop(Ops.RESHAPE, shp)
   def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
   def expand(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
     x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
     new = tuple(s if n == -1 else n for s, n in zip(x.shape, shp))
-    if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)): raise ValueError(f"can't expand {self.shape} to {shp}")
+    if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)): raise TensorShapeError(f"can't expand {self.shape} to {shp}")
     return x._mop(Ops.EXPAND, new)
   def permute(self: Tensor, *order: Any) -> Tensor:
     o = tuple(order[0]) if len(order) == 1 and isinstance(order[0], (tuple, list)) else tuple(order)
     o = tuple(self._axis(a) for a in o)
-    if sorted(o) != list(range(self.ndim)): raise ValueError(f"permute order {o} is not a permutation of {self.ndim} axes")
+    if sorted(o) != list(range(self.ndim)): raise TensorShapeError(f"permute order {o} is not a permutation of {self.ndim} axes")
     return self._mop(Ops.PERMUTE, o)
   def transpose(self: Tensor, dim0: int = 1, dim1: int = 0) -> Tensor:
     order = list(range(self.ndim))
@@ -69,7 +70,9 @@ class MovementMixin:
     if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)): raise ValueError(f"shrink {full} is out of bounds of {self.shape}")
     return self._mop(Ops.SHRINK, full)
   def flip(self: Tensor, axis: int | Sequence[int]) -> Tensor:
-    axes = {self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)}
+    listed = [self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)]
+    if len(set(listed)) != len(listed): raise TensorValueError(f"flip axes {axis} name an axis twice")
+    axes = set(listed)
     return self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
   def pad(self: Tensor, padding: Sequence[int] | Sequence[tuple[int, int] | None], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad with (before, after) per axis, or PyTorch's flat (last_before, last_after, ...) list; modes constant, reflect,
@@ -80,7 +83,9 @@ class MovementMixin:
       pads = [(0, 0)] * (self.ndim - len(flat) // 2) + [(flat[i], flat[i + 1]) for i in range(len(flat) - 2, -1, -2)]
     else: pads = [(0, 0) if p is None else tuple(p) for p in padding]  # type: ignore[misc]
     if len(pads) != self.ndim: raise ValueError(f"padding for {len(pads)} axes of a tensor with {self.ndim}")
-    if mode != "constant": return self._pad_mode(pads, mode)  # type: ignore[arg-type]
+    if mode != "constant":  # negative sides crop after the padding (a circular pad wraps around the whole axis, as PyTorch)
+      x = self._pad_mode([(max(0, b), max(0, a)) for b, a in pads], mode)  # type: ignore[misc]
+      return x.shrink([(max(0, -b), s - max(0, -a)) for (b, a), s in zip(pads, x.shape)]) if any(b < 0 or a < 0 for b, a in pads) else x
     if any(b < 0 or a < 0 for b, a in pads):  # negative padding crops
       x = self.shrink([(max(0, -b), s + min(0, a)) for (b, a), s in zip(pads, self.shape)])
       return x.pad([(max(0, b), max(0, a)) for b, a in pads], value=value)
@@ -103,7 +108,7 @@ class MovementMixin:
       elif mode == "circular":
         if b > n or a > n: raise ValueError(f"circular padding {b, a} can't exceed the axis ({n})")
         parts = [piece(n - b, n), x, piece(0, a)]
-      else: raise ValueError(f"unknown pad mode {mode!r}: constant, reflect, replicate or circular")
+      else: raise TensorUnsupportedError(f"unknown pad mode {mode!r}: constant, reflect, replicate or circular")
       x = Tensor.cat(*[p for p in parts if p is not None and p.shape[ax] > 0], dim=ax)
     return x
 
@@ -112,7 +117,7 @@ class MovementMixin:
     d = self._axis(dim)
     for t in ts:
       if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
-        raise ValueError(f"cat of shapes {[x.shape for x in ts]} along dim {d}: the other dims must match")
+        raise TensorShapeError(f"cat of shapes {[x.shape for x in ts]} along dim {d}: the other dims must match")
     total, start, out = sum(t.shape[d] for t in ts), 0, None
     for t in ts:
       padded = t.pad([(start, total - start - t.shape[d]) if i == d else (0, 0) for i in range(t.ndim)])
@@ -165,3 +170,45 @@ class MovementMixin:
     return keep.where(self, self.zeros_like())
   def tril(self: Tensor, diagonal: int = 0) -> Tensor: return self._tri(diagonal, False)
   def triu(self: Tensor, diagonal: int = 0) -> Tensor: return self._tri(diagonal, True)
+
+  def diagonal(self: Tensor, offset: int = 0, dim1: int = 0, dim2: int = 1) -> Tensor:
+    """The diagonal of the (dim1, dim2) planes as a last axis (PyTorch's; tinygrad's takes square 2-d only): a view, by
+    flattening each plane, padding a row of one extra element and taking the first column."""
+    d1, d2 = self._axis(dim1), self._axis(dim2)
+    if d1 == d2: raise ValueError(f"diagonal dims must differ, got {dim1} and {dim2}")
+    x = self.permute([i for i in range(self.ndim) if i not in (d1, d2)] + [d1, d2])
+    r, c = x.shape[-2:]
+    lead = x.shape[:-2]
+    x = x.shrink([None] * len(lead) + [(min(max(0, -offset), r), r), (min(max(0, offset), c), c)])
+    if (m := min(x.shape[-2:])) == 0: return x.reshape(*lead, 0)
+    x = x.shrink([None] * len(lead) + [(0, m), (0, m)]).reshape(*lead, m * m).pad([(0, 0)] * len(lead) + [(0, m)])
+    return x.reshape(*lead, m, m + 1).shrink([None] * len(lead) + [None, (0, 1)]).reshape(*lead, m)
+  def diag(self: Tensor, diagonal: int = 0) -> Tensor:
+    """1-d: the square matrix with self on the given diagonal (a view: each element padded by a row of zeros); 2-d: its
+    diagonal (PyTorch's; tinygrad's takes 1-d only)."""
+    if self.ndim == 2: return self.diagonal(diagonal)
+    if self.ndim != 1: raise ValueError(f"diag takes a 1-d or 2-d tensor, got shape {self.shape}")
+    n, k = self.shape[0], abs(diagonal)
+    m = self.unsqueeze(-1).pad([(0, 0), (0, n)]).flatten().shrink([(0, n * n)]).reshape(n, n)
+    return m.pad([(0, k), (k, 0)] if diagonal > 0 else [(k, 0), (0, k)])
+  def unfold(self: Tensor, dim: int, size: int, step: int) -> Tensor:
+    """The windows of `size` elements every `step` along dim: dim becomes the window count, and a last axis of `size` is
+    added (PyTorch's and tinygrad's layout). A view."""
+    d = self._axis(dim)
+    if size < 0 or step <= 0: raise ValueError(f"unfold needs size >= 0 and step > 0, got size={size}, step={step}")
+    if size > self.shape[d]: raise TensorShapeError(f"unfold size {size} is larger than dim {d} ({self.shape[d]})")
+    x = self.permute([i for i in range(self.ndim) if i != d] + [d])
+    if size == 0: x = x.shrink([None] * (x.ndim - 1) + [(0, 0)]).unsqueeze(-2).expand(*x.shape[:-1], x.shape[-1] // step + 1, 0)
+    else: x = x._window_last(size, step, 1)
+    return x.permute(*range(d), x.ndim - 2, *range(d, x.ndim - 2), x.ndim - 1)
+  def meshgrid(self: Tensor, *others: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
+    """Coordinate grids from 1-d (or 0-d) tensors, as views: "ij" (matrix) or "xy" (Cartesian: the first two swapped)."""
+    if indexing not in ("ij", "xy"): raise ValueError(f"meshgrid indexing is 'ij' or 'xy', not {indexing!r}")
+    ts = [t.flatten() for t in (self, *others)]
+    shape = [t.shape[0] for t in ts]
+    if indexing == "xy" and len(ts) > 1: shape[0], shape[1] = shape[1], shape[0]
+    out = []
+    for i, t in enumerate(ts):
+      pos = (1 - i if i < 2 else i) if indexing == "xy" and len(ts) > 1 else i
+      out.append(t.reshape([-1 if j == pos else 1 for j in range(len(ts))]).expand(shape))
+    return tuple(out)

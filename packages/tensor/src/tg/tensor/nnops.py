@@ -1,14 +1,40 @@
 """Neural-network functions on Tensors: convolution and pooling (windows made by movement ops, so a convolution is
 one fused multiply-and-reduce kernel), normalization, dropout, losses, attention."""
 from __future__ import annotations
-import itertools, math
+import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, dtypes
+from tg.tensor.errors import TensorShapeError, TensorUnsupportedError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
+Pad = tuple[int, int]
+
 def _tuple(x: int | Sequence[int], n: int) -> tuple[int, ...]: return (x,) * n if isinstance(x, int) else tuple(x)
+
+def _resolve_pads(padding: int | Sequence[int], nd: int) -> list[tuple[int, int]]:
+  """(before, after) for each of nd spatial axes from PyTorch's forms: an int, one int per axis, or the flat
+  (left, right, top, bottom, ...) list, last axis first, with 2 * nd entries (any may be asymmetric or negative)."""
+  if isinstance(padding, int): return [(padding, padding)] * nd
+  p = tuple(padding)
+  if len(p) == nd: return [(x, x) for x in p]
+  if len(p) == 2 * nd: return [(p[i], p[i + 1]) for i in range(2 * nd - 2, -1, -2)]
+  raise ValueError(f"padding {p} for {nd} spatial axes: give an int, {nd} ints, or {2 * nd} (left, right, top, bottom, ...)")
+
+def _ceil_overhang(n: int, pad: tuple[int, int], k: int, s: int, d: int) -> int:
+  """The extra right padding ceil_mode needs: one more window when the axis leaves a partial one, if it starts inside the
+  input or its left padding (PyTorch's rule)."""
+  span, eff = n + pad[0] + pad[1], d * (k - 1) + 1
+  o = -(-(span - eff) // s) + 1
+  if (o - 1) * s >= n + pad[0]: o -= 1
+  return max(0, (o - 1) * s + eff - span)
+
+def _reduce_loss(loss: Tensor, reduction: str, count: Tensor | None = None) -> Tensor:
+  """A loss's reduction; "mean" divides by count if given (the weight or number of targets counted), else the elements."""
+  if reduction not in ("mean", "sum", "none"): raise ValueError(f"reduction is 'mean', 'sum' or 'none', not {reduction!r}")
+  if reduction == "mean": return loss.mean() if count is None else loss.sum() / count
+  return loss.sum() if reduction == "sum" else loss
 
 def _channels_last(t: Tensor) -> Tensor:
   """t (bs, c, *spatial) as a copy with the channels innermost in memory, viewed in the same shape."""
@@ -75,12 +101,12 @@ class NNMixin:
     output's gradient. (Differentiating the windowing itself would give a kernel dividing and testing every index.)"""
     from tg.tensor.tensor import Tensor
     nd = weight.ndim - 2
-    if self.ndim != nd + 2: raise ValueError(f"conv of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
+    if self.ndim != nd + 2: raise TensorShapeError(f"conv of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
     (bs, cin), (cout, cin_g) = self.shape[:2], weight.shape[:2]
-    if cin != cin_g * groups: raise ValueError(f"input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
-    if cout % groups: raise ValueError(f"{cout} output channels don't split into {groups} groups")
-    pads, st, dil, k = _tuple(padding, nd), _tuple(stride, nd), _tuple(dilation, nd), weight.shape[2:]
-    x = self.pad([(0, 0), (0, 0)] + [(p, p) for p in pads]) if any(pads) else self
+    if cin != cin_g * groups: raise TensorShapeError(f"input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
+    if cout % groups: raise TensorShapeError(f"{cout} output channels don't split into {groups} groups")
+    pads, st, dil, k = _resolve_pads(padding, nd), _tuple(stride, nd), _tuple(dilation, nd), weight.shape[2:]
+    x = self.pad([(0, 0), (0, 0)] + pads) if any(b or a for b, a in pads) else self
     win = x._pool(k, st, dil)  # (bs, cin, *o, *k)
     win = win.reshape(bs, groups, 1, cin_g, *win.shape[2:])
     osz = win.shape[4:4 + nd]
@@ -107,43 +133,87 @@ class NNMixin:
     """The adjoint of conv2d (what it does to an output's gradient), as a convolution: zeros between the inputs (stride),
     a full padding and the flipped kernel with in/out channels swapped. weight is (cin, cout // groups, *k), as in PyTorch."""
     nd = weight.ndim - 2
-    if self.ndim != nd + 2: raise ValueError(f"conv_transpose of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
+    if self.ndim != nd + 2: raise TensorShapeError(f"conv_transpose of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
     cin, cout_g, k = weight.shape[0], weight.shape[1], weight.shape[2:]
-    if self.shape[1] != cin or cin % groups: raise ValueError(f"input has {self.shape[1]} channels, weight {weight.shape} expects {cin}")
-    st, dil, pad, opad = _tuple(stride, nd), _tuple(dilation, nd), _tuple(padding, nd), _tuple(output_padding, nd)
+    if self.shape[1] != cin or cin % groups: raise TensorShapeError(f"input has {self.shape[1]} channels, weight {weight.shape} expects {cin}")
+    st, dil, pads, opad = _tuple(stride, nd), _tuple(dilation, nd), _resolve_pads(padding, nd), _tuple(output_padding, nd)
     x = self._dilate(st)
-    full = [(d * (kk - 1) - p, d * (kk - 1) - p + op) for kk, d, p, op in zip(k, dil, pad, opad)]
+    full = [(d * (kk - 1) - b, d * (kk - 1) - a + op) for kk, d, (b, a), op in zip(k, dil, pads, opad)]
     x = x.pad([(0, 0), (0, 0)] + full)
     w = weight.reshape(groups, cin // groups, cout_g, *k).transpose(1, 2).reshape(groups * cout_g, cin // groups, *k).flip(list(range(2, 2 + nd)))
     return x.conv2d(w, bias, groups=groups, dilation=dil)
 
+  def _pool_setup(self: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None, dilation: int | Sequence[int],
+                  padding: int | Sequence[int], ceil_mode: bool) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], list[Pad], list[Pad]]:
+    """Kernel, stride, dilation, the explicit padding and the padding to apply (with ceil_mode's overhang) of a 2-d pool."""
+    k, dil = _tuple(kernel_size, 2), _tuple(dilation, 2)
+    st = _tuple(stride if stride is not None else kernel_size, 2)
+    pads = _resolve_pads(padding, 2)
+    full = [(b, a + (_ceil_overhang(n, (b, a), kk, s, d) if ceil_mode else 0)) for (b, a), n, kk, s, d in zip(pads, self.shape[-2:], k, st, dil)]
+    return k, st, dil, pads, full
   def max_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
-                 dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
-    k = _tuple(kernel_size, 2)
-    pads = _tuple(padding, 2)
-    low = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)  # an int pool stays int
-    x = self.pad([(0, 0)] * (self.ndim - 2) + [(p, p) for p in pads], value=low) if any(pads) else self
-    return x._pool(k, _tuple(stride if stride is not None else kernel_size, 2), _tuple(dilation, 2)).max((-2, -1))
+                 dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, ceil_mode: bool = False,
+                 return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
+    """Max over windows of the last two axes; padding never wins (it is the dtype's lowest value, so ints stay ints).
+    return_indices adds each maximum's flat position h * W + w in the input (the first, if tied), as max_unpool2d takes."""
+    from tg.tensor.tensor import Tensor
+    k, st, dil, _, full = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
+    low = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
+    win = self.pad([(0, 0)] * (self.ndim - 2) + full, value=low)._pool(k, st, dil)
+    out = win.max((-2, -1))
+    if not return_indices: return out
+    h, w = self.shape[-2:]
+    pos = Tensor.arange(h * w, device=self.device).reshape(h, w).pad(full)._pool(k, st, dil).flatten(-2)
+    win, n = win.flatten(-2), k[0] * k[1]
+    first = n - win.eq(out.unsqueeze(-1)).where(Tensor.arange(n, 0, -1, device=self.device), 0).max(-1, keepdim=True)
+    return out, first.eq(Tensor.arange(n, device=self.device)).where(pos, 0).sum(-1).cast(dtypes.int32)
   def avg_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
-                 dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
-    k = _tuple(kernel_size, 2)
-    pads = _tuple(padding, 2)
-    x = self.pad([(0, 0)] * (self.ndim - 2) + [(p, p) for p in pads]) if any(pads) else self
-    return x._pool(k, _tuple(stride if stride is not None else kernel_size, 2), _tuple(dilation, 2)).mean((-2, -1))
+                 dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, ceil_mode: bool = False,
+                 count_include_pad: bool = True) -> Tensor:
+    """Mean over windows of the last two axes. The divisor counts the explicit padding if count_include_pad (PyTorch's
+    default), never ceil_mode's overhang."""
+    from tg.tensor.tensor import Tensor
+    k, st, dil, pads, full = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
+    x = self.pad([(0, 0)] * (self.ndim - 2) + full) if any(b or a for b, a in full) else self
+    if full == pads and (count_include_pad or not any(b or a for b, a in pads)): return x._pool(k, st, dil).mean((-2, -1))
+    h, w = self.shape[-2:]
+    inside = Tensor.ones(h, w, device=self.device)
+    counted = inside.pad(pads, value=1.0) if count_include_pad else inside.pad(pads)
+    counted = counted.pad([(0, a2 - a) for (_, a), (_, a2) in zip(pads, full)])
+    summed = x._pool(k, st, dil).sum((-2, -1))
+    return summed / counted._pool(k, st, dil).sum((-2, -1)).cast(summed.dtype if dtypes.is_float(summed.dtype) else dtypes.default_float)
+  def max_unpool2d(self: Tensor, indices: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
+                   dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, output_size: Sequence[int] | None = None) -> Tensor:
+    """The inverse of max_pool2d(return_indices=True): each value put at its flat position h * W + w, zeros elsewhere. The
+    output size is output_size's last two, else what the pool's parameters give back ((n - 1) * s - 2p + d(k - 1) + 1)."""
+    from tg.tensor.tensor import Tensor
+    if indices.shape != self.shape: raise TensorShapeError(f"max_unpool2d indices of shape {indices.shape} for values of shape {self.shape}")
+    k, dil, pads = _tuple(kernel_size, 2), _tuple(dilation, 2), _resolve_pads(padding, 2)
+    st = _tuple(stride if stride is not None else kernel_size, 2)
+    if output_size is None: h, w = ((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-2:], st, pads, dil, k))
+    else: h, w = tuple(output_size)[-2:]
+    n = self.shape[-2] * self.shape[-1]
+    hit = indices.flatten(-2).unsqueeze(-1).eq(Tensor.arange(h * w, device=self.device))  # (..., inputs, outputs)
+    # overlapping windows can send one maximum twice: the last input sent wins, as in PyTorch (not their sum)
+    last = hit.where(Tensor.arange(n, device=self.device).unsqueeze(-1), -1).max(-2, keepdim=True)
+    pick = hit & last.eq(Tensor.arange(n, device=self.device).unsqueeze(-1))
+    return pick.where(self.flatten(-2).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-2], h, w)
 
   def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
     """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time
     as a gather of constant indices (and a blend of two for linear, in float; integer inputs are rounded back)."""
     from tg.tensor.tensor import Tensor
-    if mode not in ("nearest", "linear"): raise ValueError(f"interpolate mode is 'nearest' or 'linear', not {mode!r}")
+    if mode not in ("nearest", "nearest-exact", "linear"):
+      raise TensorUnsupportedError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear', not {mode!r}")
     if len(size) > self.ndim: raise ValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
     x = self if dtypes.is_float(self.dtype) or mode == "nearest" else self.float()
     for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
       n = x.shape[ax]
       if n == m: continue
       pre: list[slice] = [slice(None)] * ax
-      if mode == "nearest":
-        x = x[(*pre, Tensor([min(n - 1, int(i * n / m)) for i in range(m)], device=x.device))]
+      if mode != "linear":  # nearest: source floor(i * n / m); nearest-exact: of the pixel centres, floor((i + 0.5) * n / m)
+        half = 0.5 if mode == "nearest-exact" else 0.0
+        x = x[(*pre, Tensor([min(n - 1, int((i + half) * n / m)) for i in range(m)], device=x.device))]
         continue
       src = [i * (n - 1) / (m - 1) if m > 1 else 0.0 for i in range(m)] if align_corners else [max(0.0, (i + 0.5) * n / m - 0.5) for i in range(m)]
       lo = [min(int(s), n - 1) for s in src]
@@ -180,6 +250,8 @@ class NNMixin:
                                       reduction: str = "mean") -> Tensor:
     """Cross entropy of logits (..., classes) against integer labels Y (...)."""
     from tg.tensor.tensor import Tensor
+    if Y.shape != self.shape[:-1]:
+      raise TensorShapeError(f"class index targets of shape {Y.shape} for logits of shape {self.shape}: expected {self.shape[:-1]}")
     n = self.shape[-1]
     log_probs = self.log_softmax(-1)
     mask = Y != ignore_index
@@ -187,27 +259,49 @@ class NNMixin:
     nll = -(log_probs * hit).sum(-1)
     smooth = -log_probs.mean(-1) * mask
     loss = (1 - label_smoothing) * nll + label_smoothing * smooth
-    if reduction == "none": return loss
-    return loss.sum() / mask.sum().maximum(1) if reduction == "mean" else loss.sum()
+    return _reduce_loss(loss, reduction, mask.sum().maximum(1))
   def cross_entropy(self: Tensor, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
     """Cross entropy of logits (N, C, ...) or (C,) against class indices (integer Y, (N, ...)) or class probabilities
     (float Y, the logits' shape); the classes are dim 1 as in PyTorch and tinygrad."""
     x = self.transpose(1, -1) if self.ndim > 2 else self
     if dtypes.is_int(Y.dtype): return x.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing, reduction=reduction)
+    if Y.shape != self.shape: raise TensorShapeError(f"cross_entropy with probability targets of shape {Y.shape} for logits of shape {self.shape}")
     y = Y.transpose(1, -1) if Y.ndim > 2 else Y
-    n = x.shape[-1]
-    y = y * (1 - label_smoothing) + label_smoothing / n
-    loss = -(x.log_softmax(-1) * y).sum(-1)
-    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
+    y = y * (1 - label_smoothing) + label_smoothing / x.shape[-1]
+    return _reduce_loss(-(x.log_softmax(-1) * y).sum(-1), reduction)
   def binary_crossentropy(self: Tensor, Y: Tensor, reduction: str = "mean") -> Tensor:
     loss = -(Y * self.clip(1e-12, 1).log() + (1 - Y) * (1 - self).clip(1e-12, 1).log())
-    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
-  def binary_crossentropy_logits(self: Tensor, Y: Tensor, reduction: str = "mean") -> Tensor:
-    loss = self.maximum(0) - self * Y + (1 + (-self.abs()).exp()).log()
-    return loss.mean() if reduction == "mean" else loss.sum() if reduction == "sum" else loss
-  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
-                                   is_causal: bool = False) -> Tensor:
+    return _reduce_loss(loss, reduction)
+  def binary_crossentropy_logits(self: Tensor, Y: Tensor, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
+    """Binary cross entropy of logits x, stably: -log sigmoid(x) = max(-x, 0) + log(1 + exp(-|x|)). pos_weight (broadcast
+    over the classes, PyTorch's) scales the positive term: (1 - y) * x + (1 + (pos_weight - 1) * y) * -log sigmoid(x)."""
+    neg_log_sig = (-self).maximum(0) + (1 + (-self.abs()).exp()).log()
+    loss = (1 - Y) * self + (neg_log_sig if pos_weight is None else (1 + (pos_weight - 1) * Y) * neg_log_sig)
+    return _reduce_loss(loss, reduction)
+  def nll_loss(self: Tensor, Y: Tensor, weight: Tensor | None = None, ignore_index: int | None = None, reduction: str = "mean") -> Tensor:
+    """Negative log likelihood of log-probabilities self, (N, C, *d) or (C,), at class indices Y, (N, *d) or (): classes on
+    dim 1 as PyTorch. Each term is -weight[y] * self[y]; "mean" divides by the weights of the targets not ignored."""
     from tg.tensor.tensor import Tensor
+    cdim = 0 if self.ndim == 1 else 1
+    c, want = self.shape[cdim], self.shape[:cdim] + self.shape[cdim + 1:]
+    if Y.shape != want: raise TensorShapeError(f"nll_loss target of shape {Y.shape} for input of shape {self.shape}: expected {want}")
+    if weight is not None and weight.shape != (c,): raise TensorShapeError(f"nll_loss weight of shape {weight.shape} for {c} classes")
+    classes = Tensor.arange(c, device=self.device).reshape(c, *[1] * (self.ndim - cdim - 1))
+    hit = Y.unsqueeze(cdim).eq(classes)
+    if ignore_index is not None: hit = hit & Y.ne(ignore_index).unsqueeze(cdim)
+    w = hit.cast(self.dtype) if weight is None else hit.where(weight.reshape(classes.shape).cast(self.dtype), 0)
+    loss = -hit.where(self * w, 0).sum(cdim)
+    return _reduce_loss(loss, reduction, w.sum())
+  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+                                   is_causal: bool = False, enable_gqa: bool = False) -> Tensor:
+    """softmax(q k^T / sqrt(d) + mask) v. enable_gqa: key and value have fewer heads (dim -3) than the query, each shared
+    by a group of query heads (their count divides the query's)."""
+    from tg.tensor.tensor import Tensor
+    if is_causal and attn_mask is not None: raise ValueError("scaled_dot_product_attention takes is_causal or attn_mask, not both")
+    if enable_gqa and key.shape[-3] != self.shape[-3]:
+      if self.shape[-3] % key.shape[-3]: raise TensorShapeError(f"{self.shape[-3]} query heads don't group into {key.shape[-3]} key heads")
+      rep = self.shape[-3] // key.shape[-3]
+      key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
     scores = self.matmul(key.transpose(-1, -2)) * (1 / math.sqrt(self.shape[-1]))
     if is_causal:
       causal = Tensor.ones(scores.shape[-2], scores.shape[-1], dtype=dtypes.bool, device=self.device).tril()
@@ -215,21 +309,40 @@ class NNMixin:
     if attn_mask is not None: scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
     return scores.softmax(-1).matmul(value)
 
+def _einsum_ellipsis(ins: list[str], out: str, arrow: str, ops: list[Tensor]) -> tuple[list[str], str]:
+  """'...' replaced by letters of its own: numpy's broadcasting of the ellipsis axes (aligned right across operands), in
+  front of the output when no output is named."""
+  free = [c for c in string.ascii_letters if c not in "".join(ins) + out]
+  k = max((t.ndim - len(spec) + 3 for spec, t in zip(ins, ops) if "..." in spec), default=0)
+  if k < 0 or k > len(free): raise ValueError(f"einsum: '...' stands for {k} axes")
+  ell = "".join(free[:k])
+  new = [spec.replace("...", ell[k - (t.ndim - len(spec) + 3):]) if "..." in spec else spec for spec, t in zip(ins, ops)]
+  if not arrow:
+    lhs = ",".join(ins).replace("...", "")
+    return new, ell + "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
+  return new, out.replace("...", ell)
+
 def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
+  """Each operand's repeated letters taken as diagonals first (np.einsum("ii->i") is the diagonal, "ii" the trace)."""
   lhs, arrow, out = formula.replace(" ", "").partition("->")
   ins = lhs.split(",")
   if len(ins) != len(ops): raise ValueError(f"einsum {formula!r} names {len(ins)} operands, got {len(ops)}")
-  if "." in formula: raise ValueError("einsum with '...' is not supported: name the axes")
   if not arrow: out = "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
-  letters = sorted(set(lhs) - {","})
+  if "." in lhs: ins, out = _einsum_ellipsis(ins, out, arrow, ops)
+  for i, (spec, t) in enumerate(zip(ins, ops)):
+    if len(spec) != t.ndim: raise TensorShapeError(f"einsum operand {spec!r} has {len(spec)} letters, the tensor has shape {t.shape}")
+    while (c := next((c for c in spec if spec.count(c) > 1), None)) is not None:  # a diagonal: it goes last
+      p, q = spec.index(c), spec.index(c, spec.index(c) + 1)
+      if t.shape[p] != t.shape[q]: raise TensorShapeError(f"einsum {formula!r}: repeated letter {c!r} has sizes {t.shape[p]} and {t.shape[q]}")
+      t, spec = t.diagonal(0, p, q), spec[:p] + spec[p + 1:q] + spec[q + 1:] + c
+    ins[i], ops[i] = spec, t
+  letters = sorted(set("".join(ins)))
   sizes: dict[str, int] = {}
   aligned = []
   for spec, t in zip(ins, ops):
-    if len(spec) != t.ndim: raise ValueError(f"einsum operand {spec!r} has {len(spec)} letters, the tensor has shape {t.shape}")
-    if len(set(spec)) != len(spec): raise ValueError(f"einsum {spec!r}: a repeated letter (a diagonal) is not supported")
     for c, s in zip(spec, t.shape):
       if s != 1 and sizes.get(c, 1) not in (1, s):
-        raise ValueError(f"einsum {formula!r}: letter {c!r} has sizes {sizes[c]} and {s} (shapes {[o.shape for o in ops]})")
+        raise TensorShapeError(f"einsum {formula!r}: letter {c!r} has sizes {sizes[c]} and {s} (shapes {[o.shape for o in ops]})")
       sizes[c] = max(sizes.get(c, 1), s)
     x = t.permute([spec.index(c) for c in letters if c in spec])
     aligned.append(x.reshape([t.shape[spec.index(c)] if c in spec else 1 for c in letters]))

@@ -1,8 +1,11 @@
-"""Running a schedule: kernels compiled once per (AST, device) and reused, copies through the host."""
+"""Running a schedule: kernels compiled once per (AST, device, opt switches) and reused, copies through the host. Every
+launch counts in GlobalCounters; with DEBUG >= 2 each is timed and printed as tinygrad does."""
 from __future__ import annotations
+from typing import Any
 from tg.uop import UOp, Ops, DEBUG
-from tg.codegen.device import Device, CHECK_OOB
+from tg.codegen import Device, GlobalCounters, BEAM, NOOPT, CHECK_OOB
 from tg.codegen.pipeline import get_program, CompiledRunner
+from tg.codegen.program import ProgramSpec
 from tg.tensor.schedule import ExecItem
 
 class Counters:
@@ -14,15 +17,37 @@ class Counters:
   @classmethod
   def reset(cls) -> None: cls.kernels = cls.compiled = cls.copies = cls.scheduled = 0
 
-_runners: dict[tuple[UOp, str, int], CompiledRunner] = {}
+_runners: dict[tuple[UOp, str, int, int, int], CompiledRunner] = {}
 
 def get_runner(ast: UOp, device: str) -> CompiledRunner:
-  """The compiled kernel for an AST on a device; an identical AST (on any buffers) is lowered and compiled once."""
-  if (r := _runners.get(key := (ast, device, int(CHECK_OOB)))) is None:  # CHECK_OOB=1 builds other code
+  """The compiled kernel for an AST on a device; an identical AST (on any buffers) is lowered and compiled once for each
+  setting of the switches that change its code (BEAM, NOOPT, CHECK_OOB: Context can change them between calls)."""
+  if (r := _runners.get(key := (ast, device, BEAM.value, NOOPT.value, int(CHECK_OOB)))) is None:
     Counters.compiled += 1
     r = _runners[key] = CompiledRunner(get_program(ast, Device[device].renderer))
     if DEBUG >= 2: print(f"compiled {r.p.name} for {device}")
   return r
+
+def launch(runner: CompiledRunner, bufs: list[Any], var_vals: dict[str, int]) -> None:
+  """Run a kernel and count it; with DEBUG >= 2 wait for it and print its name, launch size, time and rates."""
+  timed = DEBUG.value >= 2
+  t = runner(bufs, var_vals, wait=timed)
+  count_launch(runner.p)
+  if timed and t is not None: _report(runner.p, t)
+
+def count_launch(p: ProgramSpec) -> None:
+  """One launch of p in Counters and GlobalCounters (also for the kernels of a batch, launched in one call)."""
+  g = GlobalCounters
+  Counters.kernels += 1
+  g.kernel_count += 1
+  g.global_ops += p.estimates_flops
+  g.global_mem += p.estimates_bytes
+
+def _report(p: ProgramSpec, t: float) -> None:
+  GlobalCounters.time_sum_s += t
+  print(f"*** {p.device:7s} {GlobalCounters.kernel_count:5d} {p.name:36s} global {str(tuple(p.global_size)):15s} local "
+        f"{str(tuple(p.local_size or ())):12s} {t * 1e6:9.2f} us {p.estimates_flops / max(t, 1e-9) / 1e9:9.2f} GFLOP/s "
+        f"{p.estimates_bytes / max(t, 1e-9) / 1e9:8.2f} GB/s")
 
 def run_item(ei: ExecItem) -> None:
   if ei.ast.op is Ops.COPY:
@@ -32,8 +57,7 @@ def run_item(ei: ExecItem) -> None:
     dst.copyin(mv)
     Counters.copies += 1
     return
-  get_runner(ei.ast, ei.bufs[0].device)(ei.bufs, ei.var_vals)
-  Counters.kernels += 1
+  launch(get_runner(ei.ast, ei.bufs[0].device), ei.bufs, ei.var_vals)
 
 capturing: list[list[ExecItem]] = []  # TinyJit records what runs while it captures (innermost last)
 

@@ -138,7 +138,7 @@ class KernelBuilder:
         if x is not u: self.lower(x, idx, valid)
         continue
       stack.append((x, True))
-      for s in x.src:
+      for s in (x.src[:1] if x.op in _PASS_THROUGH else x.src):  # (an AFTER's other sources only order it)
         if s not in seen and same_index(s) and (s, idx, valid, False) not in self.memo: seen.add(s); stack.append((s, False))
 
   def _lower(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None, top: bool) -> UOp:

@@ -17,6 +17,10 @@ from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
 from tg.tensor.indexing import IndexingMixin
 from tg.tensor.custom import CustomMixin
+from tg.tensor.mathops import MathMixin
+from tg.tensor.ordering import OrderingMixin
+from tg.tensor.sampling import SamplingMixin
+from tg.tensor.errors import TensorShapeError, TensorValueError
 
 Scalar = int | float | bool
 if default_float := getenv("DEFAULT_FLOAT", ""):  # e.g. DEFAULT_FLOAT=HALF
@@ -48,11 +52,11 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   out = []
   for dims in zip(*padded):
     big = {d for d in dims if d != 1}
-    if len(big) > 1: raise ValueError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
+    if len(big) > 1: raise TensorShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
     out.append(big.pop() if big else 1)
   return tuple(out)
 
-class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
+class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   training: bool = False
   no_grad: bool = False
@@ -150,7 +154,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place: views of the buffer see the new values)."""
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
-    if x.shape != self.shape: raise ValueError(f"assign of shape {x.shape} to a tensor of shape {self.shape}")
+    if x.shape != self.shape: raise TensorShapeError(f"assign of shape {x.shape} to a tensor of shape {self.shape}")
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if x.device != self.device: x = x.to(self.device)
     if not is_buffer_view(self.uop): self.realize()
@@ -158,7 +162,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
     return self
   def replace(self, x: Tensor) -> Tensor:
-    if x.shape != self.shape: raise ValueError(f"replace with shape {x.shape} on a tensor of shape {self.shape}")
+    if x.shape != self.shape: raise TensorShapeError(f"replace with shape {x.shape} on a tensor of shape {self.shape}")
     self.uop = x.uop
     return self
 
@@ -196,6 +200,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   @staticmethod
   def eye(n: int, m: int | None = None, **kw: Any) -> Tensor:
     m = n if m is None else m
+    if n < 0 or m < 0: raise TensorValueError(f"eye needs non-negative sizes, got {n} and {m}")
     return (Tensor.arange(n, device=kw.get("device")).unsqueeze(1) == Tensor.arange(m, device=kw.get("device"))).cast(kw.get("dtype") or
                                                                                                                         dtypes.default_float)
 
@@ -216,10 +221,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
   @staticmethod
   def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
-    """Uniform in [0, 1)."""
+    """Uniform in [0, 1): as many random bits as dt's mantissa holds exactly (float32's 24 at most), so rounding to a
+    narrow float (float16) never gives 1.0."""
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
     bits = Tensor._random_bits(prod(shp), device)
-    return ((bits >> 8).cast(dtypes.float32) * (2.0 ** -24)).cast(dt).reshape(shp).requires_grad_(kw.get("requires_grad"))
+    nb = min(24, dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 24
+    return ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt).reshape(shp).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randn(*shape: Any, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     """Standard normal by Box-Muller."""
@@ -274,6 +281,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def float(self) -> Tensor: return self.cast(dtypes.float32)
   def half(self) -> Tensor: return self.cast(dtypes.float16)
   def double(self) -> Tensor: return self.cast(dtypes.float64)
+  def short(self) -> Tensor: return self.cast(dtypes.int16)
   def int(self) -> Tensor: return self.cast(dtypes.int32)
   def long(self) -> Tensor: return self.cast(dtypes.int64)
   def bool(self) -> Tensor: return self.cast(dtypes.bool)
@@ -319,6 +327,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     a, b = self._broadcasted(x, reverse)
     return a + (-b)
   def div(self, x: Tensor | Scalar, reverse: bool = False, rounding_mode: str | None = None) -> Tensor:
+    if rounding_mode not in (None, "trunc", "floor"): raise TensorValueError(f"rounding_mode is None, 'trunc' or 'floor', not {rounding_mode!r}")
     a, b = self._broadcasted(x, reverse)
     if rounding_mode == "trunc": return a._apply(lambda p, q: p.alu(Ops.IDIV, q), b) if dtypes.is_int(a.dtype) else (a / b).trunc()
     if rounding_mode == "floor": return a._floordiv(b)
@@ -400,8 +409,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def __itruediv__(self, x: Any) -> Tensor: return self.assign(self / x)
   def __lt__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPLT, x)
   def __gt__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPLT, x, True)
-  def __ge__(self, x: Any) -> Tensor: return (self < x).logical_not()
-  def __le__(self, x: Any) -> Tensor: return (self > x).logical_not()
+  def __ge__(self, x: Any) -> Tensor: return (self > x) | (self == x)  # not "not <": a comparison with NaN is false
+  def __le__(self, x: Any) -> Tensor: return (self < x) | (self == x)
   def __eq__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPEQ, x)  # type: ignore[override]
   def __ne__(self, x: Any) -> Tensor: return self._cmp(Ops.CMPNE, x)  # type: ignore[override]
   def eq(self, x: Any) -> Tensor: return self == x
@@ -532,13 +541,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return a + self.ndim if a < 0 else a
   def _reduced_shape(self, axes: tuple[int, ...], keepdim: bool) -> tuple[int, ...]:
     return tuple(1 if i in axes else s for i, s in enumerate(self.shape)) if keepdim else tuple(s for i, s in enumerate(self.shape) if i not in axes)
-  def sum(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None, dtype: DType | None = None) -> Tensor:
-    acc = acc_dtype or sum_acc_dtype(self.dtype)
+  def sum(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
+          dtype: DType | str | None = None) -> Tensor:
+    """dtype (a dtype or its name) is the result's, and the accumulator's if no acc_dtype is given."""
+    dt = to_dtype(dtype) if dtype is not None else None
+    acc = acc_dtype or dt or sum_acc_dtype(self.dtype)
     ret = self.cast(acc)._reduce(Ops.ADD, axis, keepdim)
-    out = dtype or (self.dtype if dtypes.is_float(self.dtype) and acc_dtype is None else acc)
-    return ret.cast(out)
-  def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None) -> Tensor:
-    return self.cast(acc_dtype or self.dtype)._reduce(Ops.MUL, axis, keepdim)
+    return ret.cast(dt or (self.dtype if dtypes.is_float(self.dtype) and acc_dtype is None else acc))
+  def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
+           dtype: DType | str | None = None) -> Tensor:
+    """dtype: self is cast to it first (PyTorch's and tinygrad's meaning), so the product is computed in it."""
+    dt = to_dtype(dtype) if dtype is not None else None
+    return self.cast(acc_dtype or dt or self.dtype)._reduce(Ops.MUL, axis, keepdim).cast(dt or acc_dtype or self.dtype)
   def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self._reduce(Ops.MAX, axis, keepdim)
   def min(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     return self._flipped().max(axis, keepdim)._flipped()
@@ -552,6 +566,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
     return sq.sum(axis, keepdim) / max(0, n - correction)
   def std(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
     return self.var(axis, keepdim, correction).sqrt()
+  def var_mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+    return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
+  def std_mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
+    return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
   def any(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
   def all(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
   def _softmax(self, axis: int) -> tuple[Tensor, Tensor, Tensor]:
@@ -593,9 +611,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin):
   def matmul(self, w: Tensor, reverse: bool = False) -> Tensor:
     """Batched, broadcasting matrix product: a multiply and a sum that fuse into one kernel."""
     x, w = (w, self) if reverse else (self, w)
-    if x.ndim == 0 or w.ndim == 0: raise ValueError(f"matmul needs at least 1-d tensors, got shapes {x.shape} and {w.shape}")
+    if x.ndim == 0 or w.ndim == 0: raise TensorShapeError(f"matmul needs at least 1-d tensors, got shapes {x.shape} and {w.shape}")
     if x.shape[-1] != w.shape[-2 if w.ndim > 1 else 0]:
-      raise ValueError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
+      raise TensorShapeError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])

@@ -1,7 +1,7 @@
-"""Small shared helpers: environment flags, Context variables and a few sequence utilities."""
+"""Small shared helpers: environment flags, Context variables, Timing and a few sequence utilities."""
 from __future__ import annotations
-import contextlib, functools, math, operator, os
-from typing import Any, Iterable, Iterator, Sequence, TypeVar
+import contextlib, functools, math, operator, os, time
+from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
 
@@ -61,3 +61,15 @@ def Context(**kwargs: int) -> Iterator[None]:
     for k, v in old.items(): ContextVar.registry[k].value = v
 
 DEBUG, SPEC = ContextVar("DEBUG", 0), ContextVar("SPEC", 0)
+
+class Timing(contextlib.ContextDecorator):
+  """`with Timing("step "):` (or as a decorator) prints the block's wall time, "step  12.34 ms", as tinygrad's Timing;
+  on_exit(ns) returns text to append. The time stays in .elapsed_ns."""
+  def __init__(self, prefix: str = "", on_exit: Callable[[int], str] | None = None, enabled: bool = True):
+    self.prefix, self.on_exit, self.enabled, self.elapsed_ns = prefix, on_exit, enabled, 0
+  def __enter__(self) -> Timing:
+    self.start = time.perf_counter_ns()
+    return self
+  def __exit__(self, *exc: Any) -> None:
+    self.elapsed_ns = time.perf_counter_ns() - self.start
+    if self.enabled: print(f"{self.prefix}{self.elapsed_ns * 1e-6:6.2f} ms" + (self.on_exit(self.elapsed_ns) if self.on_exit else ""))

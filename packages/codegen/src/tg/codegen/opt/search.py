@@ -1,4 +1,5 @@
-"""Choosing opts: hand-written heuristics by default, or BEAM=n: a beam search that times candidates on the device.
+"""Choosing opts: hand-written heuristics by default, or BEAM=n: a beam search that times candidates on the device
+(NOOPT=1: none).
 The beam's choice is cached on disk, keyed by the kernel and the device."""
 from __future__ import annotations
 import hashlib, math, pickle
@@ -8,9 +9,11 @@ from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, global
 from tg.codegen.opt.heuristic import hand_coded_optimizations
 
 BEAM = ContextVar("BEAM", 0)
+NOOPT = ContextVar("NOOPT", 0)  # no opts at all: each kernel as lowered (its output ranges still map to the launch grid)
 
 def choose_opts(ast: UOp, ren: Renderer) -> UOp:
   ast = globalize(ast)
+  if NOOPT: return ast
   if BEAM >= 1 and ren.device: return beam_search(ast, ren, int(BEAM))
   return hand_coded_optimizations(ast, ren)
 

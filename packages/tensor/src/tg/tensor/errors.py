@@ -1,0 +1,11 @@
+"""Exception classes shared by tg.tensor. numpy raises ValueError for a bad argument or shapes that don't fit, PyTorch
+and tinygrad RuntimeError: these derive from both, so code written for either catches them."""
+
+class TensorValueError(ValueError, RuntimeError):
+  """An argument tg can't take (an unknown mode string, a repeated axis, a negative size, ...)."""
+
+class TensorShapeError(TensorValueError):
+  """Shapes that don't fit together (matmul, broadcast, permute, gather, conv, ...)."""
+
+class TensorUnsupportedError(ValueError, NotImplementedError):
+  """A mode tg doesn't have (a pad or interpolate mode): tinygrad and PyTorch raise NotImplementedError (a RuntimeError)."""

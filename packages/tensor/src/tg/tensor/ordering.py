@@ -1,0 +1,105 @@
+"""Order along an axis: sort, argsort, topk and the running (cumulative) max, min, product and logsumexp.
+
+Everything is a comparison of every pair along the axis (n x n), reduced: no data-dependent control flow, one fused
+kernel or a few, differentiable through the values picked, and fine for the axis lengths tensors have here (up to a few
+thousand). Sorting is stable (equal values keep their order) and puts NaN last ascending, first descending, as PyTorch."""
+from __future__ import annotations
+import math
+from typing import TYPE_CHECKING, NamedTuple
+from tg.uop import dtypes
+
+if TYPE_CHECKING:
+  from tg.tensor.tensor import Tensor
+
+class ValuesIndices(NamedTuple):
+  """What sort, topk, cummax and cummin return: a tuple that also has PyTorch's .values and .indices."""
+  values: Tensor
+  indices: Tensor
+
+def _lowest(x: Tensor) -> float | int | bool:
+  return -math.inf if dtypes.is_float(x.dtype) else False if x.dtype == dtypes.bool else dtypes.min(x.dtype)
+
+class OrderingMixin:
+  def _last(self: Tensor, axis: int) -> tuple[Tensor, int]:
+    """self with `axis` moved last, and the axis resolved."""
+    if self.ndim == 0: return self.reshape(1), 0
+    ax = self._axis(axis)
+    return self.permute([i for i in range(self.ndim) if i != ax] + [ax]), ax
+  def _unlast(self: Tensor, ax: int, ndim: int) -> Tensor:
+    """The inverse of _last for a tensor of `ndim` dims (0-d comes back 0-d)."""
+    if ndim == 0: return self.reshape(())
+    order = list(range(ndim - 1))
+    order.insert(ax, ndim - 1)
+    return self.permute(order)
+  def _prefix(self: Tensor, fill: float | int | bool) -> Tensor:
+    """(..., n) -> (..., n, n) with [..., i, j] = self[..., j] for j <= i, else fill: the prefix each running op reduces."""
+    from tg.tensor.tensor import Tensor
+    n = self.shape[-1]
+    lower = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()
+    return lower.where(self.unsqueeze(-2), fill)
+  def _sort_onehot(self: Tensor, descending: bool) -> Tensor:
+    """For (..., n): (..., r, i) true where element i lands at rank r. Element j goes before i if it orders before it, or
+    ties with it and j < i; i's rank is how many go before it."""
+    from tg.tensor.tensor import Tensor
+    n = self.shape[-1]
+    a, b = self.unsqueeze(-1), self.unsqueeze(-2)  # a: element i (rows), b: element j (columns)
+    if dtypes.is_float(self.dtype):  # NaN orders after every number
+      an, bn = a.isnan(), b.isnan()
+      less = (b < a) | (an & bn.logical_not()) if not descending else (b > a) | (bn & an.logical_not())
+      tie = b.eq(a) | (an & bn)
+    else:
+      less, tie = (b < a) if not descending else (b > a), b.eq(a)
+    idx = Tensor.arange(n, device=self.device)
+    before = less | (tie & (idx.unsqueeze(0) < idx.unsqueeze(1)))
+    rank = before.sum(-1, acc_dtype=dtypes.int32)
+    return rank.unsqueeze(-2).eq(idx.unsqueeze(-1))
+  def _pick(self: Tensor, onehot: Tensor) -> Tensor:
+    """For self (..., n) and a one-hot (..., m, n): the element each row of onehot selects."""
+    if self.dtype == dtypes.bool: return onehot.where(self.unsqueeze(-2), False).any(-1)
+    return onehot.where(self.unsqueeze(-2), 0).sum(-1, acc_dtype=self.dtype)
+
+  def sort(self: Tensor, dim: int = -1, descending: bool = False) -> ValuesIndices:
+    """(values, indices) along dim; stable (tinygrad's bitonic sort need not be, PyTorch's stable=True is)."""
+    from tg.tensor.tensor import Tensor
+    x, ax = self._last(dim)
+    if x.shape[-1] <= 1: return ValuesIndices(self, self.zeros_like(dtype=dtypes.int32))  # nothing to order
+    onehot = x._sort_onehot(descending)
+    idx = Tensor.arange(x.shape[-1], device=self.device)._broadcast_to(x.shape)
+    return ValuesIndices(x._pick(onehot)._unlast(ax, self.ndim), idx._pick(onehot)._unlast(ax, self.ndim))
+  def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor: return self.sort(dim, descending).indices
+  def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> ValuesIndices:
+    """The k largest (or smallest) along dim with their indices, in order (sorted_=False gives the same order)."""
+    n = self.shape[self._axis(dim)] if self.ndim else 1
+    if not 0 <= k <= n: raise ValueError(f"topk k={k} is out of range for an axis of {n}")
+    vals, idx = self.sort(dim, descending=largest)
+    if self.ndim == 0: return ValuesIndices(vals, idx)
+    ax = self._axis(dim)
+    keep = [(0, k) if i == ax else None for i in range(self.ndim)]
+    return ValuesIndices(vals.shrink(keep), idx.shrink(keep))
+
+  def _cumext(self: Tensor, axis: int, largest: bool) -> ValuesIndices:
+    from tg.tensor.tensor import Tensor
+    orig, ax = self._last(axis)
+    x = orig
+    if not largest:  # the running min is the running max of the order reversed: -x, or ~x for ints (never overflows)
+      x = -x if dtypes.is_float(x.dtype) else x.bitwise_not()
+    n = x.shape[-1]
+    pre = x._prefix(_lowest(x))
+    # PyTorch's index is the last position in the prefix holding the running extreme
+    idx = Tensor.arange(n, device=self.device)
+    hit = pre.eq(pre.max(-1, keepdim=True)) & (idx.unsqueeze(0) <= idx.unsqueeze(1))
+    where = hit.where(idx, -1).max(-1).cast(dtypes.int32)
+    vals = orig._pick(where.unsqueeze(-1).eq(idx))
+    return ValuesIndices(vals._unlast(ax, self.ndim), where._unlast(ax, self.ndim))
+  def cummax(self: Tensor, axis: int = 0) -> ValuesIndices:
+    """Running maximum and the index where it was (last) reached, as PyTorch's cummax (and tinygrad's)."""
+    return self._cumext(axis, True)
+  def cummin(self: Tensor, axis: int = 0) -> ValuesIndices: return self._cumext(axis, False)
+  def cumprod(self: Tensor, axis: int = 0) -> Tensor:
+    x, ax = self._last(axis)
+    return x._prefix(1).prod(-1)._unlast(ax, self.ndim)
+  def logcumsumexp(self: Tensor, axis: int = 0) -> Tensor:
+    """log(cumsum(exp(x))), each prefix shifted by its own maximum (a shift by the global one underflows early terms)."""
+    x, ax = self._last(axis)
+    x = x if dtypes.is_float(x.dtype) else x.float()
+    return x._prefix(-math.inf).logsumexp(-1)._unlast(ax, self.ndim)

@@ -1,0 +1,88 @@
+"""Argument forms and checks tinygrad programs use: index tuples, zero-size any/all, nearest-exact, einsum with '...' and
+repeated letters, padding with negative sides in every mode, sum/prod dtype, and the errors for bad arguments."""
+import numpy as np
+import pytest
+from tg.tensor import Tensor, dtypes, TensorShapeError
+from tensor_helpers import check, rand
+from test_autograd import check_grad
+
+def test_index_tuples_in_the_index():
+  a = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+  for idx in (((0, 1),), ([0, 1], (1, 2)), ((0, 1), (1, 2)), ([1, 0], slice(None), (3, 2)), ([(0, 1)],), ((1,), 2, slice(1, 3))):
+    check(lambda t, idx=idx: t[idx], lambda x, idx=idx: x[idx], a)
+  check(lambda t: t[(Tensor([1, 0]), slice(None), 2)], lambda x: x[(np.array([1, 0]), slice(None), 2)], a)
+
+def test_any_all_over_zero_size_axes():
+  z = np.zeros((0, 3), np.float32)
+  for axis in (0, None, (0, 1)):
+    check(lambda t, axis=axis: t.any(axis), lambda x, axis=axis: np.any(x, axis), z)
+    check(lambda t, axis=axis: t.all(axis), lambda x, axis=axis: np.all(x, axis), z)
+  check(lambda t: t.any(1), lambda x: np.any(x, 1), z)
+
+def test_interpolate_nearest_exact():
+  x = np.array([[10.0, 20.0, 30.0]], np.float32)
+  # source index floor((i + 0.5) * 3 / 5) for nearest-exact, floor(i * 3 / 5) for nearest (PyTorch's definitions)
+  assert Tensor(x).interpolate((5,), mode="nearest-exact").tolist() == [[10, 10, 20, 30, 30]]
+  assert Tensor(x).interpolate((5,), mode="nearest").tolist() == [[10, 10, 20, 20, 30]]
+  img = rand(1, 1, 4, 6)
+  rows, cols = [int((i + 0.5) * 4 / 3) for i in range(3)], [int((j + 0.5) * 6 / 4) for j in range(4)]
+  check(lambda t: t.interpolate((3, 4), mode="nearest-exact"), lambda a: a[:, :, rows][:, :, :, cols], img)
+  with pytest.raises(ValueError, match="interpolate mode is 'nearest', 'nearest-exact' or 'linear', not 'cubic'"):
+    Tensor(x).interpolate((5,), mode="cubic")
+
+@pytest.mark.parametrize("formula,shapes", [("ii", [(3, 3)]), ("ii->i", [(3, 3)]), ("...ij,jk->...ik", [(2, 3, 4), (4, 5)]),
+                                            ("...j,jk", [(2, 3, 4), (4, 5)]), ("i...->...", [(2, 3, 4)]), ("bii->bi", [(2, 3, 3)]),
+                                            ("...ii->...i", [(5, 2, 3, 3)]), ("ij...,jk...->ik...", [(2, 3, 5), (3, 4, 1)]),
+                                            ("iij,jk->ik", [(3, 3, 2), (2, 4)]), ("...,...", [(2, 3), (3,)])], ids=str)
+def test_einsum_ellipsis_and_diagonals(formula, shapes):
+  ops = [rand(*s, seed=i) for i, s in enumerate(shapes)]
+  check(lambda *ts: Tensor.einsum(formula, *ts), lambda *xs: np.einsum(formula, *xs), *ops, atol=1e-5)
+
+def test_einsum_grads_and_errors():
+  check_grad(lambda t: Tensor.einsum("ii->i", t) * 1.0, [rand(3, 3, dtype=np.float64)])
+  check_grad(lambda a, b: Tensor.einsum("...ij,jk->...ik", a, b), [rand(2, 2, 3, dtype=np.float64), rand(3, 2, dtype=np.float64, seed=1)])
+  with pytest.raises(TensorShapeError, match="repeated letter 'i' has sizes 2 and 3"): Tensor.einsum("ii", Tensor.ones(2, 3))
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular", "constant"])
+def test_pad_negative_sides(mode):
+  x = rand(3, 5)
+  def ref(a, pads):  # out[j] = in[f(j - before)] along each axis, as PyTorch defines the modes
+    for ax, (b, e) in enumerate(pads):
+      n = a.shape[ax]
+      f = {"reflect": lambda i, n=n: -i if i < 0 else 2 * (n - 1) - i if i >= n else i, "circular": lambda i, n=n: i % n,
+           "replicate": lambda i, n=n: min(max(i, 0), n - 1), "constant": lambda i, n=n: i if 0 <= i < n else -1}[mode]
+      idx = [f(j - b) for j in range(n + b + e)]
+      a = np.where(np.array(idx).reshape([-1 if i == ax else 1 for i in range(a.ndim)]) >= 0, np.take(a, idx, axis=ax), 0)
+    return a
+  for pads in (((-1, 2), (2, -1)), ((0, 0), (-2, -1)), ((1, -1), (-3, 3))):
+    flat = [p for b, e in reversed(pads) for p in (b, e)]  # PyTorch's flat order: last axis first
+    check(lambda t, pads=pads: t.pad(pads, mode=mode), lambda a, pads=pads: ref(a, pads), x)
+    check(lambda t, flat=flat: t.pad(flat, mode=mode), lambda a, pads=pads: ref(a, pads), x)
+
+def test_sum_prod_dtype():
+  h = np.full(3000, 0.5, np.float16)
+  s = Tensor(h).sum(dtype=dtypes.float32)
+  assert s.dtype == dtypes.float32 and s.item() == 1500.0
+  assert Tensor([100, 100, 100], dtype=dtypes.int8).sum(dtype="int8").item() == np.int8(300 - 256)  # wraps in int8, as numpy
+  p = Tensor([1000, 1000, 1000]).prod(dtype=dtypes.int64)
+  assert p.dtype == dtypes.int64 and p.item() == 10**9
+  assert Tensor([1.5, 2.0]).prod(dtype="float64").dtype == dtypes.float64
+  assert Tensor([3, 4], dtype=dtypes.int32).prod(dtype=dtypes.float32).item() == 12.0
+  with pytest.raises(TypeError, match="unknown dtype ''"): Tensor([1.0]).sum(dtype="")
+  with pytest.raises(TypeError, match="unknown dtype 'floaty'"): Tensor([1.0]).prod(dtype="floaty")
+
+def test_argument_errors_are_value_and_runtime_errors():
+  cases = [(lambda: Tensor.eye(-3), "eye needs non-negative sizes"), (lambda: Tensor.ones(2, 2).flip((0, 0)), "name an axis twice"),
+           (lambda: Tensor([1, 2]).div(2, rounding_mode="round"), "rounding_mode is None, 'trunc' or 'floor'"),
+           (lambda: Tensor.ones(2, 3) @ Tensor.ones(2, 3), "matmul shapes"), (lambda: Tensor.ones(2, 3) + Tensor.ones(3, 2), "can't broadcast"),
+           (lambda: Tensor.ones(2, 3).permute(0, 0), "not a permutation"), (lambda: Tensor.ones(2, 3).reshape(4), "can't reshape"),
+           (lambda: Tensor.ones(2, 3).gather(0, Tensor.zeros(2, 4, dtype=dtypes.int32)), "gather index"),
+           (lambda: Tensor.ones(1, 2, 5, 5).conv2d(Tensor.ones(4, 3, 3, 3)), "channels")]
+  for fn, msg in cases:
+    for cls in (ValueError, RuntimeError):
+      with pytest.raises(cls, match=msg): fn()
+  with pytest.raises(IndexError, match="axis 2 is out of range"): Tensor.ones(2, 2).cumsum(2)
+  for fn in (lambda: Tensor.ones(2, 2).pad((1, 1), mode="wrap"), lambda: Tensor.ones(1, 4).interpolate((3,), mode="area")):
+    for cls in (ValueError, NotImplementedError):  # tinygrad and PyTorch raise NotImplementedError
+      with pytest.raises(cls, match="mode"): fn()
+  assert Tensor.eye(0).shape == (0, 0)

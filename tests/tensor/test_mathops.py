@@ -1,0 +1,77 @@
+"""tg.tensor.mathops (inverse/hyperbolic trig, erf, log10, logaddexp, copysign, idiv, isclose) against numpy, with
+gradients against finite differences."""
+import math
+import numpy as np
+import pytest
+from tg.tensor import Tensor, dtypes
+from tensor_helpers import DEVICES, check, rand
+from test_autograd import check_grad
+
+UNIT = {"asin": np.arcsin, "acos": np.arccos, "atanh": np.arctanh}  # on (-1, 1)
+ANY = {"atan": np.arctan, "sinh": np.sinh, "cosh": np.cosh, "asinh": np.arcsinh, "erf": np.vectorize(math.erf)}
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_unary_values(device):
+  wide = np.concatenate([rand(40, low=-6, high=6), [0.0, 0.41, 0.42, 2.41, 2.42, -2.42, 30.0, -1e4, np.inf, -np.inf]]).astype(np.float32)
+  unit = np.concatenate([rand(40, low=-0.999, high=0.999), [0.0, 0.5, -0.5, 0.99999, -0.99999]]).astype(np.float32)
+  for name, fn in ANY.items():
+    x = wide if name in ("atan", "erf", "asinh") else np.clip(wide, -20, 20)
+    check(getattr(Tensor, name), lambda a, fn=fn: fn(a.astype(np.float64)).astype(np.float32), x, device=device, atol=2e-6, rtol=2e-6)
+  for name, fn in UNIT.items():
+    check(getattr(Tensor, name), lambda a, fn=fn: fn(a.astype(np.float64)).astype(np.float32), unit, device=device, atol=3e-6, rtol=5e-5)
+  big = rand(20, low=1.0, high=50.0)
+  check(Tensor.acosh, np.arccosh, big, device=device, atol=1e-5, rtol=1e-5)
+  check(Tensor.log10, np.log10, rand(20, low=1e-3, high=1e4), device=device)
+  check(Tensor.asin, np.arcsin, np.array([1.0, -1.0], np.float32), device=device, atol=1e-6)  # the edges: x / 0 -> atan(inf)
+  check(Tensor.atan, np.arctan, np.array([1, 2, -3], np.int32), device=device)  # ints compute in float
+
+@pytest.mark.parametrize("name", ["atan", "asin", "acos", "atanh", "sinh", "cosh", "asinh", "erf", "log10", "acosh"])
+def test_unary_grads(name):
+  x = rand(7, low=-0.95, high=0.95, dtype=np.float64, seed=3)
+  if name in ("atan", "sinh", "cosh", "asinh", "erf"): x = x * 3
+  if name in ("log10", "acosh"): x = np.abs(x) + 1.1
+  check_grad(getattr(Tensor, name), [x], elementwise=True)
+
+def test_logaddexp_copysign():
+  a, b = rand(3, 4), rand(4, seed=1) * 30
+  check(Tensor.logaddexp, np.logaddexp, a, b)
+  check(Tensor.logaddexp, np.logaddexp, np.array([-np.inf, 1e30, 800.0, -np.inf], np.float32), np.array([-np.inf, 0, 800.0, 3.0], np.float32))
+  check_grad(Tensor.logaddexp, [a.astype(np.float64), b.astype(np.float64)], elementwise=True)
+  signs = np.array([1.0, -2.0, 0.0, -0.0, np.inf, -np.inf, 3.0, -3.0], np.float32)
+  mags = np.array([-1.5, 2.0, -3.0, 4.0, -5.0, 6.0, 0.0, -0.0], np.float32)
+  got = Tensor(mags).copysign(Tensor(signs)).numpy()
+  np.testing.assert_array_equal(got, np.copysign(mags, signs))
+  np.testing.assert_array_equal(np.signbit(got), np.signbit(np.copysign(mags, signs)))  # -0.0 takes the sign bit
+  check(lambda x: x.copysign(-1), lambda x: np.copysign(x, -1).astype(np.float32), np.array([1, -2, 3], np.int32))
+  check_grad(lambda x, y: x.copysign(y), [rand(5, dtype=np.float64, seed=4) + 0.1, rand(5, dtype=np.float64, seed=5)])
+
+def test_idiv_rounds_toward_zero():
+  a, b = np.array([7, -7, 7, -7, 0, 9], np.int32), np.array([2, 2, -2, -2, 3, 3], np.int32)
+  check(Tensor.idiv, lambda x, y: (np.trunc(x / y)).astype(np.int32), a, b)
+  assert Tensor([-7]).idiv(2).item() == -3 and (Tensor([-7]) // 2).item() == -4
+  with pytest.raises(TypeError, match="idiv needs an integer tensor"): Tensor([1.5]).idiv(2)
+
+def test_isclose_allclose():
+  a = np.array([1.0, 1.0, np.inf, -np.inf, np.nan, 1e-9, 100.0, np.inf], np.float32)
+  b = np.array([1.0 + 1e-6, 1.1, np.inf, np.inf, np.nan, 0.0, 100.001, 1e38], np.float32)
+  for kw in ({}, {"equal_nan": True}, {"rtol": 0.2}, {"atol": 0.5, "rtol": 0.0}):
+    check(lambda x, y, kw=kw: x.isclose(y, **kw), lambda x, y, kw=kw: np.isclose(x, y, **kw), a, b)
+    assert Tensor(a).allclose(Tensor(b), **kw) == np.allclose(a, b, **kw)
+  assert Tensor([1.0, 2.0]).allclose(Tensor([1.0, 2.0 + 1e-7])) is True
+  assert Tensor([1, 2]).isclose(2).tolist() == [False, True]
+
+def test_short_std_mean_var_mean():
+  assert Tensor([1.7, -300000.0]).short().dtype == dtypes.int16
+  np.testing.assert_array_equal(Tensor([70000, -3]).short().numpy(), np.array([70000, -3]).astype(np.int16))
+  a = rand(3, 5)
+  for fn, npf in ((Tensor.std_mean, np.std), (Tensor.var_mean, np.var)):
+    s, m = fn(Tensor(a), 1, keepdim=True, correction=0)
+    np.testing.assert_allclose(s.numpy(), npf(a, 1, keepdims=True), rtol=1e-5)
+    np.testing.assert_allclose(m.numpy(), a.mean(1, keepdims=True), rtol=1e-5, atol=1e-6)
+  s, m = Tensor(a).std_mean()
+  np.testing.assert_allclose([s.item(), m.item()], [np.std(a, ddof=1), a.mean()], rtol=1e-5, atol=1e-6)
+
+def test_ordering_comparisons_with_nan_are_false():
+  a, b = np.array([np.nan, 1.0, np.nan, 2.0], np.float32), np.array([np.nan, np.nan, 1.0, 2.0], np.float32)
+  check(lambda x, y: x <= y, np.less_equal, a, b)
+  check(lambda x, y: x >= y, np.greater_equal, a, b)

@@ -1,0 +1,86 @@
+"""tg.tensor.ordering: sort, argsort, topk and the running max/min/product/logsumexp against numpy, with gradients."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from tg.tensor import Tensor, dtypes
+from tensor_helpers import DEVICES, check, rand
+from test_autograd import check_grad
+
+def _np_cumext(x, axis, largest):
+  """PyTorch's cummax/cummin: the running extreme and the last index where it was reached."""
+  x = np.moveaxis(x, axis, -1)
+  vals, idx = np.empty_like(x), np.empty(x.shape, np.int32)
+  for pos in np.ndindex(x.shape[:-1]):
+    best, at = None, 0
+    for i, v in enumerate(x[pos]):
+      if best is None or (v >= best if largest else v <= best): best, at = v, i
+      vals[pos + (i,)], idx[pos + (i,)] = best, at
+  return np.moveaxis(vals, -1, axis), np.moveaxis(idx, -1, axis)
+
+@settings(max_examples=10, deadline=None)
+@given(st.lists(st.integers(1, 5), min_size=1, max_size=3), st.integers(0, 2**31), st.booleans(), st.data())
+def test_sort_is_numpys_stable_sort(shape, seed, descending, data):
+  x = np.random.default_rng(seed).integers(-3, 4, shape).astype(np.float32)  # many ties
+  axis = data.draw(st.integers(-len(shape), len(shape) - 1))
+  order = np.argsort(-x if descending else x, axis=axis, kind="stable").astype(np.int32)
+  vals, idx = Tensor(x).sort(axis, descending)
+  np.testing.assert_array_equal(idx.numpy(), order)
+  np.testing.assert_array_equal(vals.numpy(), np.take_along_axis(x, order, axis))
+  np.testing.assert_array_equal(Tensor(x).argsort(axis, descending).numpy(), order)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_sort_topk_dtypes_and_nan(device):
+  x = np.array([3.0, np.nan, -1.0, np.inf, -np.inf, 2.0], np.float32)
+  v, i = Tensor(x, device=device).sort()
+  np.testing.assert_array_equal(v.numpy(), np.sort(x))  # NaN last, as numpy and PyTorch
+  np.testing.assert_array_equal(i.numpy(), np.argsort(x, kind="stable"))
+  v, i = Tensor(x, device=device).sort(descending=True)
+  assert np.isnan(v.numpy()[0]) and v.numpy()[1:].tolist() == [np.inf, 3.0, 2.0, -1.0, -np.inf]  # NaN first descending
+  ints = np.array([[5, -2, 7, 7], [0, 1, -9, 3]], np.int32)
+  check(lambda t: t.sort(1)[0], lambda a: np.sort(a, 1), ints, device=device)
+  vals, idx = Tensor(ints, device=device).topk(2, dim=1)
+  assert vals.dtype == dtypes.int32 and vals.tolist() == [[7, 7], [3, 1]] and idx.tolist() == [[2, 3], [3, 1]]
+  vals, idx = Tensor(ints, device=device).topk(1, dim=0, largest=False)
+  assert vals.tolist() == [[0, -2, -9, 3]] and idx.tolist() == [[1, 0, 1, 1]]
+  r = Tensor(ints, device=device).topk(3)
+  assert r.values.shape == r.indices.shape == (2, 3)
+  with pytest.raises(ValueError, match="topk k=5 is out of range"): Tensor(ints).topk(5)
+  assert Tensor([True, False, True]).sort()[0].tolist() == [False, True, True]
+
+def test_sort_topk_grads():
+  x = rand(3, 5, dtype=np.float64, seed=2)
+  check_grad(lambda t: t.sort(1)[0], [x])
+  check_grad(lambda t: t.sort(0, descending=True)[0], [x])
+  check_grad(lambda t: t.topk(2, dim=1)[0], [x])
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_cumulative(device):
+  x = np.array([[1, 3, 2, 3, -1], [0, -2, -2, 4, 1]], np.float32)
+  for largest, name in ((True, "cummax"), (False, "cummin")):
+    for axis in (0, 1, -1):
+      vals, idx = getattr(Tensor(x, device=device), name)(axis)
+      want_v, want_i = _np_cumext(x, axis, largest)
+      np.testing.assert_array_equal(vals.numpy(), want_v)
+      np.testing.assert_array_equal(idx.numpy(), want_i)
+  i32 = np.array([5, -2**31, 7, -2**31, 2**31 - 1], np.int32)  # INT_MIN: negating it overflows
+  assert Tensor(i32).cummin(0).values.tolist() == [5, -2**31, -2**31, -2**31, -2**31] and Tensor(i32).cummin(0).indices.tolist() == [0, 1, 1, 3, 3]
+  u = np.array([3, 1, 200, 7], np.uint8)
+  assert Tensor(u).cummin(0).values.tolist() == [3, 1, 1, 1] and Tensor(u).cummax(0).indices.tolist() == [0, 0, 2, 2]
+  a = rand(3, 4, low=-1.5, high=1.5)
+  check(lambda t: t.cumprod(1), lambda t: np.cumprod(t, 1), a, device=device)
+  check(lambda t: t.cumprod(0), lambda t: np.cumprod(t, 0), np.array([2, -3, 0, 5], np.int32), device=device)
+  check(lambda t: t.logcumsumexp(0), lambda t: np.logaddexp.accumulate(t, 0), a, device=device)
+  big = np.array([-1000.0, 0.0, 1000.0, 1000.0], np.float32)  # a global shift would turn the first into -inf
+  check(lambda t: t.logcumsumexp(0), lambda t: np.logaddexp.accumulate(t.astype(np.float64)).astype(np.float32), big, device=device)
+  assert Tensor(2.0).cumprod(0).shape == () and Tensor(2.0).cummax(0).values.item() == 2.0
+
+def test_cumulative_grads():
+  x = rand(3, 4, dtype=np.float64, seed=5)
+  check_grad(lambda t: t.cummax(1)[0], [x])
+  check_grad(lambda t: t.cummin(0)[0], [x])
+  check_grad(lambda t: t.cumprod(1), [x])
+  check_grad(lambda t: t.logcumsumexp(1), [x])
+
+def test_cumulative_axis_errors():
+  with pytest.raises(IndexError, match="axis 2 is out of range"): Tensor.ones(2, 2).cumprod(2)
+  with pytest.raises(IndexError, match="axis -3 is out of range"): Tensor.ones(2, 2).cummax(-3)
