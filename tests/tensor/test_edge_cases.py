@@ -175,3 +175,14 @@ def test_ten_thousand_chained_ops_realize():
   x = Tensor.ones(4)
   for _ in range(10_000): x = x + 1
   np.testing.assert_array_equal(x.numpy(), [10_001] * 4)
+
+# ***** long float sums run in stages *****
+
+def test_long_float_sums_keep_their_precision():
+  assert Tensor.ones(300_000_000).sum().item() == 300_000_000  # one stage stopped at 2^24 per accumulator (134217728)
+  x = np.random.default_rng(5).random(20_000_003, dtype=np.float32)  # not a multiple of a stage
+  want = x.astype(np.float64).sum()
+  assert abs(Tensor(x).sum().item() - want) / want < 1e-6
+  y = x[:20_000_000].reshape(4, 5_000_000)
+  np.testing.assert_allclose(Tensor(y).mean(1).numpy(), y.astype(np.float64).mean(1), rtol=1e-5)
+  np.testing.assert_allclose(Tensor(y).sum(1, keepdim=True).numpy(), y.astype(np.float64).sum(1, keepdims=True), rtol=1e-5)

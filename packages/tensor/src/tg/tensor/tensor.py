@@ -56,6 +56,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(big.pop() if big else 1)
   return tuple(out)
 
+_STAGE = 4096  # elements a float sum adds up in one stage (see Tensor._staged_sum)
+
 class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   training: bool = False
@@ -546,8 +548,20 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """dtype (a dtype or its name) is the result's, and the accumulator's if no acc_dtype is given."""
     dt = to_dtype(dtype) if dtype is not None else None
     acc = acc_dtype or dt or sum_acc_dtype(self.dtype)
-    ret = self.cast(acc)._reduce(Ops.ADD, axis, keepdim)
+    ret = self.cast(acc)._staged_sum(self._resolve_axes(axis), keepdim)
     return ret.cast(dt or (self.dtype if dtypes.is_float(self.dtype) and acc_dtype is None else acc))
+  def _staged_sum(self, axes: tuple[int, ...], keepdim: bool) -> Tensor:
+    """A float sum of more than 2^16 elements runs in stages of 4096: a sum's rounding error grows with the length of one
+    stage (3e8 float32 ones summed in one go stop at 2^24 per accumulator), and a stage's partial sums are a
+    parallel kernel of their own."""
+    shape = self.shape
+    n = prod(shape[a] for a in axes) if all_int(shape) else 0
+    if not dtypes.is_float(self.dtype) or n <= 1 << 16: return self._reduce(Ops.ADD, axes, keepdim)
+    keep = [i for i in range(self.ndim) if i not in axes]
+    x = self.permute(keep + list(axes)).reshape(*[shape[i] for i in keep], n)
+    m = -(-n // _STAGE)
+    x = x.pad([(0, 0)] * len(keep) + [(0, m * _STAGE - n)]).reshape(*x.shape[:-1], m, _STAGE)._reduce(Ops.ADD, (x.ndim,), False)
+    return x._staged_sum((x.ndim - 1,), False).reshape(self._reduced_shape(axes, keepdim))
   def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
            dtype: DType | str | None = None) -> Tensor:
     """dtype: self is cast to it first (PyTorch's and tinygrad's meaning), so the product is computed in it."""
