@@ -37,7 +37,22 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     if u.op is Ops.EXPAND and u.src[0].shape != u.shape and _is_reduce_epilogue(s := _unmoved(u.src[0]), points): points[s] = None
   for u in topo:
     if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points): points[u] = None
-  return {u: None for u in topo if u in points}  # in dependency order
+  return _assigns_last([u for u in topo if u in points])
+
+def _assigns_last(points: list[UOp]) -> dict[UOp, None]:
+  """Points in dependency order, each ASSIGN as late as what depends on it allows: everything that reads its target's
+  old value (a loss realized with the optimizer step that updates the weights it read) runs before it writes."""
+  out: dict[UOp, None] = {}
+  pending: list[UOp] = []
+  for p in points:
+    if p.op is Ops.ASSIGN: pending.append(p); continue
+    topo = p.toposort()
+    if (last := max((i for i, a in enumerate(pending) if a in topo), default=-1)) >= 0:  # p reads an assign's result
+      out.update(dict.fromkeys(pending[:last + 1]))
+      del pending[:last + 1]
+    out[p] = None
+  out.update(dict.fromkeys(pending))
+  return out
 
 def _unmoved(u: UOp) -> UOp:
   while u.op in GroupOp.Movement: u = u.src[0]

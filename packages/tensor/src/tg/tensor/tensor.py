@@ -111,6 +111,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     and every other live tensor at the buffers of what it shares with them (_become)."""
     ts = [t for t in {id(t): t for t in (self, *others)}.values() if not is_buffer_view(t.uop)]  # a tensor given twice is one
     if not ts: return []
+    ts += _old_value_readers(ts)
     items, becomes = schedule(outs := [t.uop for t in ts])
     Counters.scheduled += len(items)
     for t in ts: t.uop = becomes[t.uop]
@@ -678,6 +679,22 @@ _grad_tensors: weakref.WeakSet[Tensor] = weakref.WeakSet()  # live tensors with 
 _live: set[weakref.ref[Tensor]] = set()  # every live tensor (a set of weak references: cheaper to add to than a WeakSet)
 _live_add, _live_discard = _live.add, _live.discard
 _realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()  # a buffer view _become put in graphs -> what it replaced
+
+def _old_value_readers(ts: list[Tensor]) -> list[Tensor]:
+  """The live lazy tensors that read a buffer the ASSIGNs among ts write (and not through them): they are realized in the
+  same schedule, before the writes, so that a loss realized after opt.step() is the loss of the weights it was built on.
+  What the writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
+  assigns = {u for t in ts for u in t.uop.toposort() if u.op is Ops.ASSIGN}
+  if not assigns: return []
+  consumed = {u for a in assigns for u in a.toposort()}
+  targets = {a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0] for a in assigns}
+  mine = {id(t) for t in ts}
+  out = []
+  for ref in list(_live):
+    if (t := ref()) is None or id(t) in mine or is_buffer_view(t.uop) or t.uop in consumed: continue
+    topo = t.uop.toposort()
+    if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
+  return out
 
 def _become(becomes: dict[UOp, UOp]) -> None:
   """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
