@@ -88,11 +88,12 @@ def gemm_backward(gradient: UOp, kernel: UOp) -> tuple:
   _, a, b = kernel.src
   return None, (Tensor(gradient) @ Tensor(b).T).uop, (Tensor(a).T @ Tensor(gradient)).uop
 
-def test_gemm_with_custom_backward():
+@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+def test_gemm_with_custom_backward(device):
   a_np, b_np, g_np = rand(4, 5), rand(5, 3), rand(4, 3)
-  a, b = Tensor(a_np, requires_grad=True), Tensor(b_np, requires_grad=True)
-  c = Tensor.custom_kernel(Tensor.empty(4, 3), a, b, fxn=gemm_k, grad_fxn=gemm_backward)[0]
-  (c * Tensor(g_np)).sum().backward()
+  a, b = Tensor(a_np, requires_grad=True, device=device), Tensor(b_np, requires_grad=True, device=device)
+  c = Tensor.custom_kernel(Tensor.empty(4, 3, device=device), a, b, fxn=gemm_k, grad_fxn=gemm_backward)[0]
+  (c * Tensor(g_np, device=device)).sum().backward()
   np.testing.assert_allclose(c.numpy(), a_np @ b_np, rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(a.grad.numpy(), g_np @ b_np.T, rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(b.grad.numpy(), a_np.T @ g_np, rtol=1e-5, atol=1e-6)

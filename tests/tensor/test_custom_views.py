@@ -73,3 +73,17 @@ def test_store_through_a_view(device):
   want = np.zeros((7, 3), np.float32)
   want[1:6, :] = a.T
   np.testing.assert_array_equal(out, want)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_after_on_a_view_orders_and_indexes_the_buffer(device):
+  """Write A transposed into O through a permuted view, then (after those stores) read it back through the same view."""
+  def k(O: UOp, P: UOp, A: UOp) -> UOp:
+    T = O.permute(1, 0)
+    i, j = UOp.range(3, 0), UOp.range(5, 1)
+    st = T[i, j].store(A[i, j]).end(i, j)
+    r, c = UOp.range(5, 2), UOp.range(3, 3)
+    return sink(P[r, c].store(T.after(st)[c, r] * 2.0).end(r, c), "after_view")
+  a = rand(3, 5)
+  o, p, _ = Tensor.custom_kernel(Tensor.empty(5, 3, device=device), Tensor.empty(5, 3, device=device), Tensor(a, device=device), fxn=k)
+  np.testing.assert_array_equal(o.numpy(), a.T)
+  np.testing.assert_array_equal(p.numpy(), a.T * 2.0)

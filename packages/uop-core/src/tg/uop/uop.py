@@ -287,7 +287,17 @@ class UOp(metaclass=UOpMetaClass):
     st = st.end(*((end,) if isinstance(end, UOp) else end))
     return self.src[0].after(st)
   def end(self, *ranges: UOp) -> UOp: return UOp(Ops.END, dtypes.void, (self, *ranges)) if ranges else self
-  def after(self, *deps: UOp) -> UOp: return UOp(Ops.AFTER, self.dtype, (self, *deps)) if deps else self
+  def after(self, *deps: UOp) -> UOp:
+    """This buffer once `deps` ran; on a view of a buffer, the same view of the buffer after them (so indexing still
+    walks the view down to the buffer)."""
+    from tg.uop.view import is_view
+    if not deps: return self
+    views: list[UOp] = []
+    u = self
+    while isinstance(u.dtype, PtrDType) and is_view(u): views.append(u); u = u.src[0]  # noqa: E702
+    u = UOp(Ops.AFTER, u.dtype, (u, *deps))
+    for v in reversed(views): u = v.replace(src=(u,))
+    return u
   def sink(*srcs: UOp, arg: Any = None) -> UOp:  # type: ignore[misc]
     """A SINK over srcs: `x.sink(y)` and `UOp.sink(x, y)` (also with no sources) mean the same."""
     return UOp(Ops.SINK, dtypes.void, tuple(srcs), arg)
