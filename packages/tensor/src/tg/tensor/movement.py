@@ -18,7 +18,7 @@ class MovementMixin:
 
   def reshape(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
-    shp = tuple(self.shape[i] if s is None else s for i, s in enumerate(shp))  # None keeps that dimension
+    if None in shp: shp = tuple(self.shape[i] if s is None else s for i, s in enumerate(shp))  # None keeps that dimension
     if shp.count(-1) > 1: raise ValueError(f"reshape to {shp}: only one dimension can be -1")
     if -1 in shp:
       known = prod(s for s in shp if s != -1)

@@ -109,9 +109,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def schedule(self, *others: Tensor) -> list[ExecItem]:
     """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers,
     and every other live tensor at the buffers of what it shares with them (_become)."""
-    ts = [t for t in {id(t): t for t in (self, *others)}.values() if not is_buffer_view(t.uop)]  # a tensor given twice is one
+    ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,)) if not is_buffer_view(t.uop)]  # once each
     if not ts: return []
-    ts += _old_value_readers(ts)
+    if any(u.op is Ops.ASSIGN for t in ts for u in t.uop.toposort()): ts += _old_value_readers(ts)
     items, becomes = schedule(outs := [t.uop for t in ts])
     Counters.scheduled += len(items)
     for t in ts: t.uop = becomes[t.uop]
@@ -685,7 +685,6 @@ def _old_value_readers(ts: list[Tensor]) -> list[Tensor]:
   same schedule, before the writes, so that a loss realized after opt.step() is the loss of the weights it was built on.
   What the writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
   assigns = {u for t in ts for u in t.uop.toposort() if u.op is Ops.ASSIGN}
-  if not assigns: return []
   consumed = {u for a in assigns for u in a.toposort()}
   targets = {a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0] for a in assigns}
   mine = {id(t) for t in ts}
