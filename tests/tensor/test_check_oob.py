@@ -66,3 +66,9 @@ def test_index_tensors_out_of_range():
     with pytest.raises(IndexError, match=r"scatter along dim 0: index -1"): t.scatter(0, Tensor([-1]), 1.0).numpy()
     np.testing.assert_array_equal(t[Tensor([-1, 0])].numpy(), [30, 10])  # negative indices count from the end, as in numpy
   np.testing.assert_array_equal(t[Tensor([0, 5])].numpy(), [10, 0])  # unchecked: the one-hot selects nothing
+
+def test_out_of_range_labels_read_nothing_by_default_and_raise_when_checked():
+  logits, y = Tensor(np.zeros((3, 4), np.float32)), Tensor(np.array([1, 4, -1], np.int32))  # 4 is past the classes, -1 ignored
+  np.testing.assert_allclose(logits.sparse_categorical_crossentropy(y, reduction="none").numpy(), [np.log(4), 0, 0], rtol=1e-6)
+  with Context(CHECK_OOB=1), pytest.raises(IndexError, match="labels: index 4 is out of bounds for an axis of size 4"):
+    logits.sparse_categorical_crossentropy(y)

@@ -248,15 +248,18 @@ class NNMixin:
     return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).cast(dtypes.int32)
   def sparse_categorical_crossentropy(self: Tensor, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
                                       reduction: str = "mean") -> Tensor:
-    """Cross entropy of logits (..., classes) against integer labels Y (...)."""
+    """Cross entropy of logits (..., classes) against integer labels Y (...). A label outside the classes selects no
+    class (its loss is 0, as in tinygrad); with CHECK_OOB=1 it raises IndexError."""
     from tg.tensor.tensor import Tensor
+    from tg.tensor.indexing import _check_index
     if Y.shape != self.shape[:-1]:
       raise TensorShapeError(f"class index targets of shape {Y.shape} for logits of shape {self.shape}: expected {self.shape[:-1]}")
     n = self.shape[-1]
     log_probs = self.log_softmax(-1)
     mask = Y != ignore_index
+    _check_index(mask.where(Y, 0), n, "sparse_categorical_crossentropy labels", False)
     hit = (Y.unsqueeze(-1) == Tensor.arange(n, device=self.device)) & mask.unsqueeze(-1)
-    nll = -(log_probs * hit).sum(-1)
+    nll = -hit.where(log_probs, 0).sum(-1)  # where, not a product: a class of log-probability -inf elsewhere stays out
     smooth = -log_probs.mean(-1) * mask
     loss = (1 - label_smoothing) * nll + label_smoothing * smooth
     return _reduce_loss(loss, reduction, mask.sum().maximum(1))
