@@ -5,6 +5,7 @@ import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, dtypes
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError
+from tg.tensor.indexing import _check_index, _last_only
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -192,11 +193,9 @@ class NNMixin:
     st = _tuple(stride if stride is not None else kernel_size, 2)
     if output_size is None: h, w = ((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-2:], st, pads, dil, k))
     else: h, w = tuple(output_size)[-2:]
-    n = self.shape[-2] * self.shape[-1]
     hit = indices.flatten(-2).unsqueeze(-1).eq(Tensor.arange(h * w, device=self.device))  # (..., inputs, outputs)
     # overlapping windows can send one maximum twice: the last input sent wins, as in PyTorch (not their sum)
-    last = hit.where(Tensor.arange(n, device=self.device).unsqueeze(-1), -1).max(-2, keepdim=True)
-    pick = hit & last.eq(Tensor.arange(n, device=self.device).unsqueeze(-1))
+    pick = _last_only(hit, hit.ndim - 2)
     return pick.where(self.flatten(-2).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-2], h, w)
 
   def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
@@ -251,7 +250,6 @@ class NNMixin:
     """Cross entropy of logits (..., classes) against integer labels Y (...). A label outside the classes selects no
     class (its loss is 0, as in tinygrad); with CHECK_OOB=1 it raises IndexError."""
     from tg.tensor.tensor import Tensor
-    from tg.tensor.indexing import _check_index
     if Y.shape != self.shape[:-1]:
       raise TensorShapeError(f"class index targets of shape {Y.shape} for logits of shape {self.shape}: expected {self.shape[:-1]}")
     n = self.shape[-1]

@@ -81,8 +81,7 @@ class OrderingMixin:
     from tg.tensor.tensor import Tensor
     orig, ax = self._last(axis)
     x = orig
-    if not largest:  # the running min is the running max of the order reversed: -x, or ~x for ints (never overflows)
-      x = -x if dtypes.is_float(x.dtype) else x.bitwise_not()
+    if not largest: x = x._flipped()  # the running min is the running max of the order reversed
     n = x.shape[-1]
     pre = x._prefix(_lowest(x))
     # PyTorch's index is the last position in the prefix holding the running extreme
