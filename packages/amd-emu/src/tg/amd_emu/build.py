@@ -61,7 +61,7 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
     if x is None: continue
     opnd = _operand(op, name, given)
     if isinstance(x, Reg):
-      e32 = fam in ("VOP1", "VOP2", "VOPC") and x.is_vgpr and opnd.bits == 16
+      e32 = fam in ("VOP1", "VOP2", "VOPC") and x.is_vgpr and opnd.half16
       _modifiers(fam, name, x, mods, e32, dpp)
       if x.hi and e32: x = Reg(x.plain.code + 128)
       x = x.plain

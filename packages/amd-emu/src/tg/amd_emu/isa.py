@@ -80,6 +80,15 @@ class Operand:
     if self.bits == 64 and self.dfmt != "FMT_NUM_M64": return "f64"
     return "f16" if self.bits == 16 or "16" in self.dfmt else "f32"
 
+  @property
+  def half16(self) -> bool:
+    """A 16-bit operand, which VOP1/VOP2/VOPC can take from a VGPR's high half; not an 8-bit-float pair (RDNA4's fp8/bf8
+    conversions), which sits in a whole 32-bit register and whose pseudocode picks the bytes itself."""
+    return self.bits == 16 and not self.f8
+
+  @property
+  def f8(self) -> bool: return "FP8" in self.dfmt or "BF8" in self.dfmt
+
 @dataclass(frozen=True, eq=False)
 class Op:
   """One opcode of one arch: its name, enum value, base format, other formats it may use, operands."""

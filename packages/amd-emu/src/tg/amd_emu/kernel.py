@@ -34,7 +34,8 @@ class ShapeCode:
 @functools.cache
 def _version() -> str:
   here = pathlib.Path(__file__).parent
-  return hashlib.sha256(b"".join((here / f).read_bytes() for f in ("pcode.py", "lower.py", "shapes.py", "kernel.py", "wmma.py"))).hexdigest()[:16]
+  files = ("pcode.py", "lower.py", "shapes.py", "kernel.py", "wmma.py", "numfmt.py")
+  return hashlib.sha256(b"".join((here / f).read_bytes() for f in files)).hexdigest()[:16]
 
 _mem_cache: dict[tuple, ShapeCode] = {}
 _unsaved: list[tuple[str, ShapeCode]] = []

@@ -529,6 +529,7 @@ class Interp:
     return v.width
 
   def vtype(self, f: str) -> tuple[str | None, int]:
+    if f in ("fp8", "bf8"): return "b", 8  # 8-bit floats stay bits: their conversions (numfmt) read them
     m = re.fullmatch(r"(bf|[uibf])(\d+)", f)
     if m is None: return None, 0
     if m.group(1) == "bf" and m.group(2) != "16": raise Unsupported(f"{f} values (an 8-bit float format)")  # not 8 bits of an int

@@ -18,7 +18,7 @@ from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, r
   join_words, slice_bits, UDT
 from .operands import INV_2PI
 from .pcode import PcodeError
-from . import dpp
+from . import dpp, numfmt
 
 # state layout (uint32 words)
 SCC, PC, FAULT, FAULT_ADDR, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 140, 142, 144, 145
@@ -68,7 +68,7 @@ def field_kind(inst: Inst, name: str) -> tuple:
 
 def hi16(inst: Inst, name: str, code: int) -> bool:
   """A 16-bit VGPR operand of a VOP1/VOP2/VOPC encoding names its high half as v[n] + 128."""
-  return inst.fmt.base in ("VOP1", "VOP2", "VOPC") and code >= 384 and inst.operand(name).bits == 16
+  return inst.fmt.base in ("VOP1", "VOP2", "VOPC") and code >= 384 and inst.operand(name).half16
 
 @dataclass(frozen=True)
 class FloatMode:
@@ -206,7 +206,7 @@ class InstCtx:
   def source(self, name: str) -> V:
     """A source operand as raw bits of the operand's width, with inline constants, literals and 16-bit halves resolved."""
     opnd = self.operand(name)
-    nbits = opnd.bits if opnd is not None else 32
+    nbits = opnd.bits if opnd is not None and not opnd.f8 else 32
     nbits = 32 if nbits < 32 and not (nbits == 16) else min(nbits, 64)
     k = self.kind(name)
     n = (nbits + 31) // 32
@@ -312,7 +312,7 @@ class InstCtx:
       if self.d0_mask: return V(self.b.ld(self.mask_dest()), "b", 32)
       words, is_v = self.dest_words()
       opnd = self.op.operands.get("vdst" if not self.half else "vdst" + self.half) or self.op.operands.get("sdst") or self.op.operands.get("vdst")
-      nbits = opnd.bits if opnd is not None else 32
+      nbits = opnd.bits if opnd is not None and not opnd.f8 else 32
       if nbits > 64: return Wide(tuple(V(self.b.ld(w), "b", 32) for w in words))
       raw = V(self.b.ld(words[0]), "u", 32)
       if len(words) == 2: raw = V(raw.u.cast(dtypes.uint64) | (self.b.ld(words[1]).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
@@ -576,6 +576,7 @@ class MemInterp(Interp):
 
   def call(self, fn: str, args: list) -> Any:
     if fn.startswith("Calc") and fn.endswith("Addr"): return self.ctx.address()
+    if fn in numfmt.FUNCS: return numfmt.FUNCS[fn](*(self.expr(a) for a in args))
     return super().call(fn, args)
 
   def stmt(self, s: tuple) -> None:
@@ -614,6 +615,16 @@ PCODE_FIXES: dict[str, tuple[tuple[str, str], ...]] = {
   "rdna3:S_SETREG_B32": (("mask = (mask & ", "mask = ((mask << offset.u32) & "),),
   "rdna3:S_SETREG_IMM32_B32": (("mask = (mask & ", "mask = ((mask << offset.u32) & "),),
 }
+# v_trig_preop_f64 reads a 1201-bit constant: the window of it comes from numfmt
+TRIG_PREOP = (("64'F((1201'B(2.0 / PI)[1200 : 0] << shift.u32) & 1201'0x1fffffffffffff)", "64'F(two_over_pi_window(shift.u32))"),)
+PCODE_FIXES |= {"V_TRIG_PREOP_F64": TRIG_PREOP}
+# v_cvt_sr_fp8/bf8_f32 add the random bits (S1's top 20 / 21) to the mantissa, wrapping within it
+PCODE_FIXES |= {f"V_CVT_SR_{f}_F32": ((f"s = sign(S0.f32);\ne = exponent(S0.f32);\nm = 23'U(32'U(23'B(mantissa(S0.f32))) + S1[31 : {lo}].u32);\n"
+                                       "tmp = float32(s, e, m);",
+                                       f"tmp = (S0.u32 & 32'0xff800000U) | ((S0.u32 + S1[31 : {lo}].u32) & 32'0x7fffffU);"),)
+                for f, lo in (("FP8", 12), ("BF8", 11))}
+OWN_VGPR = re.compile(r"VGPR\[laneId\]\[(SRC0|VDST)\.u32\]")  # the fp8 conversions' own source/destination register, as S0/D0
+F8_VALUE = re.compile(r"32'F\(([^()]+)\.(fp8|bf8)\)")  # v_dot4_f32_fp8_bf8's 32'F(S0[7 : 0].fp8): the value, not the bits as a number
 SINCOS = re.compile(r"\b(sin|cos)\((S0\.f\d+) \*")  # sin(S0 * 2pi): the hardware reduces S0 (in turns) to [0, 1) first
 
 VINTERP_READ = re.compile(r"VGPR\[([^\]]*)\]\[SRC(\d)\.u32\]\.(f16|f32)")
@@ -645,7 +656,8 @@ def pcode_of(op: Op) -> str | None:
     if old not in text: raise PcodeError(f"{op.name}: the pseudocode fix for {old!r} no longer applies to the ISA text")
     text = text.replace(old, new)
   if op.name in PCODE_PREFIX: text = PCODE_PREFIX[op.name] + text
-  return SINCOS.sub(r"\1(fract(\2) *", text)
+  text = F8_VALUE.sub(r"\2_to_f32(\1.\2)", SINCOS.sub(r"\1(fract(\2) *", text))
+  return OWN_VGPR.sub(lambda m: "S0" if m[1] == "SRC0" else "D0", text)
 
 INT_CLAMP = re.compile(r"V_(PK_)?(ADD|SUB|SUBREV|MAD)_(CO_CI_|CO_|NC_)?([UI]\d+)(?:_([UI]\d+))?(?:_E64)?")
 CLAMP_EXPR = {"ADD": "A + B", "SUB": "A - B", "SUBREV": "B - A", "MAD": "A * B + C"}
