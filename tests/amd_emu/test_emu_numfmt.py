@@ -168,3 +168,46 @@ def test_dot4_of_8bit_floats(fa: str, fb: str) -> None:
   want = c.copy()
   for k in range(4): want += np.array([f8_value(int(x), fa) * f8_value(int(y), fb) for x, y in zip(a[:, k], b[:, k])], np.float32)
   np.testing.assert_array_equal(w.v[3].view(np.float32), want)
+
+# ***** WMMA of 4-bit ints and 8-bit floats *****
+def wmma_operand(codes: np.ndarray, ew: int, arch: str) -> list[np.ndarray]:
+  """The VGPRs of a WMMA A operand (B: pass its transpose) of a 16x16 matrix of ew-bit codes: lane l holds row l % 16, all of it
+  on RDNA3; on RDNA4 lanes 0-15 hold K 0-7 and lanes 16-31 K 8-15. Elements pack from a VGPR's low bits."""
+  rows = codes[LANE % 16].astype(np.uint32)
+  if arch == "rdna4": rows = np.where((LANE < 16)[:, None], rows[:, :8], rows[:, 8:])
+  per = 32 // ew
+  return [sum((rows[:, j * per + i] << (ew * i) for i in range(per)), np.zeros(32, np.uint32)) for j in range(rows.shape[1] // per)]
+
+def cd_rows(arch: str) -> list[np.ndarray]:
+  """C/D slot i of lane l: row 2i + l/16 (RDNA3) or 8(l/16) + i (RDNA4), column l % 16."""
+  return [2 * i + LANE // 16 if arch == "rdna3" else 8 * (LANE // 16) + i for i in range(8)]
+
+@pytest.mark.parametrize("arch,signed", [("rdna3", (1, 0)), ("rdna4", (0, 1))])
+def test_wmma_iu4(arch: str, signed: tuple[int, int]) -> None:
+  """v_wmma_i32_16x16x16_iu4: neg_lo[0] / neg_lo[1] read A / B as signed 4-bit ints (else unsigned), C added in i32."""
+  rng = np.random.default_rng(44)
+  a, b = rng.integers(0, 16, (16, 16)), rng.integers(0, 16, (16, 16))
+  c = rng.integers(-1000, 1000, (16, 16))
+  n = 2 if arch == "rdna3" else 1
+  vg = dict(enumerate(wmma_operand(a, 4, arch), 8)) | dict(enumerate(wmma_operand(b.T, 4, arch), 12))
+  vg |= {i: c[rows, LANE % 16].astype(np.uint32) for i, rows in enumerate(cd_rows(arch))}
+  w = run(f"v_wmma_i32_16x16x16_iu4 v[16:23], v[8:{7 + n}], v[12:{11 + n}], v[0:7] neg_lo:[{signed[0]},{signed[1]},0]", arch, vgprs=vg)
+  sa, sb = (np.where(m >= 8, m - 16, m) if s else m for m, s in ((a, signed[0]), (b, signed[1])))
+  d = sa @ sb + c
+  for i, rows in enumerate(cd_rows(arch)): np.testing.assert_array_equal(w.v[16 + i].view(np.int32), d[rows, LANE % 16])
+
+@pytest.mark.parametrize("fa,fb", [("fp8", "bf8"), ("bf8", "fp8")])
+def test_wmma_8bit_floats(fa: str, fb: str) -> None:
+  """RDNA4 v_wmma_f32_16x16x16_{fa}_{fb}: exact products, summed in f32 in K order, then C added."""
+  rng = np.random.default_rng(88)
+  a, b = (rng.integers(0, 0x70, (16, 16)) | rng.integers(0, 2, (16, 16)) << 7 for _ in range(2))  # finite codes of both formats
+  c = rng.standard_normal((16, 16)).astype(np.float32)
+  vg = dict(enumerate(wmma_operand(a, 8, "rdna4"), 8)) | dict(enumerate(wmma_operand(b.T, 8, "rdna4"), 12))
+  vg |= {i: c[rows, LANE % 16].view(np.uint32) for i, rows in enumerate(cd_rows("rdna4"))}
+  w = run(f"v_wmma_f32_16x16x16_{fa}_{fb} v[16:23], v[8:9], v[12:13], v[0:7]", vgprs=vg)
+  av = np.vectorize(lambda x: f8_value(int(x), fa))(a).astype(np.float32)
+  bv = np.vectorize(lambda x: f8_value(int(x), fb))(b).astype(np.float32)
+  d = np.zeros((16, 16), np.float32)
+  for k in range(16): d += av[:, k:k + 1] * bv[k:k + 1, :]  # f32 products are exact; the sum rounds at each step
+  d += c
+  for i, rows in enumerate(cd_rows("rdna4")): np.testing.assert_array_equal(w.v[16 + i].view(np.float32), d[rows, LANE % 16])

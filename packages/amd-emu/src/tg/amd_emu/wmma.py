@@ -2,11 +2,12 @@
 
 A wave holds each 16x16 matrix across its lanes' VGPRs. A (rows x K) and B (K x columns): lane l holds row (A) or column
 (B) l % 16; on RDNA3 each lane holds all 16 K elements (lanes 16-31 repeat lanes 0-15, lanes 0-15 are read), on RDNA4 lanes
-0-15 hold K 0-7 and lanes 16-31 K 8-15. Elements pack into a VGPR from its low bits (two 16-bit or four 8-bit ones).
+0-15 hold K 0-7 and lanes 16-31 K 8-15. Elements pack into a VGPR from its low bits (two 16-bit, four 8-bit or eight 4-bit ones).
 C and D: lane l holds column l % 16, its slot i is row 2i + l/16 on RDNA3 and row 8*(l/16) + i on RDNA4. A 32-bit slot is
 a VGPR; 16-bit slots pack two a VGPR on RDNA4, and on RDNA3 each takes the half of a VGPR op_sel[2] picks (for C and D),
-the other half of D keeping its value. The iu8 forms' neg_lo[0] / neg_lo[1] make A / B signed; clamp saturates the i32 sum.
-Products are exact in f32 (f16 x f16, bf16 x bf16) and are summed in K order, then C is added; 16-bit results round to
+the other half of D keeping its value. The iu8/iu4 forms' neg_lo[0] / neg_lo[1] make A / B signed; clamp saturates the i32 sum.
+RDNA4's fp8/bf8 forms name A's format, then B's (V_WMMA_F32_16X16X16_FP8_BF8: A fp8, B bf8).
+Products are exact in f32 (f16 x f16, bf16 x bf16, 8-bit floats) and are summed in K order, then C is added; 16-bit results round to
 nearest even. D must not overlap A or B (as on hardware): each lane writes its D while other lanes still read A and B.
 """
 from __future__ import annotations
@@ -15,10 +16,12 @@ import operator
 import re
 from tg.uop import UOp, Ops, dtypes, AxisType
 from .inst import Inst
-from .lower import Unsupported
+from .lower import Unsupported, V
 from .shapes import Builder, InstCtx, FLOAT_CONSTS, WAVE
+from .numfmt import f8_to_f32
 
-NAME = re.compile(r"V_WMMA_(F32|F16|BF16|I32)_16X16X16_(F16|BF16|IU8)")
+NAME = re.compile(r"V_WMMA_(F32|F16|BF16|I32)_16X16X16_(F16|BF16|IU8|IU4|FP8|BF8)(?:_(FP8|BF8))?")
+ELEMENT_BITS = {"IU8": 8, "FP8": 8, "BF8": 8, "IU4": 4}
 
 def u32(x: int) -> UOp: return UOp.const(dtypes.uint32, x)
 
@@ -45,10 +48,12 @@ def build_wmma(inst: Inst) -> UOp:
   """The kernel SINK of a WMMA instruction: a loop over lanes, each computing its 8 slots of D."""
   m = NAME.fullmatch(inst.op.name)
   if m is None: raise Unsupported(f"{inst.op.name} is not emulated")
-  dfmt, abfmt = m.groups()
+  dfmt, afmt, bfmt = m.groups()
+  fmts = {"src0": afmt, "src1": bfmt or afmt}
+  integer = afmt.startswith("IU")
   vals = inst.vals
   if vals.get("clmp") and dfmt != "I32": raise Unsupported("clamp on a float WMMA")
-  if (vals.get("neg") and abfmt != "IU8") or vals.get("neg_hi") or (abfmt == "IU8" and vals.get("neg", 0) & 4):
+  if (vals.get("neg") and not integer) or vals.get("neg_hi") or (integer and vals.get("neg", 0) & 4):
     raise Unsupported("WMMA neg/abs modifiers")
   rdna4 = inst.op.arch == "rdna4"
   b = Builder()
@@ -56,17 +61,18 @@ def build_wmma(inst: Inst) -> UOp:
   ctx = InstCtx(inst, b, lane)
   for f in ("src0", "src1", "vdst"):
     if ctx.kind(f)[0] != "v": raise Unsupported(f"WMMA {f} that is not a VGPR")
-  ew = 8 if abfmt == "IU8" else 16  # bits of an A/B element
+  ew = ELEMENT_BITS.get(afmt, 16)  # bits of an A/B element
   per_lane, per_reg = (8 if rdna4 else 16), 32 // ew
 
   def element(src: str, idx: UOp, k: int) -> UOp:
-    """Element k of row idx (A) or column idx (B), converted for the products (f32, or i64 for iu8)."""
+    """Element k of row idx (A) or column idx (B), converted for the products (f32, or i64 for iu8/iu4)."""
     s = k % per_lane
     word = b.ld(ctx.vgpr_idx(ctx.var(src), s // per_reg, idx + 16 * (k // per_lane)))
     raw = (word >> u32(ew * (s % per_reg))) & u32((1 << ew) - 1)
-    if abfmt != "IU8": return to_f32(raw, abfmt)
-    signed = vals.get("neg", 0) >> (src == "src1") & 1
-    return raw.cast(dtypes.uint8).bitcast(dtypes.int8).cast(dtypes.int64) if signed else raw.cast(dtypes.int64)
+    if fmts[src] in ("FP8", "BF8"): return f8_to_f32(V(raw, "u", 32), fmts[src].lower()).u
+    if not integer: return to_f32(raw, fmts[src])
+    if vals.get("neg", 0) >> (src == "src1") & 1: raw = (raw ^ u32(1 << (ew - 1))) - u32(1 << (ew - 1))  # sign-extended
+    return raw.bitcast(dtypes.int32).cast(dtypes.int64)
 
   half16 = dfmt in ("F16", "BF16")
   hi = vals.get("opsel", 0) >> 2 & 1  # RDNA3 16-bit C/D: the half of each VGPR
