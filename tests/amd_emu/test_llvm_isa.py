@@ -133,3 +133,44 @@ def test_rdna4_accepts_llvms_aliases() -> None:
   assert all(isinstance(b, bytes) for b in want), [(t, b) for t, b in zip(texts, want) if isinstance(b, str)]
   assert [tg_assemble(t, "rdna4") for t in texts] == want
   tg_assemble("loop: s_sub_u32 s0, s0, 1\n s_cbranch_scc1 loop\n s_endpgm", "rdna4")
+
+def agree_with_llvm(texts: list[str], arch: str) -> None:
+  """Our bytes for each text are llvm-mc's, and our disassembly of those bytes is llvm-mc's disassembly."""
+  from tg.amd_emu.asm import assemble as tg_assemble
+  from tg.amd_emu.decode import decode
+  want = assemble(texts, arch)
+  assert all(isinstance(b, bytes) for b in want), [(t, b) for t, b in zip(texts, want) if isinstance(b, str)]
+  assert [tg_assemble(t, arch) for t in texts] == want
+  assert [decode(b, arch).disasm() for b in want] == disassemble(want, arch)  # type: ignore[arg-type]
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_smem_offsets_scratch_off_and_fma_mix(arch: str) -> None:
+  """SMEM's soffset/offset forms (null, negative, register + offset) print as LLVM prints them; `off` as a scratch address
+  parses; v_fma_mix* without op_sel_hi encodes op_sel_hi [0,0,0], as llvm-mc does."""
+  agree_with_llvm([f"s_load_b32 s0, s[2:3], {o}" for o in ("null", "0x10", "-0x10", "s4", "s4 offset:0x10", "s4 offset:-0x8", "m0")] +
+                  ["s_buffer_load_b64 s[0:1], s[4:7], null", "s_load_b32 s0, s[2:3], null offset:0x20",
+                   "scratch_store_b32 off, v1, s0 offset:8", "scratch_load_b32 v1, off, s0 offset:8", "scratch_store_b64 off, v[2:3], off",
+                   "v_fma_mix_f32 v0, v1, v2, v3", "v_fma_mixlo_f16 v0, v1, v2, v3", "v_fma_mixhi_f16 v0, v1, v2, v3 op_sel_hi:[1,0,1]"], arch)
+
+def test_ds_swizzle_offsets_print_and_parse_as_llvm() -> None:
+  """Every ds_swizzle_b32 offset prints as llvm-mc prints it (QUAD_PERM, BITMASK_PERM, BROADCAST, SWAP, REVERSE macros, else a
+  number), and LLVM's text assembles back to llvm-mc's bytes."""
+  from tg.amd_emu.decode import decode
+  from tg.amd_emu.asm import assemble as tg_assemble
+  blobs = [bytes([o & 255, o >> 8, 0xD4, 0xD8, 1, 0, 0, 0]) for o in range(65536)]
+  want = disassemble(blobs, "rdna3")
+  assert [decode(b, "rdna3").disasm() for b in blobs] == want
+  texts = sorted(set(want[::97]) | {t for t in want if "(B" in t or "(S" in t or "(R" in t})
+  assert [tg_assemble(t, "rdna3") for t in texts] == assemble(texts, "rdna3")
+  with pytest.raises(ValueError, match="unknown swizzle mode"): tg_assemble("ds_swizzle_b32 v0, v1 offset:swizzle(FOO,1)", "rdna3")
+
+def test_unknown_directives_are_errors() -> None:
+  """Directives that change no bytes are taken (llvm-mc gives the same code); any other is an error naming its line, as
+  llvm-mc's `unknown directive` (the assembler writes no data, alignment or descriptors, so it cannot ignore them)."""
+  from tg.amd_emu.asm import assemble as tg_assemble
+  body = ["s_mov_b32 s0, 1", "s_endpgm"]
+  assert tg_assemble("\n".join([".text", ".globl k", ".type k,@function", "k:"] + body + [".size k, 8"]), "rdna3") == b"".join(
+    assemble(body, "rdna3"))  # type: ignore[arg-type]
+  assert assemble([".bogus 1"], "rdna3") == ["unknown directive"]
+  for bad in (".bogus 1", ".p2align 8", ".byte 1", ".amdhsa_kernel k"):
+    with pytest.raises(ValueError, match=rf"line 2: unsupported directive '{bad.split()[0]}'"): tg_assemble(f"s_nop 0\n{bad}\ns_endpgm", "rdna3")

@@ -100,6 +100,7 @@ def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
     key, _, val = tok.partition(":")
     if tok in FLAGS: kwargs["clmp" if tok == "clamp" else tok] = 1
     elif tok in OMOD: kwargs["omod"] = OMOD[tok]
+    elif key == "offset" and val.startswith("swizzle("): kwargs[key] = simm16.swizzle_parse(val)
     elif key in ("offset", "offset0", "offset1"): kwargs[key] = int(val, 0)
     elif key == "th": kwargs["th"] = simm16.th_value(op, val)
     elif key == "scope": kwargs["scope"] = simm16.SCOPES.index(val)
@@ -137,7 +138,9 @@ def _operands(op: Op, text: str, labels: dict[str, int] | None, pc: int) -> tupl
     elif otype == "OPR_LABEL" and not isinstance(x, int): raise ValueError(f"unknown label {part!r}")
     args.append(x)
   if "vdst" in slots(op) and "vdst" not in keep: args.insert(0, None)
-  if op.fmt in ("SCRATCH", "VSCRATCH") and args and args[1] is NULL: args[1] = None
+  if op.fmt in ("SCRATCH", "VSCRATCH"):  # `off` as a scratch address: no VGPR (the address is saddr + offset)
+    at = next(i for i, s in enumerate(slots(op)) if s in ("addr", "vaddr"))
+    if args[at] is NULL: args[at] = None
   return args, kwargs
 
 def parse_line(line: str, arch: str, labels: dict[str, int] | None = None, pc: int = 0) -> Inst:
@@ -172,6 +175,16 @@ def parse_half(text: str, arch: str) -> DualHalf:
   if op is None or op.enum != "VOPDOp": raise ValueError(f"{mn!r} is not a VOPD half on {arch}")
   return DualHalf(op, tuple(parse_operand(p) for p in split_top(rest)), {})
 
+# directives that put no bytes in the code nor move it: the assembler takes these and ignores them; any other is an error (it
+# would need data, alignment or a kernel descriptor the assembler does not write)
+NO_CODE_DIRECTIVES = frozenset({".text", ".globl", ".global", ".type", ".size", ".hidden", ".amdgcn_target", ".file", ".ident"})
+
+def directive(n: int, body: str) -> None:
+  name = body.split()[0]
+  if name not in NO_CODE_DIRECTIVES:
+    raise ValueError(f"line {n}: unsupported directive {name!r}: the assembler writes instructions only and takes "
+                     f"{', '.join(sorted(NO_CODE_DIRECTIVES))} (which change no bytes)")
+
 def clean(line: str) -> str:
   return re.split(r";|//", line, maxsplit=1)[0].strip()
 
@@ -186,7 +199,8 @@ def assemble_insts(text: str, arch: str) -> list[Inst]:
       if label in labels: raise ValueError(f"line {n}: label {label!r} is defined twice")
       labels[label] = pc
     body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)
-    if body and not body.startswith("."): pc += _parse(body, arch, placeholder, pc, [(n, line)]).size
+    if body.startswith("."): directive(n, body)
+    elif body: pc += _parse(body, arch, placeholder, pc, [(n, line)]).size
   out, pc = [], 0
   for n, line in lines:
     body = re.sub(r"^[A-Za-z_.$][\w.$]*:\s*", "", line)

@@ -38,7 +38,7 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
   if len(args) > len(params): raise TypeError(f"{ins} takes {len(params)} operands ({', '.join(params)}), got {len(args)}")
   given = dict(zip(params, args))
   for k, x in kwargs.items():
-    k = ALIASES.get(fam, {}).get(k, k)
+    k = ALIASES.get(fam, {}).get(k, k) if ALIASES.get(fam, {}).get(k, k) in arch.formats[op.fmt].by_name else k
     if k in given: raise TypeError(f"{ins} got {k} twice")
     given[k] = x
   if "K" in given: given["literal"] = given.pop("K")
@@ -92,7 +92,7 @@ def _dpp_fields(ins: str, dpp: str, vals: dict[str, int], fi8: int) -> None:
 def default(op: Op, f: Field) -> int:
   """A field's value when left out; scalar memory opcodes without operands leave every field 0, as LLVM does."""
   if not op.operands and op.fmt == "SMEM": return 0
-  if f.name == "opsel_hi" and "_MIX" in op.name: return 0  # v_fma_mix*: op_sel_hi selects f16 sources, off by default
+  if f.name in ("opsel_hi", "opsel_hi2") and "_MIX" in op.name: return 0  # v_fma_mix*: op_sel_hi picks f16 sources, off by default
   return f.default
 
 def _is_vgpr(x: Any) -> bool: return isinstance(x, Reg) and x.is_vgpr

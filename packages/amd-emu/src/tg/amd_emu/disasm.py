@@ -25,8 +25,8 @@ def operand_text(inst: Inst, name: str) -> str:
   if name == "saddr" and raw == NULL_CODE: return "off"
   if name == "soffset" and raw == NULL_CODE:
     if "ioffset" in inst.op.operands: return "null"
-    off = inst.vals["ioffset" if "ioffset" in inst.vals else "offset"]
-    return f"0x{off:x}" if off or inst.op.arch != "rdna3" else "null"
+    off = smem_offset(inst)
+    return hex_signed(off) if off or inst.op.arch != "rdna3" else "null"
   if name in ("addr", "vaddr") and inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]: return "off"
   x = field_value(inst, name) if not (name == "src0" and "_DPP" in inst.fmt.name) else field_value(inst, "vsrc0")
   if isinstance(x, Reg):
@@ -43,6 +43,13 @@ def operand_text(inst: Inst, name: str) -> str:
   if ab: text = f"|{text}|"
   return f"-{text}" if ng else text
 
+def hex_signed(x: int) -> str: return f"-0x{-x:x}" if x < 0 else f"0x{x:x}"
+
+def smem_offset(inst: Inst) -> int:
+  """SMEM's immediate offset (signed: 21 bits on RDNA3, 24 on RDNA4)."""
+  name = "ioffset" if "ioffset" in inst.vals else "offset"
+  return _signed(inst.fmt.by_name[name], inst.vals[name])
+
 def _bitlist(v: int, n: int) -> str: return "[" + ",".join(str(v >> i & 1) for i in range(n)) + "]"
 
 def modifiers(inst: Inst) -> list[str]:
@@ -50,13 +57,15 @@ def modifiers(inst: Inst) -> list[str]:
   fam, v, op = family(inst.fmt.name), inst.vals, inst.op
   nsrc = sum(s in op.operands for s in ("src0", "src1", "src2"))
   out: list[str] = []
-  if fam == "SMEM":
-    off = "ioffset" if "ioffset" in v else "offset"
-    if v["soffset"] != NULL_CODE and v[off]: out.append(f"offset:0x{v[off]:x}")
+  reg_offset = fam == "SMEM" and "soffset" in op.operands and "ioffset" not in op.operands and v["soffset"] != NULL_CODE
+  if reg_offset and (smem_offset(inst) or op.arch == "rdna4"):  # RDNA4's LLVM prints a register offset's offset:0x0 too
+    out.append(f"offset:{hex_signed(smem_offset(inst))}")
   if fam in ("DS",):
     if "2ADDR" in op.name:
       out += [f"{k}:{v[k]}" for k in ("offset0", "offset1") if v[k]]
-    elif v["offset0"] | v["offset1"]: out.append(f"offset:{v['offset0'] | v['offset1'] << 8}")
+    elif v["offset0"] | v["offset1"]:
+      off = v["offset0"] | v["offset1"] << 8
+      out.append(f"offset:{simm16.swizzle_text(off) if op.name == 'DS_SWIZZLE_B32' else off}")
   if fam in ("FLAT", "VFLAT"):
     f = inst.fmt.by_name["offset" if fam == "FLAT" else "ioffset"]
     if v[f.name]: out.append(f"offset:{_signed(f, v[f.name]) if fam == 'VFLAT' or inst.fmt.base != 'FLAT' else v[f.name]}")
@@ -68,7 +77,8 @@ def modifiers(inst: Inst) -> list[str]:
   if fam == "VOP3P":
     if v["opsel"]: out.append(f"op_sel:{_bitlist(v['opsel'], nsrc)}")
     hi = v["opsel_hi"] | v["opsel_hi2"] << 2
-    if hi != (1 << nsrc) - 1 and hi & ((1 << nsrc) - 1) != (1 << nsrc) - 1: out.append(f"op_sel_hi:{_bitlist(hi, nsrc)}")
+    dflt = 0 if "_MIX" in op.name else (1 << nsrc) - 1  # LLVM prints op_sel_hi when it differs from the opcode's default
+    if hi != dflt and hi & ((1 << nsrc) - 1) != dflt: out.append(f"op_sel_hi:{_bitlist(hi, nsrc)}")
     if v["neg"]: out.append(f"neg_lo:{_bitlist(v['neg'], nsrc)}")
     if v["neg_hi"]: out.append(f"neg_hi:{_bitlist(v['neg_hi'], nsrc)}")
   if fam == "VINTERP" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'], 4)}")

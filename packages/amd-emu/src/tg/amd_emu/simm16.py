@@ -98,3 +98,45 @@ def parse(arch: str, otype: str, s: str) -> int:
       v |= DELAY_SKIP.index(val) << 4 if key == "instskip" else DELAY_ID.index(val) << (7 if key == "instid1" else 0)
     return v
   return int(s, 0)
+
+# ***** ds_swizzle_b32 offsets *****
+# offset[15] clear: lane = ((lane & and) | or) ^ xor with 5-bit masks at bits 4:0, 9:5, 14:10; offset[15:8] = 0x80: QUAD_PERM's
+# four 2-bit selectors in bits 7:0. LLVM prints an offset in the friendliest of its macros; anything else as a number.
+def swizzle_text(v: int) -> str:
+  if v >> 8 == 0x80: return "swizzle(QUAD_PERM," + ",".join(str(v >> 2 * i & 3) for i in range(4)) + ")"
+  if v >> 15 or v == 0: return str(v)
+  am, om, xm = v & 31, v >> 5 & 31, v >> 10 & 31
+  if am == 31 and om == 0 and xm and xm & (xm - 1) == 0: return f"swizzle(SWAP,{xm})"
+  if am == 31 and om == 0 and xm and (xm + 1) & xm == 0: return f"swizzle(REVERSE,{xm + 1})"
+  group = 32 - am
+  if xm == 0 and group > 1 and group & (group - 1) == 0 and om < group: return f"swizzle(BROADCAST,{group},{om})"
+  # a lane bit that and/or fix is the constant or ^ xor; a kept one is p (preserved) or i (inverted by xor)
+  bits = "".join(("i" if xm >> b & 1 else "p") if am >> b & 1 and not om >> b & 1 else str((om ^ xm) >> b & 1) for b in range(4, -1, -1))
+  return f'swizzle(BITMASK_PERM,"{bits}")'
+
+SWIZZLE = re.compile(r'swizzle\((\w+)((?:,\s*(?:\d+|"[01pi]{5}"))*)\)')
+
+def swizzle_parse(text: str) -> int:
+  """LLVM's swizzle(...) macros: QUAD_PERM,a,b,c,d / BITMASK_PERM,"01pip" / BROADCAST,size,lane / SWAP,n / REVERSE,n."""
+  m = SWIZZLE.fullmatch(text.replace(" ", ""))
+  if m is None: raise ValueError(f"cannot parse {text!r}: expected swizzle(QUAD_PERM|BITMASK_PERM|BROADCAST|SWAP|REVERSE, ...)")
+  mode, args = m[1], [a for a in m[2].split(",") if a]
+  nums = [int(a) for a in args if a.isdigit()]
+  def need(n: int, ok: bool) -> None:
+    if len(args) != n or not ok: raise ValueError(f"{text!r}: bad arguments for swizzle mode {mode}")
+  if mode == "QUAD_PERM":
+    need(4, len(nums) == 4 and all(x < 4 for x in nums))
+    return 0x8000 | sum(x << 2 * i for i, x in enumerate(nums))
+  if mode == "BITMASK_PERM":
+    need(1, args[0].startswith('"'))
+    am = om = xm = 0
+    for b, ch in zip(range(4, -1, -1), args[0].strip('"')):
+      am, om, xm = am | (ch in "pi") << b, om | (ch == "1") << b, xm | (ch == "i") << b
+    return am | om << 5 | xm << 10
+  if mode == "BROADCAST":
+    need(2, len(nums) == 2 and nums[0] in (2, 4, 8, 16, 32) and nums[1] < nums[0])
+    return (32 - nums[0]) | nums[1] << 5
+  if mode in ("SWAP", "REVERSE"):
+    need(1, len(nums) == 1 and nums[0] in ((1, 2, 4, 8, 16) if mode == "SWAP" else (2, 4, 8, 16, 32)))
+    return 31 | (nums[0] if mode == "SWAP" else nums[0] - 1) << 10
+  raise ValueError(f"{text!r}: unknown swizzle mode {mode} (QUAD_PERM, BITMASK_PERM, BROADCAST, SWAP, REVERSE)")
