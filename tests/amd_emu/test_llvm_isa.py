@@ -174,3 +174,28 @@ def test_unknown_directives_are_errors() -> None:
   assert assemble([".bogus 1"], "rdna3") == ["unknown directive"]
   for bad in (".bogus 1", ".p2align 8", ".byte 1", ".amdhsa_kernel k"):
     with pytest.raises(ValueError, match=rf"line 2: unsupported directive '{bad.split()[0]}'"): tg_assemble(f"s_nop 0\n{bad}\ns_endpgm", "rdna3")
+
+BUFFER_LINES = {
+  "rdna3": ["buffer_load_b32 v0, v1, s[4:7], s8 offen offset:16 glc slc dlc", "buffer_load_b32 v0, off, s[4:7], 0",
+            "buffer_load_b64 v[0:1], v[1:2], s[4:7], s8 idxen offen", "buffer_store_b32 v0, v1, s[4:7], m0 idxen offset:4095",
+            "buffer_atomic_add_u32 v0, v1, s[4:7], s8 offen glc", "buffer_atomic_cmpswap_b32 v[0:1], v2, s[4:7], -1 offen glc",
+            "buffer_load_b32 v[0:1], v1, s[4:7], s8 offen tfe", "buffer_load_lds_b32 off, s[4:7], 0", "buffer_gl0_inv",
+            "tbuffer_load_format_x v0, v1, s[0:3], s8 format:[BUF_FMT_32_FLOAT] idxen offset:16 glc slc dlc",
+            "tbuffer_store_format_xyzw v[0:3], off, s[0:3], 0 format:100", "tbuffer_load_format_x v0, off, s[0:3], 0 format:[BUF_FMT_8_UNORM]"],
+  "rdna4": ["buffer_load_b32 v0, v1, s[4:7], s8 offen offset:16 th:TH_LOAD_NT scope:SCOPE_SYS", "buffer_load_b32 v0, off, s[4:7], null",
+            "buffer_load_b64 v[0:1], v[1:2], s[4:7], s8 idxen offen", "buffer_store_b32 v0, v1, s[4:7], m0 idxen offset:4095",
+            "buffer_atomic_add_u32 v0, v1, s[4:7], s8 offen th:TH_ATOMIC_RETURN", "buffer_load_b32 v0, off, s[4:7], s8 offset:-8",
+            "buffer_load_b32 v[0:1], v1, s[4:7], s8 offen th:TH_LOAD_NT tfe", "buffer_load_b32 v0, off, ttmp[4:7], null",
+            "tbuffer_load_format_x v0, v1, s[0:3], s8 format:[BUF_FMT_32_FLOAT] idxen offset:16 th:TH_LOAD_NT scope:SCOPE_SYS",
+            "tbuffer_store_format_xyzw v[0:3], off, s[0:3], null format:[BUF_FMT_16_16_16_16_FLOAT] offset:8388607"],
+}
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_buffer_instructions_agree_with_llvm(arch: str) -> None:
+  """MUBUF/MTBUF (RDNA3) and VBUFFER (RDNA4) beyond the canonical instances: no address (off), index + offset pairs, tfe's status
+  VGPR, inline-constant/M0/null soffsets, named and numbered formats, signed RDNA4 offsets, cache policies."""
+  from tg.amd_emu.asm import assemble as tg_assemble
+  agree_with_llvm(BUFFER_LINES[arch], arch)
+  for bad in ("buffer_load_b32 v0, v[1:2], s[4:7], 0 offen", "tbuffer_load_format_x v0, off, s[0:3], 0 format:[BUF_FMT_NOPE]"):
+    assert isinstance(assemble([bad], "rdna3")[0], str)
+    with pytest.raises(ValueError, match="line 1"): tg_assemble(bad, "rdna3")

@@ -8,12 +8,12 @@ from .build import build
 from .inst import Inst
 from .isa import Op, get_arch
 from .operands import NAMED, NULL, TTMP, VGPR, Reg
-from .syntax import family, has_return, mnemonic, slots
+from .syntax import BUFFERS, family, has_return, mnemonic, slots
 from .vopd import DualHalf, vopd
 from . import dpptext, simm16
 
 REG_RE = re.compile(r"(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
-FLAGS = ("glc", "slc", "dlc", "gds", "nv", "clamp")
+FLAGS = ("glc", "slc", "dlc", "gds", "nv", "clamp", "idxen", "offen", "tfe")
 OMOD = {"mul:2": 1, "mul:4": 2, "div:2": 3}
 
 # RDNA3 names llvm-mc-19 still accepts for gfx1200 (the opcodes RDNA4 renamed); each is checked against llvm-mc in the tests
@@ -103,6 +103,7 @@ def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
     elif key == "offset" and val.startswith("swizzle("): kwargs[key] = simm16.swizzle_parse(val)
     elif key in ("offset", "offset0", "offset1"): kwargs[key] = int(val, 0)
     elif key == "th": kwargs["th"] = simm16.th_value(op, val)
+    elif key == "format": kwargs["format"] = simm16.buf_format_value(val)
     elif key == "scope": kwargs["scope"] = simm16.SCOPES.index(val)
     elif key == "op_sel" and fam in ("VOP3", "VINTERP"):
       bits = _bitlist(val)
@@ -138,9 +139,9 @@ def _operands(op: Op, text: str, labels: dict[str, int] | None, pc: int) -> tupl
     elif otype == "OPR_LABEL" and not isinstance(x, int): raise ValueError(f"unknown label {part!r}")
     args.append(x)
   if "vdst" in slots(op) and "vdst" not in keep: args.insert(0, None)
-  if op.fmt in ("SCRATCH", "VSCRATCH"):  # `off` as a scratch address: no VGPR (the address is saddr + offset)
-    at = next(i for i, s in enumerate(slots(op)) if s in ("addr", "vaddr"))
-    if args[at] is NULL: args[at] = None
+  if op.fmt in ("SCRATCH", "VSCRATCH") + BUFFERS:  # `off` as a scratch/buffer address: no VGPR
+    at = next((i for i, s in enumerate(slots(op)) if s in ("addr", "vaddr")), None)
+    if at is not None and args[at] is NULL: args[at] = None
   return args, kwargs
 
 def parse_line(line: str, arch: str, labels: dict[str, int] | None = None, pc: int = 0) -> Inst:

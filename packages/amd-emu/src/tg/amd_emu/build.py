@@ -6,7 +6,7 @@ from .isa import Field, Op, get_arch
 from .inst import FALLBACK, Inst, pick_format, set_operand
 from .operands import NULL_CODE, Reg
 from .dpptext import DPP16_MARK, DPP8_MARK, DPP8_FI_MARK
-from .syntax import ALIASES, IMM_OTYPES, SRC_INDEX, dsl_slots, family
+from .syntax import ALIASES, BUFFERS, IMM_OTYPES, SRC_INDEX, buffer_operand, dsl_slots, family
 
 MOD_FIELDS = {"VOP3": ("neg", "abs"), "VOP3SD": ("neg", "abs"), "VOP3P": ("neg", "neg_hi"), "VINTERP": ("neg", "abs")}
 
@@ -91,7 +91,8 @@ def _dpp_fields(ins: str, dpp: str, vals: dict[str, int], fi8: int) -> None:
 
 def default(op: Op, f: Field) -> int:
   """A field's value when left out; scalar memory opcodes without operands leave every field 0, as LLVM does."""
-  if not op.operands and op.fmt == "SMEM": return 0
+  if not op.operands and op.fmt in ("SMEM", "MUBUF"): return 0  # and buffer cache invalidations
+  if f.name == "format" and op.fmt in BUFFERS: return 1  # BUF_FMT_8_UNORM: what llvm-mc encodes when no format is given
   if f.name in ("opsel_hi", "opsel_hi2") and "_MIX" in op.name: return 0  # v_fma_mix*: op_sel_hi picks f16 sources, off by default
   return f.default
 
@@ -106,7 +107,7 @@ def _operand(op: Op, name: str, given: dict[str, Any]):
   opnd = op.operands.get(name, FALLBACK)
   if name in ("addr", "vaddr") and isinstance(given.get("saddr"), Reg) and given["saddr"].code != NULL_CODE:
     return type(opnd)(32, opnd.dfmt, opnd.otype)
-  return opnd
+  return buffer_operand(op, name, opnd, given.get("idxen", 0), given.get("offen", 0), given.get("tfe", 0))
 
 def _implicit(op: Op, fam: str, given: dict[str, Any], vals: dict[str, int]) -> None:
   """Fields LLVM fills in by itself: EXEC as V_CMPX's destination, scratch's address-enable bit."""

@@ -3,7 +3,7 @@ from __future__ import annotations
 from .inst import Inst, field_value
 from .isa import Field
 from .operands import NULL_CODE, Reg
-from .syntax import IMM_OTYPES, SRC_INDEX, family, has_return, mnemonic, slots
+from .syntax import BUFFERS, IMM_OTYPES, SRC_INDEX, family, has_return, mnemonic, slots
 from . import dpptext, simm16
 
 FLOAT_TEXT = {0.5: "0.5", -0.5: "-0.5", 1.0: "1.0", -1.0: "-1.0", 2.0: "2.0", -2.0: "-2.0", 4.0: "4.0", -4.0: "-4.0"}
@@ -23,11 +23,12 @@ def operand_text(inst: Inst, name: str) -> str:
   f, raw, opnd = inst.fmt.by_name[name], inst.vals[name], inst.operand(name)
   if f.kind == "bits" or opnd.otype in IMM_OTYPES: return simm16.text(inst, name, _signed(f, raw))
   if name == "saddr" and raw == NULL_CODE: return "off"
-  if name == "soffset" and raw == NULL_CODE:
+  if name == "soffset" and raw == NULL_CODE and inst.fmt.base == "SMEM":
     if "ioffset" in inst.op.operands: return "null"
     off = smem_offset(inst)
     return hex_signed(off) if off or inst.op.arch != "rdna3" else "null"
   if name in ("addr", "vaddr") and inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]: return "off"
+  if name == "vaddr" and inst.fmt.base in BUFFERS and not (inst.vals["idxen"] or inst.vals["offen"]): return "off"
   x = field_value(inst, name) if not (name == "src0" and "_DPP" in inst.fmt.name) else field_value(inst, "vsrc0")
   if isinstance(x, Reg):
     if name in ("addr", "vaddr") and "saddr" in inst.vals and inst.vals["saddr"] != NULL_CODE: x = Reg(x.code, 1)
@@ -66,6 +67,11 @@ def modifiers(inst: Inst) -> list[str]:
     elif v["offset0"] | v["offset1"]:
       off = v["offset0"] | v["offset1"] << 8
       out.append(f"offset:{simm16.swizzle_text(off) if op.name == 'DS_SWIZZLE_B32' else off}")
+  if fam in BUFFERS:
+    if v.get("format", 1) != 1: out.append(f"format:{simm16.buf_format_text(v['format'])}")
+    out += [flag for flag in ("idxen", "offen") if v[flag]]
+    off = _signed(inst.fmt.by_name["ioffset"], v["ioffset"]) if "ioffset" in v else v["offset"]
+    if off: out.append(f"offset:{off}")
   if fam in ("FLAT", "VFLAT"):
     f = inst.fmt.by_name["offset" if fam == "FLAT" else "ioffset"]
     if v[f.name]: out.append(f"offset:{_signed(f, v[f.name]) if fam == 'VFLAT' or inst.fmt.base != 'FLAT' else v[f.name]}")
@@ -73,6 +79,7 @@ def modifiers(inst: Inst) -> list[str]:
     if v.get(flag): out.append(flag)
   if "th" in v and v["th"]: out.append(simm16.th_text(inst))
   if "scope" in v and v["scope"]: out.append(f"scope:{simm16.SCOPES[v['scope']]}")
+  if fam in BUFFERS and v["tfe"]: out.append("tfe")
   if fam == "VOP3" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'] & 7 | (v['opsel'] >> 3) << nsrc, nsrc + 1)}")
   if fam == "VOP3P":
     if v["opsel"]: out.append(f"op_sel:{_bitlist(v['opsel'], nsrc)}")

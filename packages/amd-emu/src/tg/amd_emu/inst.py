@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 from .isa import Arch, Field, Format, Op, Operand, get_arch
 from .operands import LITERAL, NULL_CODE, TTMP, VGPR, Reg, decode_const, encode_const
+from .syntax import buffer_operand
 
 FALLBACK = Operand(32, "FMT_NUM_B32", "OPR_SRC")
 
@@ -97,8 +98,8 @@ def set_operand(ins: str, f: Field, opnd: Operand, x: Any, vals: dict[str, int])
 def field_value(inst: Inst, name: str) -> Any:
   """The DSL value of a register/constant field (Reg, int, float) as it reads back."""
   f = inst.fmt.by_name[name]
-  raw = inst.vals[name]
-  opnd = inst.operand(name)
+  raw, v = inst.vals[name], inst.vals
+  opnd = buffer_operand(inst.op, name, inst.operand(name), v.get("idxen", 0), v.get("offen", 0), v.get("tfe", 0))
   if f.kind == "vdsty": return Reg(VGPR + ((raw << 1) | (~inst.vals["vdstx"] & 1)), opnd.nregs)
   code = reg_code(f, raw)
   if f.kind in ("src", "ssrc"):

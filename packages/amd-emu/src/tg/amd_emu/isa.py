@@ -106,11 +106,17 @@ class Op:
 
   def __repr__(self) -> str: return f"<{self.arch} {self.name}>"
 
+def reg_field(row: list) -> list:
+  """RDNA4's buffer/image encodings keep their resource and sampler SGPRs in 9-bit fields the data calls `bits`: they hold an
+  SGPR number like any 7-bit `sgpr` field."""
+  return [row[0], row[1], row[2], "sgpr", row[4]] if row[0] in ("rsrc", "samp") and row[3] == "bits" else row
+
 class Arch:
   """All formats and opcodes of one architecture, with lookup tables for encoding and decoding."""
   def __init__(self, name: str, data: dict):
     self.name = name
-    self.formats = {n: Format(n, nb, fs := tuple(Field(*r) for r in rows), {f.name: f for f in fs}) for n, (nb, rows) in data["formats"].items()}
+    self.formats = {n: Format(n, nb, fs := tuple(Field(*reg_field(r)) for r in rows), {f.name: f for f in fs})
+                    for n, (nb, rows) in data["formats"].items()}
     sdst_dpp = self._sdst_dpp()
     self.ops = {n: Op(name, n, e, c, b, tuple(v) + (sdst_dpp if b == "VOP3_SDST" and all(o[0] <= 32 for k, o in opr.items() if k != "vdst") else ()),
                       {k: Operand(*o) for k, o in opr.items()}, data["pcode"].get(n))

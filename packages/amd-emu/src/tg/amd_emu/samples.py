@@ -49,9 +49,12 @@ def canonical(op: Op) -> Inst:
   if op.name == "S_SENDMSG_RTN_B32" or op.name == "S_SENDMSG_RTN_B64": kwargs["ssrc0"] = 128
   if op.name in ("S_WAITCNT_DEPCTR", "S_WAIT_ALU"): kwargs["simm16"] = 0xFFFF
   if "BARRIER" in op.name and "ssrc0" in op.operands: kwargs["ssrc0"] = -1  # named barriers: an id or M0, not an SGPR
+  if op.fmt in ("MUBUF", "MTBUF", "VBUFFER") and "vaddr" in kwargs: kwargs["vaddr"], kwargs["offen"] = Reg(kwargs["vaddr"].code, 1), 1
   if "ATOMIC" in op.name and "vdst" in op.operands:
     kwargs["glc" if "glc" in a.formats[op.fmt].by_name else "th"] = 1
   return build(op, (), kwargs)
 
-def all_canonical(arch: str, formats: tuple[str, ...] = FORMATS) -> list[Inst]:
+ISA_FORMATS = FORMATS + ("MUBUF", "MTBUF", "VBUFFER")  # what the ISA layer encodes and prints (the emulator runs FORMATS)
+
+def all_canonical(arch: str, formats: tuple[str, ...] = ISA_FORMATS) -> list[Inst]:
   return [canonical(op) for op in get_arch(arch).ops.values() if op.fmt.split("_LIT")[0].replace("_SDST", "") in formats]

@@ -140,3 +140,26 @@ def swizzle_parse(text: str) -> int:
     need(1, len(nums) == 1 and nums[0] in ((1, 2, 4, 8, 16) if mode == "SWAP" else (2, 4, 8, 16, 32)))
     return 31 | (nums[0] if mode == "SWAP" else nums[0] - 1) << 10
   raise ValueError(f"{text!r}: unknown swizzle mode {mode} (QUAD_PERM, BITMASK_PERM, BROADCAST, SWAP, REVERSE)")
+
+# ***** buffer formats (tbuffer_*, and RDNA4's format field of every buffer op): gfx11's and gfx12's unified formats *****
+BUF_FORMATS = ("INVALID 8_UNORM 8_SNORM 8_USCALED 8_SSCALED 8_UINT 8_SINT 16_UNORM 16_SNORM 16_USCALED 16_SSCALED 16_UINT 16_SINT 16_FLOAT "
+               "8_8_UNORM 8_8_SNORM 8_8_USCALED 8_8_SSCALED 8_8_UINT 8_8_SINT 32_UINT 32_SINT 32_FLOAT 16_16_UNORM 16_16_SNORM 16_16_USCALED "
+               "16_16_SSCALED 16_16_UINT 16_16_SINT 16_16_FLOAT 10_11_11_FLOAT 11_11_10_FLOAT 10_10_10_2_UNORM 10_10_10_2_SNORM "
+               "10_10_10_2_UINT 10_10_10_2_SINT 2_10_10_10_UNORM 2_10_10_10_SNORM 2_10_10_10_USCALED 2_10_10_10_SSCALED 2_10_10_10_UINT "
+               "2_10_10_10_SINT 8_8_8_8_UNORM 8_8_8_8_SNORM 8_8_8_8_USCALED 8_8_8_8_SSCALED 8_8_8_8_UINT 8_8_8_8_SINT 32_32_UINT "
+               "32_32_SINT 32_32_FLOAT 16_16_16_16_UNORM 16_16_16_16_SNORM 16_16_16_16_USCALED 16_16_16_16_SSCALED 16_16_16_16_UINT "
+               "16_16_16_16_SINT 16_16_16_16_FLOAT 32_32_32_UINT 32_32_32_SINT 32_32_32_FLOAT 32_32_32_32_UINT 32_32_32_32_SINT "
+               "32_32_32_32_FLOAT").split()
+
+def buf_format_text(v: int) -> str: return f"[BUF_FMT_{BUF_FORMATS[v]}]" if v < len(BUF_FORMATS) else str(v)
+
+def buf_format_value(text: str) -> int:
+  """`[BUF_FMT_32_FLOAT]` or a number (0-127)."""
+  m = re.fullmatch(r"\[BUF_FMT_(\w+)\]", text.strip())
+  if m is None:
+    try: v = int(text, 0)
+    except ValueError: raise ValueError(f"format:{text}: expected [BUF_FMT_...] or a number") from None
+    if not 0 <= v < 128: raise ValueError(f"format:{text}: a buffer format is 0..127")
+    return v
+  if m[1] not in BUF_FORMATS: raise ValueError(f"format:{text}: unknown buffer format (BUF_FMT_{BUF_FORMATS[22]}, ...)")
+  return BUF_FORMATS.index(m[1])

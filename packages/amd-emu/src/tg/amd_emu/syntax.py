@@ -5,7 +5,7 @@ VCC_LO that LLVM prints but nothing encodes) and `K` (the literal constant of FM
 """
 from __future__ import annotations
 import functools
-from .isa import Op
+from .isa import Op, Operand
 
 ORDER = {
   "SOP1": ("sdst", "ssrc0"), "SOP2": ("sdst", "ssrc0", "ssrc1"), "SOPC": ("ssrc0", "ssrc1"), "SOPK": ("sdst", "simm16"),
@@ -13,11 +13,13 @@ ORDER = {
   "VOPC": ("src0", "vsrc1"), "VOP3": ("vdst", "src0", "src1", "src2"), "VOP3SD": ("vdst", "sdst", "src0", "src1", "src2"),
   "VOP3P": ("vdst", "src0", "src1", "src2"), "VINTERP": ("vdst", "src0", "src1", "src2"), "DS": ("vdst", "addr", "data0", "data1"),
   "FLAT": ("vdst", "addr", "data", "saddr"), "VFLAT": ("vdst", "vaddr", "vsrc", "saddr"), "VOPD": ("vdsty", "srcy0", "vsrcy1"),
+  "MUBUF": ("vdata", "vaddr", "srsrc", "soffset"), "MTBUF": ("vdata", "vaddr", "srsrc", "soffset"), "VBUFFER": ("vdata", "vaddr", "rsrc", "soffset"),
 }
+BUFFERS = ("MUBUF", "MTBUF", "VBUFFER")
 FAMILY = {"VOP1_SDST": "VOP1", "VOP3_SDST": "VOP3", "GLOBAL": "FLAT", "SCRATCH": "FLAT", "VGLOBAL": "VFLAT", "VSCRATCH": "VFLAT"}
 SRC_INDEX = {"src0": 0, "src1": 1, "src2": 2, "ssrc0": 0, "ssrc1": 1, "srcx0": 0, "srcy0": 0}
 # DSL spellings that differ between the archs' field names (rdna4 memory ops say vaddr/vsrc/ioffset)
-ALIASES = {"VFLAT": {"addr": "vaddr", "data": "vsrc", "offset": "ioffset"}, "SMEM": {"offset": "ioffset"}}
+ALIASES = {"VFLAT": {"addr": "vaddr", "data": "vsrc", "offset": "ioffset"}, "SMEM": {"offset": "ioffset"}, "VBUFFER": {"offset": "ioffset"}}
 
 IMM_OTYPES = ("OPR_SIMM8", "OPR_SIMM5", "OPR_SENDMSG_RTN")  # operands in register fields that hold plain numbers
 NO_VOP3 = ("V_READFIRSTLANE_B32",)  # listed with an _E64 form in the data, but LLVM has none
@@ -46,6 +48,14 @@ def writes_vcc(op: Op) -> bool: return bool(op.pcode) and "VCC.u64[laneId] =" in
 
 def reads_vcc(op: Op) -> bool:
   return bool(op.pcode) and any("VCC" in part for part in op.pcode.replace("VCC.u64[laneId] =", "").split("\n"))  # type: ignore[union-attr]
+
+def buffer_operand(op: Op, name: str, opnd: Operand, idxen: int, offen: int, tfe: int) -> Operand:
+  """A buffer instruction's vaddr holds an index and/or an offset (as idxen/offen say: 0-2 VGPRs), and tfe adds a status
+  VGPR after vdata; the data gives the widest vaddr and vdata without the status."""
+  if family(op.fmt) not in BUFFERS: return opnd
+  if name == "vaddr": return Operand(32 * (idxen + offen), opnd.dfmt, opnd.otype)
+  if name == "vdata" and tfe: return Operand(opnd.bits + 32, opnd.dfmt, opnd.otype)
+  return opnd
 
 def has_return(op: Op) -> bool:
   """Atomics that return the old value only when asked to (glc on rdna3, th:TH_ATOMIC_RETURN on rdna4)."""
@@ -77,10 +87,12 @@ def repr_args(inst) -> list[str]:
   def value(name: str) -> object:
     if inst.fmt.by_name[name].kind == "bits" or inst.operand(name).otype in IMM_OTYPES: return inst.vals[name]
     return field_value(inst, name)
-  scratch_off = inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]
+  scratch_off = (inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]) or \
+    (inst.fmt.base in BUFFERS and not (inst.vals["idxen"] or inst.vals["offen"]))  # no address VGPR
   ops = [s for s in dsl_slots(inst.op) if s != "K" and not (scratch_off and s in ("addr", "vaddr"))]
   args = [f"{s}={value(s)!r}" for s in ops]
   implicit = {"sve"} | ({"vdst"} if "vdst" in inst.op.operands and inst.op.operands["vdst"].otype == "OPR_EXEC" else set())  # build sets them
   shown = set(ops) | implicit | (set() if is_literal_op(inst.op) else {"literal"})
-  args += [f"{f.name}={inst.vals[f.name]}" for f in inst.fmt.values if f.name not in shown and inst.vals[f.name] != f.default]
+  from .build import default
+  args += [f"{f.name}={inst.vals[f.name]}" for f in inst.fmt.values if f.name not in shown and inst.vals[f.name] != default(inst.op, f)]
   return args
