@@ -271,3 +271,17 @@ def test_memory_fault_in_a_later_wave_names_it() -> None:
   f = e.value
   assert buf + 128 <= f.address < buf + 256 and (f.pc, f.wave, f.workgroup) == (at + 4, 1, (0, 0, 0))  # one of wave 1's lanes
   assert f.inst == "global_load_b32 v1, v0, s[0:1]"
+
+@pytest.mark.parametrize("op,a,b,c,want", [
+  ("v_mad_u64_u32", 0xFFFFFFFF, 0xFFFFFFFF, 0, 0xFFFFFFFE00000001),  # the largest product fits: no saturation
+  ("v_mad_u64_u32", 0xFFFFFFFF, 0xFFFFFFFF, 0x1FFFFFFFF, 2**64 - 1),  # past 2**64: saturates
+  ("v_mad_i64_i32", 0x7FFFFFFF, 0x7FFFFFFF, 2**63 - 1, 2**63 - 1), ("v_mad_i64_i32", 0x80000000, 0x7FFFFFFF, 2**63, 2**63),
+  ("v_mad_i64_i32", 0x80000000, 0x7FFFFFFF, 5, (-(2**31) * (2**31 - 1) + 5) % 2**64),  # negative, in range
+])
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_mad64_clamp_saturates(arch: str, op: str, a: int, b: int, c: int, want: int) -> None:
+  """VOP3 clamp on the 64-bit multiply-adds (llvm-mc accepts it; the 32-bit VOP3 adds/mads saturate on hardware, see
+  test_emu_hw_values): the result saturates to the u64 / i64 range instead of wrapping (hand-computed values)."""
+  regs = {0: a, 1: b, 2: c & 0xFFFFFFFF, 3: c >> 32}
+  w = run_wave(assemble(f"{op} v[4:5], s0, v0, v1, v[2:3] clamp", arch), arch, vgprs={k: np.full(32, x, np.uint32) for k, x in regs.items()})
+  assert int(w.v[4][0]) | int(w.v[5][0]) << 32 == want

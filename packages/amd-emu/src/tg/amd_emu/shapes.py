@@ -659,6 +659,8 @@ def pcode_of(op: Op) -> str | None:
   text = F8_VALUE.sub(r"\2_to_f32(\1.\2)", SINCOS.sub(r"\1(fract(\2) *", text))
   return OWN_VGPR.sub(lambda m: "S0" if m[1] == "SRC0" else "D0", text)
 
+MAD64_CLAMP = {"U": "\nD0.u64 = D1.u1 ? 64'U(-1) : D0.u64",
+               "I": "\nD0.i64 = D1.u1 ? (S2.i64 < 0LL ? 64'I(0x8000000000000000LL) : 64'I(0x7fffffffffffffffLL)) : D0.i64"}
 INT_CLAMP = re.compile(r"V_(PK_)?(ADD|SUB|SUBREV|MAD)_(CO_CI_|CO_|NC_)?([UI]\d+)(?:_([UI]\d+))?(?:_E64)?")
 CLAMP_EXPR = {"ADD": "A + B", "SUB": "A - B", "SUBREV": "B - A", "MAD": "A * B + C"}
 
@@ -671,6 +673,7 @@ def int_clamp_pcode(op: Op) -> str | None:
   pk, kind, co, dt, st = m.groups()
   st = st or dt
   w = int(dt[1:])
+  if w == 64: return MAD64_CLAMP[dt[0]]  # no wider type to recompute in: saturate on the carry / signed overflow D1 holds
   lo, hi = (-(1 << (w - 1)), (1 << (w - 1)) - 1) if dt[0] == "I" else (0, (1 << w) - 1)
   expr = CLAMP_EXPR[kind] + {"ADD": " + CI", "SUB": " - CI", "SUBREV": " - CI"}.get(kind, "") * (co == "CO_CI_")
   halves = ("[15 : 0]", "[31 : 16]") if pk else ("",)
