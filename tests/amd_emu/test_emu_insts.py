@@ -285,3 +285,19 @@ def test_mad64_clamp_saturates(arch: str, op: str, a: int, b: int, c: int, want:
   regs = {0: a, 1: b, 2: c & 0xFFFFFFFF, 3: c >> 32}
   w = run_wave(assemble(f"{op} v[4:5], s0, v0, v1, v[2:3] clamp", arch), arch, vgprs={k: np.full(32, x, np.uint32) for k, x in regs.items()})
   assert int(w.v[4][0]) | int(w.v[5][0]) << 32 == want
+
+F64_IN = 0x0020000000000000  # 2**-1023 (an f64 denormal) * 4.0 = 2**-1021
+
+@pytest.mark.parametrize("denorm16_64,want", [(3, (0x0800, 0x0200, F64_IN)), (2, (0, 0x0200, 0)), (1, (0x0800, 0, F64_IN)), (0, (0, 0, 0))])
+def test_f16_f64_denormal_mode(denorm16_64: int, want: tuple[int, int, int]) -> None:
+  """FLOAT_DENORM_MODE_16_64 (bit 0 keeps input denormals, bit 1 output ones) flushes f16 and f64 operands to a zero of their
+  sign, and leaves f32 to its own mode (hand-computed): f16 0x0200 (2**-15) * 4.0 = 0x0800 reads a denormal, f16 0x0400 (the
+  smallest normal) * 0.5 = 0x0200 writes one, f64 2**-1023 * 4.0 reads one."""
+  from tg.amd_emu.shapes import FloatMode
+  code = assemble("v_mul_f16_e64 v1, v0, 4.0\nv_mul_f16_e64 v2, v3, 0.5\nv_mul_f64 v[4:5], v[6:7], 4.0\nv_mul_f32_e64 v8, v9, 1.0\n"
+                  "v_mul_f16_e64 v10, -v0, 4.0", "rdna3")
+  regs = {0: 0x0200, 3: 0x0400, 6: 0, 7: 0x00080000, 9: 1}
+  w = run_wave(code, "rdna3", mode=FloatMode(denorm16_64=denorm16_64), vgprs={k: np.full(32, x, np.uint32) for k, x in regs.items()})
+  assert (int(w.v[1][0]), int(w.v[2][0]), int(w.v[4][0]) | int(w.v[5][0]) << 32) == want
+  assert int(w.v[8][0]) == 1  # f32 keeps its denormal (its own mode bits are 3)
+  assert int(w.v[10][0]) == 0x8000 | want[0]  # a flushed negative denormal is -0

@@ -181,11 +181,11 @@ def lane_bit(val: V, lane: V | None, gate: UOp | None) -> V:
 
 def output_mods(ctx: InstCtx, val: V | Wide) -> V | Wide:
   """VOP3's output modifiers on float results: omod scales by 2, 4 or 0.5 (not in IEEE mode), clamp saturates to [0, 1];
-  then an f32 denormal result is flushed to zero when the float mode says so."""
+  then a denormal result is flushed to zero when the float mode says so."""
   vals = ctx.inst.vals
   omod, clamp = 0 if ctx.mode.ieee else vals.get("omod", 0), vals.get("clmp", 0)
   opnd = ctx.op.operands.get("vdst")
-  flush = opnd is not None and opnd.dfmt == "FMT_NUM_F32" and not ctx.mode.denorm32 & 2
+  flush = opnd is not None and ctx.mode.flushes(opnd.dfmt, 2)
   if isinstance(val, Wide) or opnd is None or "F" not in opnd.dfmt.replace("FMT_", "") or not (omod or clamp or flush): return val
   x = from_bits(bits(val), "f", val.width)
   if omod: x = V(x.u * UOp.const(x.u.dtype, {1: 2.0, 2: 4.0, 3: 0.5}[omod]), "f", x.width)
@@ -193,4 +193,4 @@ def output_mods(ctx: InstCtx, val: V | Wide) -> V | Wide:
     zero, one = UOp.const(x.u.dtype, 0.0), UOp.const(x.u.dtype, 1.0)
     x = V((x.u < zero).where(zero, (x.u > one).where(one, x.u)), "f", x.width)
     x = V(x.u.ne(x.u).where(zero, x.u), "f", x.width)
-  return from_bits(flush_denorm(bits(x)), "f", 32) if flush and x.width == 32 else x
+  return from_bits(flush_denorm(bits(x)), "f", x.width) if flush and x.width in (16, 32, 64) else x

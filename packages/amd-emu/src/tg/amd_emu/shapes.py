@@ -14,7 +14,7 @@ from typing import Any
 from tg.uop import UOp, Ops, dtypes
 from .inst import Inst
 from .isa import get_arch, Op
-from .lower import V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, select, \
+from .lower import FBITS, V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, select, \
   join_words, slice_bits, UDT
 from .operands import INV_2PI
 from .pcode import PcodeError
@@ -73,7 +73,8 @@ def hi16(inst: Inst, name: str, code: int) -> bool:
 @dataclass(frozen=True)
 class FloatMode:
   """The float mode a dispatch sets from its kernel descriptor's rsrc1: FLOAT_DENORM_MODE_32 (bit 0 keeps input f32
-  denormals, bit 1 output ones; 0 flushes both) and IEEE mode (RDNA3 only), in which the hardware ignores omod."""
+  denormals, bit 1 output ones; 0 flushes both), FLOAT_DENORM_MODE_16_64 (the same for f16 and f64 operands) and IEEE mode
+  (RDNA3 only), in which the hardware ignores omod. Flushing applies to scalar f16/f32/f64 operands (not packed halves)."""
   denorm32: int = 3
   ieee: bool = True
 
@@ -89,10 +90,21 @@ class FloatMode:
     """The MODE hardware register a wave starts with (what s_getreg reads): round, denorm, DX10 clamp and IEEE bits."""
     return self.round | self.denorm32 << 4 | self.denorm16_64 << 6 | 1 << 8 | int(self.ieee) << 9
 
+  def denorm(self, dfmt: str) -> int | None:
+    """The denormal bits that govern an operand of this data format (None: not a scalar float operand)."""
+    return self.denorm32 if dfmt == "FMT_NUM_F32" else self.denorm16_64 if dfmt in ("FMT_NUM_F16", "FMT_NUM_F64") else None
+
+  def flushes(self, dfmt: str, bit: int) -> bool:
+    """Whether operands of this format are flushed on input (bit 1) or output (bit 2)."""
+    d = self.denorm(dfmt)
+    return d is not None and not d & bit
+
   def key(self, inst: Inst) -> tuple:
     """The parts of the mode an instruction's result depends on (so shapes are shared across modes where they can be)."""
-    f32 = any(o.dfmt == "FMT_NUM_F32" for o in inst.op.operands.values())
-    return (self.ieee if inst.vals.get("omod") else None, self.denorm32 if f32 and self.denorm32 != 3 else None)
+    fmts = {o.dfmt for o in inst.op.operands.values()}
+    d32 = self.denorm32 if "FMT_NUM_F32" in fmts and self.denorm32 != 3 else None
+    d16 = self.denorm16_64 if fmts & {"FMT_NUM_F16", "FMT_NUM_F64"} and self.denorm16_64 != 3 else None
+    return (self.ieee if inst.vals.get("omod") else None, d32, d16)
 
 DEFAULT_MODE = FloatMode()
 
@@ -259,7 +271,7 @@ class InstCtx:
     vals = self.inst.vals
     # V_CNDMASK's sources are bits, but the hardware applies VOP3 abs/neg to them as floats (LLVM folds fneg/fabs into it)
     floaty = opnd is not None and ("F" in opnd.dfmt.replace("FMT_", "") or self.op.name.startswith("V_CNDMASK"))
-    if opnd is not None and opnd.dfmt == "FMT_NUM_F32" and not self.mode.denorm32 & 1: raw = flush_denorm(raw)
+    if opnd is not None and self.mode.flushes(opnd.dfmt, 1) and raw.width in (16, 32, 64): raw = flush_denorm(raw)
     absneg = (vals.get("abs", 0) >> i & 1, vals.get("neg", 0) >> i & 1) if self.fam in ("VOP3", "VOP3SD", "VINTERP") else \
       (vals.get(f"src{i}_abs", 0), vals.get(f"src{i}_neg", 0))  # DPP16's own modifier bits
     if floaty and any(absneg):
@@ -545,10 +557,12 @@ class InstCtx:
     self.b.store(idx, v.u, truth(pred).u if pred.const is None else None if pred.const else UOp.const(dtypes.bool, False))
 
 def flush_denorm(raw: V) -> V:
-  """f32 bits with a denormal replaced by a zero of its sign (the hardware's denormal flushing)."""
-  den = truth(alu(Ops.AND, binop("==", alu(Ops.AND, raw, const("u", 32, 0x7F800000), "u", 32), const("u", 32, 0)),
-                  binop("!=", alu(Ops.AND, raw, const("u", 32, 0x7FFFFF), "u", 32), const("u", 32, 0)), "u", 1))
-  return V(den.u.where(raw.u & UOp.const(raw.u.dtype, 0x80000000), raw.u), "u", 32)
+  """f16/f32/f64 bits with a denormal replaced by a zero of its sign (the hardware's denormal flushing)."""
+  w = raw.width
+  man, ex = FBITS[w]
+  den = truth(alu(Ops.AND, binop("==", alu(Ops.AND, raw, const("u", w, ((1 << ex) - 1) << man), "u", w), const("u", w, 0)),
+                  binop("!=", alu(Ops.AND, raw, const("u", w, (1 << man) - 1), "u", w), const("u", w, 0)), "u", 1))
+  return V(den.u.where(raw.u & UOp.const(raw.u.dtype, 1 << (w - 1)), raw.u), "u", w)
 
 class MemInterp(Interp):
   """The interpreter with MEM[...] reads and writes routed to the context."""
