@@ -13,7 +13,7 @@ from .vopd import DualHalf, vopd
 from . import dpptext, simm16
 
 REG_RE = re.compile(r"(v|s|ttmp)(?:(\d+)|\[(\d+):(\d+)\])$")
-FLAGS = ("glc", "slc", "dlc", "gds", "nv", "clamp", "idxen", "offen", "tfe")
+FLAGS = {f: f for f in ("glc", "slc", "dlc", "gds", "nv", "idxen", "offen", "tfe", "lwe", "r128", "a16", "d16")} | {"clamp": "clmp", "unorm": "unrm"}
 OMOD = {"mul:2": 1, "mul:4": 2, "div:2": 3}
 
 # RDNA3 names llvm-mc-19 still accepts for gfx1200 (the opcodes RDNA4 renamed); each is checked against llvm-mc in the tests
@@ -98,12 +98,14 @@ def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
   nsrc = sum(s in op.operands for s in ("src0", "src1", "src2"))
   for tok in toks:
     key, _, val = tok.partition(":")
-    if tok in FLAGS: kwargs["clmp" if tok == "clamp" else tok] = 1
+    if tok in FLAGS: kwargs[FLAGS[tok]] = 1
     elif tok in OMOD: kwargs["omod"] = OMOD[tok]
     elif key == "offset" and val.startswith("swizzle("): kwargs[key] = simm16.swizzle_parse(val)
     elif key in ("offset", "offset0", "offset1"): kwargs[key] = int(val, 0)
     elif key == "th": kwargs["th"] = simm16.th_value(op, val)
     elif key == "format": kwargs["format"] = simm16.buf_format_value(val)
+    elif key == "dmask": kwargs["dmask"] = int(val, 0)
+    elif key == "dim": kwargs["dim"] = simm16.dim_value(val)
     elif key == "scope": kwargs["scope"] = simm16.SCOPES.index(val)
     elif key == "op_sel" and fam in ("VOP3", "VINTERP"):
       bits = _bitlist(val)

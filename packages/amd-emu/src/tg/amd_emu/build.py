@@ -5,8 +5,9 @@ from typing import Any
 from .isa import Field, Op, get_arch
 from .inst import FALLBACK, Inst, pick_format, set_operand
 from .operands import NULL_CODE, Reg
+from .image import BVH_WORDS
 from .dpptext import DPP16_MARK, DPP8_MARK, DPP8_FI_MARK
-from .syntax import ALIASES, BUFFERS, IMM_OTYPES, SRC_INDEX, buffer_operand, dsl_slots, family
+from .syntax import ALIASES, BUFFERS, IMM_OTYPES, SRC_INDEX, dsl_slots, family, sized_operand
 
 MOD_FIELDS = {"VOP3": ("neg", "abs"), "VOP3SD": ("neg", "abs"), "VOP3P": ("neg", "neg_hi"), "VINTERP": ("neg", "abs")}
 
@@ -93,6 +94,7 @@ def default(op: Op, f: Field) -> int:
   """A field's value when left out; scalar memory opcodes without operands leave every field 0, as LLVM does."""
   if not op.operands and op.fmt in ("SMEM", "MUBUF"): return 0  # and buffer cache invalidations
   if f.name == "format" and op.fmt in BUFFERS: return 1  # BUF_FMT_8_UNORM: what llvm-mc encodes when no format is given
+  if op.name in BVH_WORDS and f.name in ("unrm", "r128", "dmask"): return 0xF if f.name == "dmask" else 1  # as llvm-mc sets them
   if f.name in ("opsel_hi", "opsel_hi2") and "_MIX" in op.name: return 0  # v_fma_mix*: op_sel_hi picks f16 sources, off by default
   return f.default
 
@@ -107,7 +109,7 @@ def _operand(op: Op, name: str, given: dict[str, Any]):
   opnd = op.operands.get(name, FALLBACK)
   if name in ("addr", "vaddr") and isinstance(given.get("saddr"), Reg) and given["saddr"].code != NULL_CODE:
     return type(opnd)(32, opnd.dfmt, opnd.otype)
-  return buffer_operand(op, name, opnd, given.get("idxen", 0), given.get("offen", 0), given.get("tfe", 0))
+  return sized_operand(op, name, opnd, lambda k, d: given.get(k, d))
 
 def _implicit(op: Op, fam: str, given: dict[str, Any], vals: dict[str, int]) -> None:
   """Fields LLVM fills in by itself: EXEC as V_CMPX's destination, scratch's address-enable bit."""

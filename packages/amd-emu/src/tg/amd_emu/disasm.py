@@ -5,6 +5,7 @@ from .isa import Field
 from .operands import NULL_CODE, Reg
 from .syntax import BUFFERS, IMM_OTYPES, SRC_INDEX, family, has_return, mnemonic, slots
 from . import dpptext, simm16
+from .image import BVH_WORDS, DIMS
 
 FLOAT_TEXT = {0.5: "0.5", -0.5: "-0.5", 1.0: "1.0", -1.0: "-1.0", 2.0: "2.0", -2.0: "-2.0", 4.0: "4.0", -4.0: "-4.0"}
 OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
@@ -75,11 +76,15 @@ def modifiers(inst: Inst) -> list[str]:
   if fam in ("FLAT", "VFLAT"):
     f = inst.fmt.by_name["offset" if fam == "FLAT" else "ioffset"]
     if v[f.name]: out.append(f"offset:{_signed(f, v[f.name]) if fam == 'VFLAT' or inst.fmt.base != 'FLAT' else v[f.name]}")
+  bvh = op.name in BVH_WORDS
+  if fam == "MIMG" and not bvh:
+    out += ([f"dmask:0x{v['dmask']:x}"] if v["dmask"] else []) + [f"dim:SQ_RSRC_IMG_{DIMS[v['dim']]}"] + (["unorm"] if v["unrm"] else [])
   for flag in ("glc", "slc", "dlc", "gds", "nv"):
     if v.get(flag): out.append(flag)
   if "th" in v and v["th"]: out.append(simm16.th_text(inst))
   if "scope" in v and v["scope"]: out.append(f"scope:{simm16.SCOPES[v['scope']]}")
   if fam in BUFFERS and v["tfe"]: out.append("tfe")
+  if fam == "MIMG": out += [f for f in ("r128", "a16", "tfe", "lwe", "d16") if v[f] and not (bvh and f == "r128")]
   if fam == "VOP3" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'] & 7 | (v['opsel'] >> 3) << nsrc, nsrc + 1)}")
   if fam == "VOP3P":
     if v["opsel"]: out.append(f"op_sel:{_bitlist(v['opsel'], nsrc)}")

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 from .isa import Arch, Field, Format, Op, Operand, get_arch
 from .operands import LITERAL, NULL_CODE, TTMP, VGPR, Reg, decode_const, encode_const
-from .syntax import buffer_operand
+from .syntax import sized_operand
 
 FALLBACK = Operand(32, "FMT_NUM_B32", "OPR_SRC")
 
@@ -99,7 +99,7 @@ def field_value(inst: Inst, name: str) -> Any:
   """The DSL value of a register/constant field (Reg, int, float) as it reads back."""
   f = inst.fmt.by_name[name]
   raw, v = inst.vals[name], inst.vals
-  opnd = buffer_operand(inst.op, name, inst.operand(name), v.get("idxen", 0), v.get("offen", 0), v.get("tfe", 0))
+  opnd = sized_operand(inst.op, name, inst.operand(name), v.get)
   if f.kind == "vdsty": return Reg(VGPR + ((raw << 1) | (~inst.vals["vdstx"] & 1)), opnd.nregs)
   code = reg_code(f, raw)
   if f.kind in ("src", "ssrc"):

@@ -163,3 +163,10 @@ def buf_format_value(text: str) -> int:
     return v
   if m[1] not in BUF_FORMATS: raise ValueError(f"format:{text}: unknown buffer format (BUF_FMT_{BUF_FORMATS[22]}, ...)")
   return BUF_FORMATS.index(m[1])
+
+def dim_value(text: str) -> int:
+  """An image dim: `SQ_RSRC_IMG_2D` or LLVM's short `2D`."""
+  from .image import DIMS
+  name = text.removeprefix("SQ_RSRC_IMG_")
+  if name not in DIMS: raise ValueError(f"dim:{text}: expected one of {', '.join('SQ_RSRC_IMG_' + d for d in DIMS)}")
+  return DIMS.index(name)

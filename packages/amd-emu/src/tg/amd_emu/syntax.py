@@ -5,6 +5,7 @@ VCC_LO that LLVM prints but nothing encodes) and `K` (the literal constant of FM
 """
 from __future__ import annotations
 import functools
+from typing import Callable
 from .isa import Op, Operand
 
 ORDER = {
@@ -13,7 +14,8 @@ ORDER = {
   "VOPC": ("src0", "vsrc1"), "VOP3": ("vdst", "src0", "src1", "src2"), "VOP3SD": ("vdst", "sdst", "src0", "src1", "src2"),
   "VOP3P": ("vdst", "src0", "src1", "src2"), "VINTERP": ("vdst", "src0", "src1", "src2"), "DS": ("vdst", "addr", "data0", "data1"),
   "FLAT": ("vdst", "addr", "data", "saddr"), "VFLAT": ("vdst", "vaddr", "vsrc", "saddr"), "VOPD": ("vdsty", "srcy0", "vsrcy1"),
-  "MUBUF": ("vdata", "vaddr", "srsrc", "soffset"), "MTBUF": ("vdata", "vaddr", "srsrc", "soffset"), "VBUFFER": ("vdata", "vaddr", "rsrc", "soffset"),
+  "MIMG": ("vdata", "vaddr", "srsrc", "ssamp"), "MUBUF": ("vdata", "vaddr", "srsrc", "soffset"),
+  "MTBUF": ("vdata", "vaddr", "srsrc", "soffset"), "VBUFFER": ("vdata", "vaddr", "rsrc", "soffset"),
 }
 BUFFERS = ("MUBUF", "MTBUF", "VBUFFER")
 FAMILY = {"VOP1_SDST": "VOP1", "VOP3_SDST": "VOP3", "GLOBAL": "FLAT", "SCRATCH": "FLAT", "VGLOBAL": "VFLAT", "VSCRATCH": "VFLAT"}
@@ -49,12 +51,19 @@ def writes_vcc(op: Op) -> bool: return bool(op.pcode) and "VCC.u64[laneId] =" in
 def reads_vcc(op: Op) -> bool:
   return bool(op.pcode) and any("VCC" in part for part in op.pcode.replace("VCC.u64[laneId] =", "").split("\n"))  # type: ignore[union-attr]
 
-def buffer_operand(op: Op, name: str, opnd: Operand, idxen: int, offen: int, tfe: int) -> Operand:
-  """A buffer instruction's vaddr holds an index and/or an offset (as idxen/offen say: 0-2 VGPRs), and tfe adds a status
-  VGPR after vdata; the data gives the widest vaddr and vdata without the status."""
-  if family(op.fmt) not in BUFFERS: return opnd
-  if name == "vaddr": return Operand(32 * (idxen + offen), opnd.dfmt, opnd.otype)
-  if name == "vdata" and tfe: return Operand(opnd.bits + 32, opnd.dfmt, opnd.otype)
+def sized_operand(op: Op, name: str, opnd: Operand, get: Callable[[str, int], int]) -> Operand:
+  """An operand whose width other fields set (the data gives the widest): a buffer's vaddr holds an index and/or an offset as
+  idxen/offen say (0-2 VGPRs) and tfe adds a status VGPR after vdata; an image's vaddr and vdata follow image.py's rules.
+  `get(field, default)` reads the instruction's other fields."""
+  fam = family(op.fmt)
+  if fam in BUFFERS:
+    if name == "vaddr": return Operand(32 * (get("idxen", 0) + get("offen", 0)), opnd.dfmt, opnd.otype)
+    if name == "vdata" and get("tfe", 0): return Operand(opnd.bits + 32, opnd.dfmt, opnd.otype)
+  if fam == "MIMG" and name in ("vaddr", "vdata"):
+    from .image import addr_words, data_regs
+    n = addr_words(op, get("dim", 0), get("a16", 0)) if name == "vaddr" else \
+      data_regs(op, get("dmask", 0), get("d16", 0), get("tfe", 0))
+    return Operand(32 * n, opnd.dfmt, opnd.otype)
   return opnd
 
 def has_return(op: Op) -> bool:
