@@ -233,3 +233,10 @@ def test_mimg_every_dim_a16_and_modifiers() -> None:
   assert [tg_assemble(t, "rdna3") for t in texts[::23]] == blobs[::23]
   with pytest.raises(ValueError, match="line 1"):
     tg_assemble("image_sample v[0:3], [v4, v6], s[8:15], s[16:19] dmask:0xf dim:SQ_RSRC_IMG_2D", "rdna3")
+
+def test_fp8_byte_sel_agrees_with_llvm() -> None:
+  """RDNA4's fp8/bf8 conversions spell the byte they read or write as byte_sel:N (op_sel bits underneath, swapped for the reads);
+  the packed ones keep op_sel."""
+  agree_with_llvm([f"v_cvt_{k} byte_sel:{i}" for i in (1, 2, 3) for k in ("f32_fp8_e64 v1, v3", "f32_bf8_e64 v1, v3", "sr_fp8_f32 v1, v2, v3",
+                                                                          "sr_bf8_f32 v1, v2, v3")] +
+                  ["v_cvt_pk_fp8_f32 v1, v2, v3 op_sel:[0,0,1]", "v_cvt_pk_f32_bf8_e64 v[0:1], v1 op_sel:[1,0]"], "rdna4")

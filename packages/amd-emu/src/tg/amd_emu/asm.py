@@ -107,6 +107,8 @@ def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
     elif key == "dmask": kwargs["dmask"] = int(val, 0)
     elif key == "dim": kwargs["dim"] = simm16.dim_value(val)
     elif key == "scope": kwargs["scope"] = simm16.SCOPES.index(val)
+    elif key == "byte_sel" and op.name in simm16.BYTE_SEL_READ + simm16.BYTE_SEL_WRITE:
+      kwargs["opsel"] = simm16.byte_sel_opsel(op.name, int(val, 0))
     elif key == "op_sel" and fam in ("VOP3", "VINTERP"):
       bits = _bitlist(val)
       kwargs["opsel"] = bits & ((1 << nsrc) - 1) | (bits >> nsrc & 1) << 3

@@ -85,7 +85,9 @@ def modifiers(inst: Inst) -> list[str]:
   if "scope" in v and v["scope"]: out.append(f"scope:{simm16.SCOPES[v['scope']]}")
   if fam in BUFFERS and v["tfe"]: out.append("tfe")
   if fam == "MIMG": out += [f for f in ("r128", "a16", "tfe", "lwe", "d16") if v[f] and not (bvh and f == "r128")]
-  if fam == "VOP3" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'] & 7 | (v['opsel'] >> 3) << nsrc, nsrc + 1)}")
+  if fam == "VOP3" and v.get("opsel") and op.name in simm16.BYTE_SEL_READ + simm16.BYTE_SEL_WRITE:
+    out.append(f"byte_sel:{simm16.byte_sel_of(op.name, v['opsel'])}")
+  elif fam == "VOP3" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'] & 7 | (v['opsel'] >> 3) << nsrc, nsrc + 1)}")
   if fam == "VOP3P":
     if v["opsel"]: out.append(f"op_sel:{_bitlist(v['opsel'], nsrc)}")
     hi = v["opsel_hi"] | v["opsel_hi2"] << 2

@@ -141,6 +141,18 @@ def swizzle_parse(text: str) -> int:
     return 31 | (nums[0] if mode == "SWAP" else nums[0] - 1) << 10
   raise ValueError(f"{text!r}: unknown swizzle mode {mode} (QUAD_PERM, BITMASK_PERM, BROADCAST, SWAP, REVERSE)")
 
+# ***** byte_sel: RDNA4's fp8/bf8 conversions name the byte they read (cvt_f32_*) or write (cvt_sr_*) in op_sel's bits *****
+BYTE_SEL_READ = ("V_CVT_F32_FP8_E64", "V_CVT_F32_BF8_E64")
+BYTE_SEL_WRITE = ("V_CVT_SR_FP8_F32", "V_CVT_SR_BF8_F32")
+
+def byte_sel_opsel(op_name: str, b: int) -> int:
+  """The op_sel field of byte_sel:b: reads keep its bits swapped in op_sel[1:0], writes in op_sel[3:2]."""
+  if not 0 <= b <= 3: raise ValueError(f"byte_sel:{b}: a byte is 0..3")
+  return (b >> 1 | (b & 1) << 1) if op_name in BYTE_SEL_READ else (b & 1) << 2 | (b >> 1) << 3
+
+def byte_sel_of(op_name: str, opsel: int) -> int:
+  return (opsel >> 1 & 1 | (opsel & 1) << 1) if op_name in BYTE_SEL_READ else (opsel >> 2 & 1 | (opsel >> 3 & 1) << 1)
+
 # ***** buffer formats (tbuffer_*, and RDNA4's format field of every buffer op): gfx11's and gfx12's unified formats *****
 BUF_FORMATS = ("INVALID 8_UNORM 8_SNORM 8_USCALED 8_SSCALED 8_UINT 8_SINT 16_UNORM 16_SNORM 16_USCALED 16_SSCALED 16_UINT 16_SINT 16_FLOAT "
                "8_8_UNORM 8_8_SNORM 8_8_USCALED 8_8_SSCALED 8_8_UINT 8_8_SINT 32_UINT 32_SINT 32_FLOAT 16_16_UNORM 16_16_SNORM 16_16_USCALED "
