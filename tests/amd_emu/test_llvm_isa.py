@@ -26,6 +26,7 @@ LLVM_REJECTS = {
     "v_nop_e64": "prints as `v_nop` (e32)", "v_pipeflush_e64": "prints as `v_pipeflush` (e32)", "s_version": "printed symbolically",
     "s_alloc_vgpr": "newer than LLVM 19", "ds_bpermute_fi_b32": "newer than LLVM 19",
     **{f"ds_bvh_stack_{t}": "newer than LLVM 19" for t in ("push4_pop1_rtn_b32", "push8_pop1_rtn_b32", "push8_pop2_rtn_b64")},
+    "image_bvh8_intersect_ray": "newer than LLVM 19", "image_bvh_dual_intersect_ray": "newer than LLVM 19",
   },
 }
 # RDNA3.5 (gfx1150) added SALU float opcodes: the rdna3 data has them, gfx1100 does not, so they are checked on gfx1150.
@@ -200,39 +201,46 @@ def test_buffer_instructions_agree_with_llvm(arch: str) -> None:
     assert isinstance(assemble([bad], "rdna3")[0], str)
     with pytest.raises(ValueError, match="line 1"): tg_assemble(bad, "rdna3")
 
-def test_mimg_every_dim_a16_and_modifiers() -> None:
-  """RDNA3 image instructions across every dim llvm-mc takes for them, with and without a16, and with tfe/d16/lwe/unorm/cache
-  bits: the address and data tuples take the sizes llvm-mc derives (image.py), and the text and bytes agree with LLVM both
-  ways. NSA addresses are refused (not encoded yet)."""
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_images_every_dim_a16_and_modifiers(arch: str) -> None:
+  """Image instructions (RDNA3 MIMG, RDNA4 VIMAGE/VSAMPLE) across every dim llvm-mc takes for them, with and without a16, and
+  with tfe/d16/lwe/unorm/cache bits: the address and data tuples take the sizes llvm-mc derives (image.py), and the text and
+  bytes agree with LLVM both ways. RDNA3's NSA addresses are refused (not encoded yet)."""
   from tg.amd_emu.asm import assemble as tg_assemble
   from tg.amd_emu.build import build
-  from tg.amd_emu.image import BVH_WORDS, addr_words, data_regs
+  from tg.amd_emu.image import BVH_WORDS, BVH12_GROUPS, addr_groups, addr_words, data_regs
   from tg.amd_emu.isa import get_arch
   from tg.amd_emu.operands import Reg, VGPR
+  rdna3, cache = arch == "rdna3", ({"glc": 1}, {"slc": 1, "dlc": 1}) if arch == "rdna3" else ({"th": 1}, {"th": 1, "scope": 2})
   insts = []
-  for op in (o for o in get_arch("rdna3").ops.values() if o.fmt == "MIMG"):
-    one = any(k in op.name for k in ("ATOMIC", "GATHER4", "MSAA"))
+  for op in (o for o in get_arch(arch).ops.values() if o.fmt in ("MIMG", "VIMAGE", "VSAMPLE") and o.mnemonic not in LLVM_REJECTS[arch]):
+    bvh, one = op.name in BVH_WORDS or op.name in BVH12_GROUPS, any(k in op.name for k in ("ATOMIC", "GATHER4", "MSAA"))
     msaa_ok = not any(k in op.name for k in ("SAMPLE", "GATHER", "GET_LOD", "MIP"))  # llvm-mc refuses MSAA dims for these
-    dims = [None] if op.name in BVH_WORDS else [6, 7] if "MSAA" in op.name else range(8 if msaa_ok else 6)
+    dims = [None] if bvh else [6, 7] if "MSAA" in op.name else range(8 if msaa_ok else 6)
     for dim in dims:
-      for a16, mods in ((0, {}), (1, {})) + (((0, {"tfe": 1, "glc": 1}), (1, {"d16": 1, "slc": 1, "dlc": 1}), (0, {"lwe": 1, "unrm": 1}))
+      for a16, mods in ((0, {}), (1, {})) + (((0, {"tfe": 1, **cache[0]}), (1, {"d16": 1, **cache[1]}), (0, {"lwe": 1, "unrm": 1}))
                                              if dim in (None, 1, 6) else ()):  # the modifiers on one dim
         no_d16 = any(k in op.name for k in ("ATOMIC", "GET_", "PCK")) and ("d16" in mods or "unrm" in mods)
-        if (op.name in BVH_WORDS and mods) or no_d16 or ("ATOMIC" in op.name and "tfe" in mods):
+        if (bvh and (mods or a16)) or no_d16 or ("ATOMIC" in op.name and "tfe" in mods) or ("unrm" in mods and op.fmt == "VIMAGE"):
           continue  # what llvm-mc refuses; and LLVM's disassembler counts an atomic's tfe VGPR unlike its assembler
         dmask = 0x3 if "CMPSWAP" in op.name else 1 if one else 0xB
         kw: dict = {"a16": a16, **mods} if dim is None else {"dim": dim, "a16": a16, "dmask": dmask, **mods}
         nd = data_regs(op, kw.get("dmask", 0xF), kw.get("d16", 0), kw.get("tfe", 0))
-        regs = {"vdata": Reg(VGPR, nd), "vaddr": Reg(VGPR + 20, addr_words(op, dim or 0, a16)), "srsrc": Reg(8, op.operands["srsrc"].nregs)}
-        if "ssamp" in op.operands: regs["ssamp"] = Reg(16, 4)
+        if rdna3: addr: object = Reg(VGPR + 20, addr_words(op, dim or 0, a16))
+        else: addr = [Reg(VGPR + 20 + 3 * k, n) for k, n in enumerate(addr_groups(op, dim or 0, a16))]
+        rsrc = "srsrc" if rdna3 else "rsrc"
+        regs = {"vdata": Reg(VGPR, nd), "vaddr": addr, rsrc: Reg(8, op.operands[rsrc].nregs)}
+        if "ssamp" in op.operands or "samp" in op.operands: regs["ssamp" if rdna3 else "samp"] = Reg(16, 4)
         insts.append(build(op, (), regs | kw))
   texts, blobs = [i.disasm() for i in insts], [i.to_bytes() for i in insts]
-  want = assemble(texts, "rdna3")
+  want = assemble(texts, arch)
   assert want == blobs, [(t, b) for t, b, i in zip(texts, want, blobs) if b != i][:6]
-  assert disassemble(blobs, "rdna3") == texts
-  assert [tg_assemble(t, "rdna3") for t in texts[::23]] == blobs[::23]
-  with pytest.raises(ValueError, match="line 1"):
-    tg_assemble("image_sample v[0:3], [v4, v6], s[8:15], s[16:19] dmask:0xf dim:SQ_RSRC_IMG_2D", "rdna3")
+  got = disassemble(blobs, arch)
+  assert got == texts, [(t, g) for t, g in zip(texts, got) if t != g][:6]
+  assert [tg_assemble(t, arch) for t in texts[::23]] == blobs[::23]
+  if rdna3:
+    with pytest.raises(ValueError, match="line 1"):
+      tg_assemble("image_sample v[0:3], [v4, v6], s[8:15], s[16:19] dmask:0xf dim:SQ_RSRC_IMG_2D", "rdna3")
 
 def test_fp8_byte_sel_agrees_with_llvm() -> None:
   """RDNA4's fp8/bf8 conversions spell the byte they read or write as byte_sel:N (op_sel bits underneath, swapped for the reads);

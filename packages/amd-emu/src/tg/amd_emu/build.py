@@ -4,8 +4,8 @@ import re
 from typing import Any
 from .isa import Field, Op, get_arch
 from .inst import FALLBACK, Inst, pick_format, set_operand
-from .operands import NULL_CODE, Reg
-from .image import BVH_WORDS
+from .operands import NULL_CODE, VGPR, Reg
+from .image import BVH_WORDS, GFX12, addr_groups
 from .dpptext import DPP16_MARK, DPP8_MARK, DPP8_FI_MARK
 from .syntax import ALIASES, BUFFERS, IMM_OTYPES, SRC_INDEX, dsl_slots, family, sized_operand
 
@@ -48,6 +48,7 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
     given["src0"], given["vsrc1"] = given["vsrc1"], given["src0"]  # only src0 takes constants/SGPRs: `v_add_f32_e32(v[0], v[1], 2.0)`
   if fam == "DS" and "offset" in given: off = given.pop("offset"); given["offset0"], given["offset1"] = off & 0xFF, off >> 8 & 0xFF
   base = arch.formats[op.fmt]
+  if fam in GFX12 and "vaddr" in given: image_addresses(ins, op, given)
   if fam == "SMEM" and isinstance(given.get("soffset"), int):  # `s_load_b64(s[0:1], s[2:3], 16)`: an immediate offset
     given["ioffset" if "ioffset" in base.by_name else "offset"] = given.pop("soffset")
   literals, vals, mods = [], {}, {}
@@ -89,6 +90,17 @@ def _dpp_fields(ins: str, dpp: str, vals: dict[str, int], fi8: int) -> None:
   vals["vsrc0"] = code - 256
   vals["src0"] = DPP16_MARK if dpp == "DPP16" else DPP8_FI_MARK if fi else DPP8_MARK
   if dpp == "DPP16": vals.setdefault("row_mask", 0xF); vals.setdefault("bank_mask", 0xF)
+
+def image_addresses(ins: str, op: Op, given: dict[str, Any]) -> None:
+  """RDNA4's image address (a VGPR tuple or a list of them) into its vaddr0..4 fields, one group each, as addr_groups says."""
+  regs = given.pop("vaddr")
+  regs = [regs] if isinstance(regs, Reg) else list(regs)
+  want = addr_groups(op, given.get("dim", 0), given.get("a16", 0))
+  if len(regs) == 1 and len(want) > 1 and regs[0].n == sum(want):  # a contiguous tuple: split into the groups
+    regs = [Reg(regs[0].code + sum(want[:k]), n) for k, n in enumerate(want)]
+  if [r.n for r in regs if isinstance(r, Reg) and r.is_vgpr] != list(want) or len(regs) != len(want):
+    raise ValueError(f"{ins} takes its address as {len(want)} VGPR group(s) of {list(want)} for this dim/a16, got {regs!r}")
+  for k, r in enumerate(regs): given[f"vaddr{k}"] = r.code - VGPR
 
 def default(op: Op, f: Field) -> int:
   """A field's value when left out; scalar memory opcodes without operands leave every field 0, as LLVM does."""

@@ -5,7 +5,7 @@ from .isa import Field
 from .operands import NULL_CODE, Reg
 from .syntax import BUFFERS, IMM_OTYPES, SRC_INDEX, family, has_return, mnemonic, slots
 from . import dpptext, simm16
-from .image import BVH_WORDS, DIMS
+from .image import BVH_WORDS, BVH12_GROUPS, DIMS, GFX12
 
 FLOAT_TEXT = {0.5: "0.5", -0.5: "-0.5", 1.0: "1.0", -1.0: "-1.0", 2.0: "2.0", -2.0: "-2.0", 4.0: "4.0", -4.0: "-4.0"}
 OMOD = {1: "mul:2", 2: "mul:4", 3: "div:2"}
@@ -21,6 +21,9 @@ def operand_text(inst: Inst, name: str) -> str:
   """One source/destination operand, with its -x / |x| modifiers."""
   if name == "vcc": return "vcc_lo"
   if name == "K": return f"0x{inst.vals['literal']:x}"
+  if name == "vaddr" and inst.fmt.base in GFX12:
+    regs = field_value(inst, name)
+    return str(regs[0]) if len(regs) == 1 else "[" + ", ".join(map(str, regs)) + "]"
   f, raw, opnd = inst.fmt.by_name[name], inst.vals[name], inst.operand(name)
   if f.kind == "bits" or opnd.otype in IMM_OTYPES: return simm16.text(inst, name, _signed(f, raw))
   if name == "saddr" and raw == NULL_CODE: return "off"
@@ -76,15 +79,15 @@ def modifiers(inst: Inst) -> list[str]:
   if fam in ("FLAT", "VFLAT"):
     f = inst.fmt.by_name["offset" if fam == "FLAT" else "ioffset"]
     if v[f.name]: out.append(f"offset:{_signed(f, v[f.name]) if fam == 'VFLAT' or inst.fmt.base != 'FLAT' else v[f.name]}")
-  bvh = op.name in BVH_WORDS
-  if fam == "MIMG" and not bvh:
-    out += ([f"dmask:0x{v['dmask']:x}"] if v["dmask"] else []) + [f"dim:SQ_RSRC_IMG_{DIMS[v['dim']]}"] + (["unorm"] if v["unrm"] else [])
+  bvh = op.name in BVH_WORDS or op.name in BVH12_GROUPS
+  if fam in ("MIMG",) + GFX12 and not bvh:
+    out += ([f"dmask:0x{v['dmask']:x}"] if v["dmask"] else []) + [f"dim:SQ_RSRC_IMG_{DIMS[v['dim']]}"] + (["unorm"] if v.get("unrm") else [])
   for flag in ("glc", "slc", "dlc", "gds", "nv"):
     if v.get(flag): out.append(flag)
   if "th" in v and v["th"]: out.append(simm16.th_text(inst))
   if "scope" in v and v["scope"]: out.append(f"scope:{simm16.SCOPES[v['scope']]}")
   if fam in BUFFERS and v["tfe"]: out.append("tfe")
-  if fam == "MIMG": out += [f for f in ("r128", "a16", "tfe", "lwe", "d16") if v[f] and not (bvh and f == "r128")]
+  if fam in ("MIMG",) + GFX12: out += [f for f in ("r128", "a16", "tfe", "lwe", "d16") if v.get(f) and not (bvh and f == "r128")]
   if fam == "VOP3" and v.get("opsel") and op.name in simm16.BYTE_SEL_READ + simm16.BYTE_SEL_WRITE:
     out.append(f"byte_sel:{simm16.byte_sel_of(op.name, v['opsel'])}")
   elif fam == "VOP3" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'] & 7 | (v['opsel'] >> 3) << nsrc, nsrc + 1)}")

@@ -28,5 +28,18 @@ def addr_words(op: Op, dim: int, a16: int) -> int:
 def data_regs(op: Op, dmask: int, d16: int, tfe: int) -> int:
   """VGPRs of vdata: one per dmask channel (a gather or msaa_load returns four texels/samples of one channel; a ray query four
   dwords), halved (rounding up) for d16, plus tfe's status VGPR (llvm-mc counts no VGPR for lwe)."""
-  n = 4 if op.name in BVH_WORDS or "GATHER4" in op.name or "MSAA" in op.name else bin(dmask).count("1")
+  n = 4 if "BVH" in op.name or "GATHER4" in op.name or "MSAA" in op.name else bin(dmask).count("1")
   return max(1, (n + 1) // 2 if d16 else n) + (1 if tfe else 0)
+
+# RDNA4 (VIMAGE/VSAMPLE) names each address VGPR in its own field: up to 5 (VIMAGE) or 4 (VSAMPLE), the last holding the rest
+GFX12 = ("VIMAGE", "VSAMPLE")
+# a ray query's groups: node pointer, extent, origin, direction, inverse direction (checked against llvm-mc); the BVH8 and dual
+# queries are newer than LLVM 19 and take BVH64's groups here, unchecked
+BVH12_GROUPS = {"IMAGE_BVH_INTERSECT_RAY": (1, 1, 3, 3, 3), "IMAGE_BVH64_INTERSECT_RAY": (2, 1, 3, 3, 3),
+                "IMAGE_BVH8_INTERSECT_RAY": (2, 1, 3, 3, 3), "IMAGE_BVH_DUAL_INTERSECT_RAY": (2, 1, 3, 3, 3)}
+
+def addr_groups(op: Op, dim: int, a16: int) -> tuple[int, ...]:
+  """The VGPR count of each RDNA4 address field in use (a ray query's groups are fixed: its 32-bit form)."""
+  if op.name in BVH12_GROUPS: return BVH12_GROUPS[op.name]
+  n, fields = addr_words(op, dim, a16), 5 if op.fmt == "VIMAGE" else 4
+  return (1,) * n if n <= fields else (1,) * (fields - 1) + (n - fields + 1,)

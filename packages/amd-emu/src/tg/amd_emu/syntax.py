@@ -16,6 +16,7 @@ ORDER = {
   "FLAT": ("vdst", "addr", "data", "saddr"), "VFLAT": ("vdst", "vaddr", "vsrc", "saddr"), "VOPD": ("vdsty", "srcy0", "vsrcy1"),
   "MIMG": ("vdata", "vaddr", "srsrc", "ssamp"), "MUBUF": ("vdata", "vaddr", "srsrc", "soffset"),
   "MTBUF": ("vdata", "vaddr", "srsrc", "soffset"), "VBUFFER": ("vdata", "vaddr", "rsrc", "soffset"),
+  "VIMAGE": ("vdata", "vaddr", "rsrc"), "VSAMPLE": ("vdata", "vaddr", "rsrc", "samp"),  # vaddr: RDNA4's vaddr0..4 fields
 }
 BUFFERS = ("MUBUF", "MTBUF", "VBUFFER")
 FAMILY = {"VOP1_SDST": "VOP1", "VOP3_SDST": "VOP3", "GLOBAL": "FLAT", "SCRATCH": "FLAT", "VGLOBAL": "VFLAT", "VSCRATCH": "VFLAT"}
@@ -59,7 +60,7 @@ def sized_operand(op: Op, name: str, opnd: Operand, get: Callable[[str, int], in
   if fam in BUFFERS:
     if name == "vaddr": return Operand(32 * (get("idxen", 0) + get("offen", 0)), opnd.dfmt, opnd.otype)
     if name == "vdata" and get("tfe", 0): return Operand(opnd.bits + 32, opnd.dfmt, opnd.otype)
-  if fam == "MIMG" and name in ("vaddr", "vdata"):
+  if fam in ("MIMG", "VIMAGE", "VSAMPLE") and name in ("vaddr", "vdata"):
     from .image import addr_words, data_regs
     n = addr_words(op, get("dim", 0), get("a16", 0)) if name == "vaddr" else \
       data_regs(op, get("dmask", 0), get("d16", 0), get("tfe", 0))
@@ -74,7 +75,7 @@ def has_return(op: Op) -> bool:
 def slots(op: Op) -> tuple[str, ...]:
   fam = family(op.fmt)
   order = ("sbase", "ioffset", "soffset", "sdata") if fam == "SMEM" and "ioffset" in op.operands else ORDER.get(fam, ())  # s_prefetch_*
-  out = [f for f in order if f in op.operands]
+  out = [f for f in order if f in op.operands or (f == "vaddr" and fam in ("VIMAGE", "VSAMPLE"))]  # RDNA4: vaddr0..4 as one list
   if fam == "VOP3" and op.operands.get("vdst") is not None and op.operands["vdst"].otype == "OPR_EXEC": out.remove("vdst")
   if fam == "SOPK" and op.name.startswith("S_SETREG"): out = ["simm16", "K" if op.fmt.endswith("_LIT") else "sdst"]
   if fam in ("VOP2", "VOPD") and "FMAAK" in op.name: out.append("K")
@@ -94,13 +95,15 @@ def repr_args(inst) -> list[str]:
   """Keyword arguments that rebuild `inst` through the DSL (raw values for every non-default modifier)."""
   from .inst import field_value
   def value(name: str) -> object:
+    if name not in inst.fmt.by_name: return field_value(inst, name)  # RDNA4's image address list
     if inst.fmt.by_name[name].kind == "bits" or inst.operand(name).otype in IMM_OTYPES: return inst.vals[name]
     return field_value(inst, name)
   scratch_off = (inst.fmt.base in ("SCRATCH", "VSCRATCH") and not inst.vals["sve"]) or \
     (inst.fmt.base in BUFFERS and not (inst.vals["idxen"] or inst.vals["offen"]))  # no address VGPR
   ops = [s for s in dsl_slots(inst.op) if s != "K" and not (scratch_off and s in ("addr", "vaddr"))]
   args = [f"{s}={value(s)!r}" for s in ops]
-  implicit = {"sve"} | ({"vdst"} if "vdst" in inst.op.operands and inst.op.operands["vdst"].otype == "OPR_EXEC" else set())  # build sets them
+  exec_dst = "vdst" in inst.op.operands and inst.op.operands["vdst"].otype == "OPR_EXEC"
+  implicit = {"sve"} | {f"vaddr{k}" for k in range(5)} | ({"vdst"} if exec_dst else set())  # build sets them (vaddrK: from vaddr)
   shown = set(ops) | implicit | (set() if is_literal_op(inst.op) else {"literal"})
   from .build import default
   args += [f"{f.name}={inst.vals[f.name]}" for f in inst.fmt.values if f.name not in shown and inst.vals[f.name] != default(inst.op, f)]
