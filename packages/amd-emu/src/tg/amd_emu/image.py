@@ -1,5 +1,5 @@
 """Image instructions' register counts, which the encoding leaves implicit: how many address VGPRs the opcode, dim and a16
-imply, and how many data VGPRs dmask, d16 and tfe/lwe imply (LLVM checks both and prints the tuples at these sizes).
+imply, and how many data VGPRs dmask, d16 and tfe imply (LLVM checks both and prints the tuples at these sizes).
 
 An address is: one dword each for offset (_O), bias (_B) and the depth compare value (_C); then the gradients (_D: dx and dy
 per gradient axis, packed two 16-bit values a dword for _G16); then the coordinates with the lod (_L), clamp (_CL) or mip
