@@ -63,3 +63,20 @@ def _slot(addr: UOp) -> int | None:
   idx = addr.src[0] if addr.op is Ops.CAST else addr
   buf = idx.src[0].buffer_base
   return buf.arg if buf.op is Ops.PARAM else None
+
+def estimate(uops: list[UOp]) -> tuple[int, int]:
+  """(ALU ops, bytes loaded and stored) of one run, counting each loop's trip count (symbolic sizes at their max)."""
+  mult, stack, flops, mem = 1, [], 0, 0
+  for u in uops:
+    if u.op is Ops.RANGE:
+      stack.append(n := u.src[0].vmax); mult *= max(n, 1)
+    elif u.op is Ops.END: mult //= max(stack.pop(), 1)
+    elif u.op in (Ops.LOAD, Ops.STORE):
+      dt = u.dtype if u.op is Ops.LOAD else u.src[1].dtype
+      if u.src[0].dtype.addrspace.name == "GLOBAL": mem += mult * dt.itemsize  # type: ignore[union-attr]  # a vector's itemsize is all its lanes
+    elif u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.MAX, Ops.MULACC, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.WHERE, Ops.CMPLT,
+                  Ops.RECIPROCAL) and u.dtype.scalar().name != "index": flops += mult * u.dtype.count * (2 if u.op is Ops.MULACC else 1)
+  specials = 1
+  for u in uops:
+    if u.op is Ops.SPECIAL: specials *= u.src[0].arg
+  return flops * specials, mem * specials

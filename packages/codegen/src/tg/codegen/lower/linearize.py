@@ -9,7 +9,7 @@ AFTER stays in the output: it is its first source, at the point where its other 
 from __future__ import annotations
 import heapq
 from tg.uop import UOp, Ops, PatternMatcher, UPat, graph_rewrite
-from tg.codegen.opt.kernel import range_key
+from tg.codegen.ranges import range_key
 
 def split_end(e: UOp) -> UOp | None:
   if len(e.src) <= 2: return None

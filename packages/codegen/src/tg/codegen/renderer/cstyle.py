@@ -1,12 +1,14 @@
 """C renderer for the CPU device: the linear program as one C function (ABI in tg.codegen.devices.cpu).
 
 Values are named C locals; integer math relies on -fwrapv; float constants are exact hex literals; bfloat16 and
-fp8 live in memory as their bits and are computed in float (see tg.codegen.lower.late.pm_narrow_floats)."""
+fp8 live in memory as their bits and are computed in float (see tg.codegen.lower.decompositions.pm_narrow_floats)."""
 from __future__ import annotations
 import math
+from typing import Callable
 from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
+from tg.codegen.program import estimate
 from tg.codegen.device import CHECK_OOB
 
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
@@ -40,12 +42,12 @@ class CRenderer(Renderer):
   vector_alu_widths = (2, 4, 8, 16)
   native_ops = GroupOp.ALU - {Ops.THREEFRY}
   emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
+  def __init__(self, threads: Callable[[], int] = lambda: 1):
+    self.threads = threads  # how many host threads a big kernel may use: the CPU device passes its CPU_THREADS reader
   def threads_for(self, uops: list[UOp]) -> int:
-    from tg.codegen.devices.cpu import cpu_threads
     if not any(u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL for u in uops): return 1
-    from tg.codegen.pipeline import estimate
     flops, mem = estimate(uops)
-    return 1 if flops + mem < 1 << 20 else cpu_threads()  # small kernels: one core is as fast (bench/train.py)
+    return 1 if flops + mem < 1 << 20 else self.threads()  # small kernels: one core is as fast (bench/train.py)
 
   def ctype(self, dt: DType) -> str:
     if isinstance(dt, PtrDType): return self.ctype(dt.base) + "*"
