@@ -26,6 +26,7 @@ Vector dtypes apply lane by lane to ALU ops.
 """
 from __future__ import annotations
 import functools
+from typing import Iterable
 from dataclasses import dataclass, field
 from tg.uop import UOp, Ops
 
@@ -44,11 +45,11 @@ class ProgramSpec:
   @functools.cached_property
   def buffers(self) -> list[UOp]:
     """The PARAMs in slot order."""
-    return sorted((u for u in self.uops if u.op is Ops.PARAM), key=lambda u: u.arg)
+    return kernel_args(self.uops)[0]
   @functools.cached_property
   def vars(self) -> list[UOp]:
     """The DEFINE_VARs in the order the kernel takes them (by name)."""
-    return sorted((u for u in self.uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0])
+    return kernel_args(self.uops)[1]
   @functools.cached_property
   def outs(self) -> list[int]:
     """Slots the kernel writes."""
@@ -57,6 +58,13 @@ class ProgramSpec:
   def ins(self) -> list[int]:
     """Slots the kernel reads."""
     return sorted({s for u in self.uops if u.op is Ops.LOAD and (s := _slot(u.src[0])) is not None})
+
+def kernel_args(uops: Iterable[UOp]) -> tuple[list[UOp], list[UOp]]:
+  """Every kernel's calling convention: its buffers (PARAMs) by slot, then its integer variables (DEFINE_VARs) by name.
+  Renderers write signatures in this order and runtimes pass arguments in it."""
+  uops = list(uops)
+  return (sorted((u for u in uops if u.op is Ops.PARAM), key=lambda u: u.arg),
+          sorted((u for u in uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0]))
 
 def _slot(addr: UOp) -> int | None:
   """The PARAM slot an address (INDEX, or CAST of an INDEX) points into, None for local/register memory."""

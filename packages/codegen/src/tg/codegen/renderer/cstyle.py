@@ -8,7 +8,7 @@ from typing import Callable
 from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
-from tg.codegen.program import estimate
+from tg.codegen.program import estimate, kernel_args
 from tg.codegen.device import CHECK_OOB
 
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
@@ -107,8 +107,7 @@ class CRenderer(Renderer):
       elif u.op in GroupOp.ALU: val(u, self.render_alu(u, s))
       elif u.op in (Ops.BARRIER, Ops.NOOP, Ops.SINK, Ops.GROUP): pass
       else: raise NotImplementedError(f"the C renderer can't render {u.op}")
-    params = sorted((u for u in uops if u.op is Ops.PARAM), key=lambda u: u.arg)
-    variables = sorted((u for u in uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0])
+    params, variables = kernel_args(uops)
     args = [f"{self.ctype(p.dtype.base)}* restrict data{p.arg}" for p in params] + [f"long long {v.arg[0]}" for v in variables]  # type: ignore
     typedefs = [f"typedef {C_TYPES[d.scalar()]} tg_{d.scalar().name}x{d.count} __attribute__((vector_size({d.itemsize}),"
                 f"aligned({d.scalar().itemsize})));" for d in sorted(vec_types, key=lambda d: (d.scalar().name, d.count))]
@@ -162,9 +161,7 @@ def _bounds(u: UOp, dt: DType, r: dict[UOp, str], checks: list[str]) -> tuple[st
   ix = r[idx.src[1]]
   return f"({ix}>=0&&{ix}+{dt.count}<={size})", f"tg_oob_hit({len(checks) - 1},{ix});"
 
-def _gate(idx: UOp, r: dict[UOp, str]) -> str | None:
-  i = idx.src[0] if idx.op is Ops.CAST else idx
-  return r[i.src[2]] if len(i.src) > 2 else None
+def _gate(addr: UOp, r: dict[UOp, str]) -> str | None: return None if addr.gate is None else r[addr.gate]
 
 def _fp8_functions(name: str, ebits: int, mbits: int, fmax: float, has_inf: bool) -> list[str]:
   """C conversions between float32 and an fp8 format: round to nearest even, finite overflow saturates (e4m3 also
