@@ -123,7 +123,7 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int
       for w in live: w.waiting = False
     for i, w in enumerate(waves):
       if w.done or w.waiting: continue
-      rc = prog.fxn(w.st.ctypes.data, None, tab, ctypes.addressof(w.budget))
+      rc = prog.run(w.st.ctypes.data, tab, ctypes.addressof(w.budget))
       if rc == ENDPGM: w.done = True
       elif rc == BARRIER: w.waiting = True
       else: raise_stop(prog, w, rc, i, workgroup)
@@ -276,14 +276,15 @@ def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
 
 def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int, int] | None = None, vgprs: dict[int, Any] | None = None,
              exec_mask: int = 0xFFFFFFFF, memory: Memory | None = None, budget: int = DEFAULT_BUDGET, lds: np.ndarray | None = None,
-             scc: int = 0, mode: FloatMode | None = None) -> Wave:
+             scc: int = 0, mode: FloatMode | None = None, tier: int | None = None) -> Wave:
   """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}. The float
-  mode defaults to what LLVM's kernel descriptors set: f32 denormals kept, IEEE mode on RDNA3."""
+  mode defaults to what LLVM's kernel descriptors set: f32 denormals kept, IEEE mode on RDNA3. tier 1 or 2 pins the
+  program to one tier (tg.amd_emu.program); by default it starts in tier 1 and moves up when hot."""
   code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
   from .asm import assemble
   code += assemble("s_endpgm", arch)
   mode = mode or FloatMode(ieee=arch == "rdna3")
-  prog = program(code, arch, 0, 0, mode)
+  prog = program(code, arch, 0, 0, mode, tier)
   w = new_wave(0, budget, mode)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
   for i, vals in (vgprs or {}).items():  # integers as their 32-bit pattern, floats as f32 bits

@@ -11,8 +11,7 @@ import hashlib
 import pathlib
 from dataclasses import dataclass
 from tg.uop import UOp, Ops, dtypes, AxisType
-from tg.codegen.device import Device, diskcache_get, diskcache_put
-from tg.codegen.lower.linearize import linearize
+from tg.codegen import render_c_function, diskcache_get, diskcache_put
 from .inst import Inst
 from .pcode import PcodeError
 from .isa import get_arch
@@ -30,6 +29,17 @@ class ShapeCode:
   params: tuple[int, ...]
   variables: tuple[str, ...]
   error: str | None = None
+
+  def call(self, args: list[str]) -> str:
+    """The C call of this shape with its variables' values (C expressions, in `variables` order)."""
+    return f"{self.name}({', '.join([BUFFERS[p] for p in self.params] + args)})"
+
+  def entry(self) -> str:
+    """`NAME_i(st, mem, tab, a)`: the shape behind one signature for every shape, its variables from the array a (tier 1)."""
+    return f"void {self.name}_i({ENTRY_ARGS}) {{ {self.call([f'a[{i}]' for i in range(len(self.variables))])}; }}"
+
+BUFFERS = ("st", "mem", "tab")
+ENTRY_ARGS = "unsigned int* st, unsigned char* mem, unsigned long long* tab, const long long* a"
 
 @functools.cache
 def _version() -> str:
@@ -60,16 +70,8 @@ def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> Shap
     sink = build(inst, mode)
   except (Unsupported, PcodeError) as e:  # what the emulator cannot run; any other exception is a bug and propagates
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
-  zero64 = UOp.const(dtypes.uint64, 0)  # tg.codegen's C renderer prints a uint64 0 as INT64_MIN: go through uint32
-  if zero64 in sink.toposort(): sink = sink.substitute({zero64: UOp.const(dtypes.uint32, 0).cast(dtypes.uint64)})
-  uops = linearize(sink)
-  src = Device["CPU"].renderer.render(uops, name)
-  lines = src.split("\n")
-  at = next(i for i, ln in enumerate(lines) if ln.startswith(f"void {name}("))
-  body = "\n".join(["static " + lines[at]] + lines[at + 1:])
-  params = tuple(sorted(u.arg for u in uops if u.op is Ops.PARAM))
-  variables = tuple(sorted(u.arg[0] for u in uops if u.op is Ops.DEFINE_VAR))
-  return ShapeCode(name, body, tuple(lines[:at]), params, variables)
+  fn = render_c_function(sink, name)
+  return ShapeCode(name, fn.src, fn.prelude, fn.params, fn.variables)
 
 def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   """The kernel SINK of one instruction."""
