@@ -49,9 +49,10 @@ def _version() -> str:
 _mem_cache: dict[tuple, ShapeCode] = {}
 _unsaved: list[tuple[str, ShapeCode]] = []
 
-def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
-  """The C function of an instruction's shape, from memory, the disk cache, or compiled now (saved later by save_shapes)."""
-  key = shape_key(inst, mode)
+def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE, kinds: tuple | None = None) -> ShapeCode:
+  """The C function of an instruction's shape, from memory, the disk cache, or compiled now (saved later by save_shapes).
+  `kinds` is shapes.shape_kinds(inst), when the caller has it."""
+  key = shape_key(inst, mode, kinds)
   if (sc := _mem_cache.get(key)) is not None: return sc
   dkey = f"{_version()}:{key!r}"
   if (sc := diskcache_get("amd_emu_shapes_v1", dkey)) is None:

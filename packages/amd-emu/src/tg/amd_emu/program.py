@@ -21,7 +21,8 @@ from tg.codegen import CLibrary, compile_c
 from .decode import decode
 from .inst import Inst
 from .kernel import shape_code, save_shapes, ShapeCode
-from .shapes import shape_args, field_kind, PC, FAULT as FAULT_FLAG, pcode_of, FloatMode, DEFAULT_MODE
+from .isa import Op
+from .shapes import shape_args, shape_kinds, PC, FAULT as FAULT_FLAG, pcode_of, FloatMode, DEFAULT_MODE
 from . import shapelib
 from .interp import interpreter, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED, YIELD, BLOCK, STOP, CALL, SET_PC, CHECK_FAULT, BRANCH
 
@@ -67,9 +68,13 @@ def decode_code(code: bytes, arch: str, base: int) -> list[Decoded]:
       off += 4
   return out
 
-def is_branch(inst: Inst) -> bool:
-  text = pcode_of(inst.op) or ""
-  return re.search(r"^\s*PC\s*=", text, re.M) is not None
+@functools.cache
+def op_flow(op: Op) -> tuple[bool, bool]:
+  """(a branch: its pseudocode assigns PC, it reads or writes PC at all), once per opcode."""
+  text = pcode_of(op) or ""
+  return re.search(r"^\s*PC\s*=", text, re.M) is not None, "PC" in text
+
+def is_branch(inst: Inst) -> bool: return op_flow(inst.op)[0]
 
 def branch_target(d: Decoded) -> int | None:
   if d.inst is None or d.inst.op.fmt != "SOPP" or "simm16" not in d.inst.vals or not is_branch(d.inst): return None
@@ -95,7 +100,9 @@ class Program:
     self.ctl = ctypes.c_longlong(NEVER if tier == 1 else TIERUP)
     self.libs: list[CLibrary] = []
     if tier == 2: self.load(self.build())
-    else: self.start_tier1()
+    else:
+      self.start_tier1()
+      save_shapes()
 
   # ***** the plan both tiers follow *****
 
@@ -123,13 +130,14 @@ class Program:
     if op.name.startswith("S_ENDPGM"): return Step(d.pc, rc=ENDPGM, stop_pc=d.pc)
     if op.name in BARRIERS: return Step(d.pc, rc=BARRIER, stop_pc=d.pc + d.size)
     if NOPS.fullmatch(op.name): return None
-    sc = shape_code(d.inst, self.mode)
+    kinds = shape_kinds(d.inst)
+    sc = shape_code(d.inst, self.mode, kinds)
     if sc.error is not None:
       self.unsupported[d.pc] = f"{op.mnemonic} is not supported by the emulator ({sc.error})"
       return Step(d.pc, rc=UNSUPPORTED, stop_pc=d.pc)
-    vals = dict(zip(var_fields(d.inst), shape_args(d.inst)))
-    branch = is_branch(d.inst)
-    flags = (SET_PC if branch or "PC" in (pcode_of(op) or "") else 0) | (CHECK_FAULT if 1 in sc.params else 0) | (BRANCH if branch else 0)
+    vals = shape_args(d.inst, kinds)
+    branch, uses_pc = op_flow(op)
+    flags = (SET_PC if branch or uses_pc else 0) | (CHECK_FAULT if 1 in sc.params else 0) | (BRANCH if branch else 0)
     return Step(d.pc, sc, tuple(vals[v[2:]] for v in sc.variables), flags)
 
   # ***** tier 1 *****
@@ -224,10 +232,6 @@ class Program:
     self.tier_up()
     if self.optimized is not None: self.optimized.join()
     self.check()
-
-def var_fields(inst: Inst) -> list[str]:
-  """The field names whose values shape_args returns, in order."""
-  return [f.name for f in inst.fmt.values if field_kind(inst, f.name)[0] in ("s", "v", "lit", "n")]
 
 def set_pc(pc: int) -> str: return f"st[{PC}] = {pc & 0xFFFFFFFF}u; st[{PC + 1}] = {pc >> 32}u;"
 

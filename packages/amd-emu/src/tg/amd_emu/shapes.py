@@ -96,14 +96,17 @@ class FloatMode:
 
 DEFAULT_MODE = FloatMode()
 
-def shape_key(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> tuple:
-  return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values) + mode.key(inst)
+def shape_kinds(inst: Inst) -> tuple:
+  """(field, field_kind) of every field: what shape_key and shape_args both read (computed once per instruction)."""
+  return tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values)
 
-def shape_args(inst: Inst) -> list[int]:
-  """The variables' values, in the order the shape's C function takes them."""
-  out = []
-  for f in inst.fmt.values:
-    k = field_kind(inst, f.name)
+def shape_key(inst: Inst, mode: FloatMode = DEFAULT_MODE, kinds: tuple | None = None) -> tuple:
+  return (inst.op.arch, inst.op.name, inst.fmt.name) + (kinds if kinds is not None else shape_kinds(inst)) + mode.key(inst)
+
+def shape_args(inst: Inst, kinds: tuple | None = None) -> dict[str, int]:
+  """The variables' values by field name (the shape's C function takes them as v_FIELD)."""
+  out = {}
+  for f, (_, k) in zip(inst.fmt.values, kinds if kinds is not None else shape_kinds(inst)):
     if k[0] in ("s", "v", "lit", "n"):
       raw = inst.vals[f.name]
       if k[0] == "v":
@@ -111,7 +114,7 @@ def shape_args(inst: Inst) -> list[int]:
         if f.kind == "vdsty": raw = (raw << 1) | (~inst.vals["vdstx"] & 1)
         if k[1]: raw -= 128
       if k[0] == "n" and f.signed and raw >> (f.width - 1): raw -= 1 << f.width
-      out.append(raw)
+      out[f.name] = raw
   return out
 
 class Builder:
