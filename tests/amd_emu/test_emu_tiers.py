@@ -100,7 +100,7 @@ def test_hot_program_moves_up_mid_run() -> None:
     assert run_waves(prog, [w], Memory()) == 2 + 4 * iters + 1
     results.append(w.st.copy())
   assert auto.optimized is not None and pinned.optimized is None  # the automatic one did tier up
-  assert auto.fxn is auto.libs[-1].lib.run  # and now runs the whole-program C
+  assert auto.tier_fn == (auto.libs[-1].address("run"), 0)  # and now runs the whole-program C
   np.testing.assert_array_equal(results[0], results[1])
   np.testing.assert_array_equal(results[0][VGPR + WAVE:VGPR + 2 * WAVE], (np.arange(WAVE) * iters) % 2**32)
 
@@ -120,3 +120,17 @@ def test_new_program_needs_no_compiler(monkeypatch) -> None:
 
 def test_tier_must_be_1_2_or_none() -> None:
   with pytest.raises(ValueError, match="tier 3"): Program(b"", "rdna3", 0, 0, MODE, 3)
+
+@pytest.mark.parametrize("tier", [1, 2])
+def test_workgroup_barrier_and_lds(tier: int) -> None:
+  """Four waves store their thread ids to LDS, meet at a barrier, then each lane reads the id 32 threads on: (tid + 32) % 128."""
+  code = assemble("v_lshlrev_b32_e32 v1, 2, v0\nds_store_b32 v1, v0\ns_barrier\nv_add_nc_u32_e32 v3, 32, v0\n"
+                  "v_and_b32_e32 v3, 0x7f, v3\nv_lshlrev_b32_e32 v3, 2, v3\nds_load_b32 v2, v3\ns_endpgm", "rdna3")
+  lds, waves = np.zeros(LDS_BYTES, np.uint8), [new_wave(0, 100, MODE) for _ in range(4)]
+  for k, w in enumerate(waves):
+    w.st[VGPR:VGPR + WAVE] = np.arange(k * WAVE, (k + 1) * WAVE)
+    w.st[LDS_BASE], w.st[LDS_BASE + 1], w.st[LDS_SIZE] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32, LDS_BYTES
+  assert run_waves(Program(code, "rdna3", 0, 0, MODE, tier), waves, Memory()) == 4 * 8
+  got = np.concatenate([w.st[VGPR + 2 * WAVE:VGPR + 3 * WAVE] for w in waves])
+  np.testing.assert_array_equal(got, (np.arange(128) + 32) % 128)
+  assert all(w.done and w.budget.value == 100 - 8 for w in waves)

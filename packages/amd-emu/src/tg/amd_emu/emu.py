@@ -13,7 +13,8 @@ from typing import Any, Sequence
 import numpy as np
 from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
-from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
+from .program import program, ENDPGM, FAULT, BUDGET, BADPC, UNSUPPORTED
+from .interp import RUNNING, DONE, WAITING
 from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
   ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
@@ -114,19 +115,14 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
   live wave has reached it. Returns the wave-instructions executed."""
   prog.check()
-  tab = ctypes.addressof(memory.table)
+  n = len(waves)
   start = [w.budget.value for w in waves]
-  while True:
-    live = [w for w in waves if not w.done]
-    if not live: return sum(s - w.budget.value for s, w in zip(start, waves))
-    if all(w.waiting for w in live):
-      for w in live: w.waiting = False
-    for i, w in enumerate(waves):
-      if w.done or w.waiting: continue
-      rc = prog.run(w.st.ctypes.data, tab, ctypes.addressof(w.budget))
-      if rc == ENDPGM: w.done = True
-      elif rc == BARRIER: w.waiting = True
-      else: raise_stop(prog, w, rc, i, workgroup)
+  state = (ctypes.c_ubyte * n)(*(DONE if w.done else WAITING if w.waiting else RUNNING for w in waves))
+  rc, i = prog.run_group((ctypes.c_void_p * n)(*(w.st.ctypes.data for w in waves)),
+                         (ctypes.c_void_p * n)(*(ctypes.addressof(w.budget) for w in waves)), state, ctypes.addressof(memory.table))
+  for w, s in zip(waves, state): w.done, w.waiting = s == DONE, s == WAITING
+  if rc != ENDPGM: raise_stop(prog, waves[i], rc, i, workgroup)
+  return sum(s - w.budget.value for s, w in zip(start, waves))
 
 def raise_stop(prog: Any, w: Wave, rc: int, wave: int, workgroup: tuple[int, int, int] | None) -> None:
   who = f"wave {wave}" + (f", workgroup {workgroup}" if workgroup is not None else "")

@@ -62,8 +62,12 @@ def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE, kinds: tuple | None =
   return sc
 
 def save_shapes() -> None:
-  """Write newly compiled shapes to the disk cache (off the critical path: each write is a transaction)."""
-  while _unsaved: diskcache_put("amd_emu_shapes_v1", *_unsaved.pop())
+  """Write newly rendered shapes to the disk cache (each write is a transaction). Tier 1 and tier-2 builds call it from
+  several threads: each pop is atomic, so each shape is written once."""
+  while True:
+    try: item = _unsaved.pop()
+    except IndexError: return
+    diskcache_put("amd_emu_shapes_v1", *item)
 
 def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
   name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]

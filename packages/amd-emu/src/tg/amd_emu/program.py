@@ -1,11 +1,11 @@
-"""A kernel's code as a program in two tiers, both behind `Program.run(st, tab, budget)`.
+"""A kernel's code as a program in two tiers, both run by `Program.run_group` (interp.tg_emu_group: a workgroup's waves).
 
 Tier 1 (tg.amd_emu.interp) starts at once: a table of calls of shapes compiled before and shared by every program. A
 program that runs more than TIERUP wave-instructions there is hot: its whole code becomes one C function (a dispatch
 loop over basic blocks, each a run of direct shape calls) compiled at -O2 in the background (tier 2), and the waves move
 to it at their next block start. Both tiers come from one plan of the code and leave the same state.
 
-`run` starts at the PC in the state and returns why it stopped: the end of the program, a barrier, a memory fault, the
+Each wave starts at the PC in its state and stops for one of these reasons: the end of the program, a barrier, a memory fault, the
 instruction budget, a jump to an address that is no block (or past the end of the code), or an instruction the emulator
 cannot run. Blocks start at the entry, branch targets and after branches and barriers; every block charges its length
 to the budget on entry.
@@ -24,7 +24,8 @@ from .kernel import shape_code, save_shapes, ShapeCode
 from .isa import Op
 from .shapes import shape_args, shape_kinds, PC, FAULT as FAULT_FLAG, pcode_of, FloatMode, DEFAULT_MODE
 from . import shapelib
-from .interp import interpreter, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED, YIELD, BLOCK, STOP, CALL, SET_PC, CHECK_FAULT, BRANCH
+from .interp import interpreter, group_runner, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED, YIELD, BLOCK, STOP, CALL, \
+  SET_PC, CHECK_FAULT, BRANCH
 
 __all__ = ["Program", "program", "ProgramBuildError", "ENDPGM", "BARRIER", "FAULT", "BUDGET", "BADPC", "UNSUPPORTED", "NOPS", "BARRIERS"]
 
@@ -158,10 +159,10 @@ class Program:
         rows.append((CALL | s.flags, addr[s.sc.name], len(args), s.pc))
         args.extend(s.args)
     rows.append((STOP, BADPC, self.end, 0))
-    self.table = (np.array(rows, np.int64), np.array(args or [0], np.int64), blocks)
-    fn, (steps, argv, blk) = interpreter(), self.table
-    fixed = (steps.ctypes.data, argv.ctypes.data, blk.ctypes.data, len(blk), self.base, ctypes.addressof(self.ctl))
-    self.fxn = lambda st, mem, tab, budget: fn(st, mem, tab, budget, *fixed)
+    steps, argv = np.array(rows, np.int64), np.array(args or [0], np.int64)
+    ctx = np.array([steps.ctypes.data, argv.ctypes.data, blocks.ctypes.data, len(blocks), self.base, ctypes.addressof(self.ctl)], np.int64)
+    self.table = (steps, argv, blocks, ctx)  # kept alive: the C reads them
+    self.tier_fn = (interpreter(), ctx.ctypes.data)  # one attribute: a tier swap is one store
 
   # ***** tier 2 *****
 
@@ -183,7 +184,7 @@ class Program:
       if s.flags & CHECK_FAULT: body.append(f"      if (st[{FAULT_FLAG}]) {{ {set_pc(s.pc)} return {FAULT}; }}")
       if s.flags & BRANCH: body.append("      continue;")
     return "\n".join([*prelude, *(s.src for s in shapes.values()),
-                      "int run(unsigned int* st, unsigned char* mem, unsigned long long* tab, long long* budget) {",
+                      "int run(unsigned int* st, unsigned char* mem, unsigned long long* tab, long long* budget, const long long* ctx) {",
                       "  for (;;) {",
                       f"    unsigned long long pc = (unsigned long long)st[{PC}] | ((unsigned long long)st[{PC + 1}] << 32);",
                       f"    switch (pc - {self.base}ull) {{", *body, f"      {set_pc(self.end)} return {BADPC};",
@@ -196,7 +197,7 @@ class Program:
   def load(self, lib: bytes) -> None:
     prg = CLibrary(lib)
     self.libs.append(prg)  # the old tier stays loaded: a call may still be running in it
-    self.fxn = prg.function("run", [ctypes.c_void_p] * 4, ctypes.c_int)
+    self.tier_fn = (prg.address("run"), 0)
     self.ctl.value = -1  # waves in tier 1 stop at their next block start and go on here
 
   def optimize(self) -> None:
@@ -212,13 +213,15 @@ class Program:
         self.optimized = threading.Thread(target=self.optimize, daemon=True)
         self.optimized.start()
 
-  def run(self, st: int, tab: int, budget: int) -> int:
-    """Run a wave (addresses of its state, the range table, its budget) in the current tier until it stops."""
-    while (rc := self.fxn(st, None, tab, budget)) == YIELD:
+  def run_group(self, sts: ctypes.Array, budgets: ctypes.Array, state: ctypes.Array, tab: int) -> tuple[int, int]:
+    """Run a workgroup's waves (arrays of their states' and budgets' addresses, and RUNNING/DONE/WAITING) in the current
+    tier until all end (ENDPGM) or one stops otherwise: (the code, that wave)."""
+    pos, run = ctypes.c_int(-1), group_runner()
+    while (rc := run(*self.tier_fn, sts, budgets, state, len(state), tab, ctypes.byref(pos))) == YIELD:
       if self.optimized is None:
         self.ctl.value = NEVER  # until the build is loaded
         self.tier_up()
-    return rc
+    return rc, pos.value
 
   def check(self) -> None:
     """Raise the background build's error, if it failed (and forget this program, so the next use builds it again)."""
