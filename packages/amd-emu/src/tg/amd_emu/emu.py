@@ -171,28 +171,22 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   ids_at = descriptor.user_sgpr_count or len(user)
   lds = np.zeros(LDS_BYTES, np.uint8)
   scratch = np.zeros(max(scratch_size, 4) * WAVE * nwaves, np.uint8)
+  template = np.stack([new_wave(entry, budget, mode).st for _ in range(nwaves)])  # every workgroup's waves, less the ids
+  template[:, :len(user)] = user
+  template[:, VGPR:VGPR + WAVE] = packed.reshape(nwaves, WAVE)
+  template[:, 126] = [(1 << min(WAVE, nthreads - w * WAVE)) - 1 for w in range(nwaves)]
+  template[:, LDS_BASE], template[:, LDS_BASE + 1], template[:, LDS_SIZE] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32, LDS_BYTES
+  sbase = scratch.ctypes.data + np.arange(nwaves, dtype=np.uint64) * (WAVE * max(scratch_size, 4))
+  template[:, SCRATCH_BASE], template[:, SCRATCH_BASE + 1], template[:, SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
+  id_slots = [ids_at + i for i in range(sum(descriptor.workgroup_ids))]
   for wz in range(gz):
     for wy in range(gy):
       for wx in range(gx):
         lds[:] = 0
-        waves = []
-        for w in range(nwaves):
-          wave = new_wave(entry, budget, mode)
-          st = wave.st
-          st[:len(user)] = user
-          k = ids_at
-          for on, val in zip(descriptor.workgroup_ids, (wx, wy, wz)):
-            if on: st[k] = val; k += 1
-          if arch == "rdna4": st[108 + 9], st[108 + 10], st[108 + 11], st[108 + 7] = wx, wy, wz, wy | wz << 16
-          st[VGPR:VGPR + WAVE] = packed[w * WAVE:(w + 1) * WAVE]
-          n = min(WAVE, nthreads - w * WAVE)
-          st[126] = (1 << n) - 1
-          st[LDS_BASE], st[LDS_BASE + 1] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32
-          st[LDS_SIZE] = LDS_BYTES
-          sbase = scratch.ctypes.data + w * WAVE * max(scratch_size, 4)
-          st[SCRATCH_BASE], st[SCRATCH_BASE + 1], st[SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
-          waves.append(wave)
-        executed += run_waves(prog, waves, memory, (wx, wy, wz))
+        sts = template.copy()
+        sts[:, id_slots] = [v for on, v in zip(descriptor.workgroup_ids, (wx, wy, wz)) if on]
+        if arch == "rdna4": sts[:, 108 + 9], sts[:, 108 + 10], sts[:, 108 + 11], sts[:, 108 + 7] = wx, wy, wz, wy | wz << 16
+        executed += run_waves(prog, [Wave(st, ctypes.c_longlong(budget)) for st in sts], memory, (wx, wy, wz))
   return executed
 
 def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
