@@ -134,3 +134,20 @@ def test_workgroup_barrier_and_lds(tier: int) -> None:
   got = np.concatenate([w.st[VGPR + 2 * WAVE:VGPR + 3 * WAVE] for w in waves])
   np.testing.assert_array_equal(got, (np.arange(128) + 32) % 128)
   assert all(w.done and w.budget.value == 100 - 8 for w in waves)
+
+def test_inline_integers_share_one_shape() -> None:
+  """Every inline integer (0..64, -1..-16) is a value of one shape, not a shape each (so a new program rarely needs the
+  compiler), and reads as that integer at 16, 32 and 64 bits (hand-computed: lane + k, (-1 << 7) over 64 bits)."""
+  from tg.amd_emu.kernel import shape_code
+  from tg.amd_emu.decode import decode_all
+  ks = list(range(65)) + list(range(-16, 0))
+  code = assemble("\n".join(f"v_add_nc_u32_e32 v{10 + i}, {k}, v0" for i, k in enumerate(ks)), "rdna3")
+  assert len({shape_code(i, MODE).name for _, i in decode_all(code, "rdna3")}) == 1
+  code += assemble("s_lshl_b64 s[4:5], -1, 7\nv_add_nc_u16 v1, -2, v0\ns_endpgm", "rdna3")
+  w = new_wave(0, 1000, MODE)
+  w.st[VGPR:VGPR + WAVE] = np.arange(WAVE)
+  run_waves(Program(code, "rdna3", 0, 0, MODE, 1), [w], Memory())
+  vg = w.st[VGPR:].reshape(-1, WAVE)
+  for i, k in enumerate(ks): np.testing.assert_array_equal(vg[10 + i], (np.arange(WAVE) + k) % 2**32)
+  assert int(w.st[4]) | int(w.st[5]) << 32 == (-1 << 7) % 2**64
+  np.testing.assert_array_equal(vg[1] & 0xFFFF, (np.arange(WAVE) - 2) % 2**16)
