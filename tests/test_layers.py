@@ -37,3 +37,33 @@ def test_checker_sees_imports(tmp_path):
 
 def test_no_tg_init():
   assert not list((ROOT / "packages").glob("*/src/tg/__init__.py")), "tg is a namespace package: no tg/__init__.py"
+
+def codegen_imports(path: pathlib.Path) -> list[str]:
+  """What a module takes from tg.codegen: 'tg.codegen:NAME' for `from tg.codegen import NAME`, the module path for any deeper import."""
+  out = []
+  for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module and (node.module + ".").startswith("tg.codegen."):
+      out += [f"tg.codegen:{a.name}" for a in node.names] if node.module == "tg.codegen" else [node.module]
+    elif isinstance(node, ast.Import): out += [a.name for a in node.names if (a.name + ".").startswith("tg.codegen.")]
+  return out
+
+def codegen_all() -> set[str]:
+  """tg.codegen's __all__, read from its source (a list of string literals)."""
+  tree = ast.parse((ROOT / "packages" / "codegen" / "src" / "tg" / "codegen" / "__init__.py").read_text())
+  node = next(n for n in tree.body if isinstance(n, ast.Assign) and any(getattr(t, "id", None) == "__all__" for t in n.targets))
+  return set(ast.literal_eval(node.value))
+
+def test_amd_emu_uses_only_codegen_public_api():
+  """tg.amd_emu reaches tg.codegen only through names in tg.codegen.__all__ (issue 15): no internals, no submodules."""
+  public, bad = codegen_all(), []
+  for f in (ROOT / "packages" / "amd-emu" / "src" / "tg" / "amd_emu").rglob("*.py"):
+    for imp in codegen_imports(f):
+      if not imp.startswith("tg.codegen:") or imp.partition(":")[2] not in public: bad.append(f"{f.relative_to(ROOT)}: {imp}")
+  assert not bad, "tg.amd_emu uses tg.codegen internals:\n" + "\n".join(bad)
+
+def test_public_api_checker_sees_internals(tmp_path):
+  f = tmp_path / "m.py"
+  f.write_text("from tg.codegen import Device, compile_c\nfrom tg.codegen.device import Device\nimport tg.codegen.lower.linearize\n"
+               "from tg.codegenx import y\nimport tg.uop\n")
+  assert codegen_imports(f) == ["tg.codegen:Device", "tg.codegen:compile_c", "tg.codegen.device", "tg.codegen.lower.linearize"]
+  assert {"compile_c", "render_c_function", "CLibrary"} <= codegen_all() and "linearize" not in codegen_all()

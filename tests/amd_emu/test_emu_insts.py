@@ -205,14 +205,16 @@ def test_wmma_unemulated_modifiers_raise() -> None:
     run_wave(assemble("v_wmma_f32_16x16x16_f16 v[0:7], v[8:11], v[12:15], v[0:7] neg_lo:[1,0,0]", "rdna4"), "rdna4")
 
 def test_failed_background_build_surfaces(monkeypatch) -> None:
-  """The -O2 build runs in a thread; when the compiler fails (one run saw clang raise OSError starting), the next use of the
-  program raises that error instead of running on silently at -O0 — and the use after that builds it again."""
-  from tg.codegen.device import Device
+  """The tier-2 (-O2) build runs in a thread; when the compiler fails (one run saw clang raise OSError starting), the next use
+  of the program raises that error instead of running on silently in tier 1 — and the use after that builds it again."""
+  from tg.amd_emu import program as program_mod
   from tg.amd_emu.program import program, ProgramBuildError
-  def broken(src: str) -> bytes: raise OSError("clang could not start")
-  monkeypatch.setattr(Device["CPU"].compiler, "compile_cached", broken)
+  def broken(src: str, opt_level: int = 2) -> bytes: raise OSError("clang could not start")
+  monkeypatch.setattr(program_mod, "compile_c", broken)
   code = assemble("s_mov_b32 s0, 0x5eed1\ns_endpgm", "rdna3")
   prog = program(code, "rdna3", 0, 0)
+  prog.tier_up()
+  assert prog.optimized is not None
   prog.optimized.join()
   with pytest.raises(ProgramBuildError, match="OSError: clang could not start"): run_wave(code[:-4])
   monkeypatch.undo()

@@ -13,7 +13,8 @@ from typing import Any, Sequence
 import numpy as np
 from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
-from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
+from .program import program, ENDPGM, FAULT, BUDGET, BADPC, UNSUPPORTED
+from .interp import RUNNING, DONE, WAITING
 from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
   ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
@@ -114,19 +115,14 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
   live wave has reached it. Returns the wave-instructions executed."""
   prog.check()
-  tab = ctypes.addressof(memory.table)
+  n = len(waves)
   start = [w.budget.value for w in waves]
-  while True:
-    live = [w for w in waves if not w.done]
-    if not live: return sum(s - w.budget.value for s, w in zip(start, waves))
-    if all(w.waiting for w in live):
-      for w in live: w.waiting = False
-    for i, w in enumerate(waves):
-      if w.done or w.waiting: continue
-      rc = prog.fxn(w.st.ctypes.data, None, tab, ctypes.addressof(w.budget))
-      if rc == ENDPGM: w.done = True
-      elif rc == BARRIER: w.waiting = True
-      else: raise_stop(prog, w, rc, i, workgroup)
+  state = (ctypes.c_ubyte * n)(*(DONE if w.done else WAITING if w.waiting else RUNNING for w in waves))
+  rc, i = prog.run_group((ctypes.c_void_p * n)(*(w.st.ctypes.data for w in waves)),
+                         (ctypes.c_void_p * n)(*(ctypes.addressof(w.budget) for w in waves)), state, ctypes.addressof(memory.table))
+  for w, s in zip(waves, state): w.done, w.waiting = s == DONE, s == WAITING
+  if rc != ENDPGM: raise_stop(prog, waves[i], rc, i, workgroup)
+  return sum(s - w.budget.value for s, w in zip(start, waves))
 
 def raise_stop(prog: Any, w: Wave, rc: int, wave: int, workgroup: tuple[int, int, int] | None) -> None:
   who = f"wave {wave}" + (f", workgroup {workgroup}" if workgroup is not None else "")
@@ -175,28 +171,22 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   ids_at = descriptor.user_sgpr_count or len(user)
   lds = np.zeros(LDS_BYTES, np.uint8)
   scratch = np.zeros(max(scratch_size, 4) * WAVE * nwaves, np.uint8)
+  template = np.stack([new_wave(entry, budget, mode).st for _ in range(nwaves)])  # every workgroup's waves, less the ids
+  template[:, :len(user)] = user
+  template[:, VGPR:VGPR + WAVE] = packed.reshape(nwaves, WAVE)
+  template[:, 126] = [(1 << min(WAVE, nthreads - w * WAVE)) - 1 for w in range(nwaves)]
+  template[:, LDS_BASE], template[:, LDS_BASE + 1], template[:, LDS_SIZE] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32, LDS_BYTES
+  sbase = scratch.ctypes.data + np.arange(nwaves, dtype=np.uint64) * (WAVE * max(scratch_size, 4))
+  template[:, SCRATCH_BASE], template[:, SCRATCH_BASE + 1], template[:, SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
+  id_slots = [ids_at + i for i in range(sum(descriptor.workgroup_ids))]
   for wz in range(gz):
     for wy in range(gy):
       for wx in range(gx):
         lds[:] = 0
-        waves = []
-        for w in range(nwaves):
-          wave = new_wave(entry, budget, mode)
-          st = wave.st
-          st[:len(user)] = user
-          k = ids_at
-          for on, val in zip(descriptor.workgroup_ids, (wx, wy, wz)):
-            if on: st[k] = val; k += 1
-          if arch == "rdna4": st[108 + 9], st[108 + 10], st[108 + 11], st[108 + 7] = wx, wy, wz, wy | wz << 16
-          st[VGPR:VGPR + WAVE] = packed[w * WAVE:(w + 1) * WAVE]
-          n = min(WAVE, nthreads - w * WAVE)
-          st[126] = (1 << n) - 1
-          st[LDS_BASE], st[LDS_BASE + 1] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32
-          st[LDS_SIZE] = LDS_BYTES
-          sbase = scratch.ctypes.data + w * WAVE * max(scratch_size, 4)
-          st[SCRATCH_BASE], st[SCRATCH_BASE + 1], st[SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
-          waves.append(wave)
-        executed += run_waves(prog, waves, memory, (wx, wy, wz))
+        sts = template.copy()
+        sts[:, id_slots] = [v for on, v in zip(descriptor.workgroup_ids, (wx, wy, wz)) if on]
+        if arch == "rdna4": sts[:, 108 + 9], sts[:, 108 + 10], sts[:, 108 + 11], sts[:, 108 + 7] = wx, wy, wz, wy | wz << 16
+        executed += run_waves(prog, [Wave(st, ctypes.c_longlong(budget)) for st in sts], memory, (wx, wy, wz))
   return executed
 
 def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
@@ -276,14 +266,15 @@ def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
 
 def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int, int] | None = None, vgprs: dict[int, Any] | None = None,
              exec_mask: int = 0xFFFFFFFF, memory: Memory | None = None, budget: int = DEFAULT_BUDGET, lds: np.ndarray | None = None,
-             scc: int = 0, mode: FloatMode | None = None) -> Wave:
+             scc: int = 0, mode: FloatMode | None = None, tier: int | None = None) -> Wave:
   """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}. The float
-  mode defaults to what LLVM's kernel descriptors set: f32 denormals kept, IEEE mode on RDNA3."""
+  mode defaults to what LLVM's kernel descriptors set: f32 denormals kept, IEEE mode on RDNA3. tier 1 or 2 pins the
+  program to one tier (tg.amd_emu.program); by default it starts in tier 1 and moves up when hot."""
   code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
   from .asm import assemble
   code += assemble("s_endpgm", arch)
   mode = mode or FloatMode(ieee=arch == "rdna3")
-  prog = program(code, arch, 0, 0, mode)
+  prog = program(code, arch, 0, 0, mode, tier)
   w = new_wave(0, budget, mode)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
   for i, vals in (vgprs or {}).items():  # integers as their 32-bit pattern, floats as f32 bits

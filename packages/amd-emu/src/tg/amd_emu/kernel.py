@@ -11,8 +11,7 @@ import hashlib
 import pathlib
 from dataclasses import dataclass
 from tg.uop import UOp, Ops, dtypes, AxisType
-from tg.codegen.device import Device, diskcache_get, diskcache_put
-from tg.codegen.lower.linearize import linearize
+from tg.codegen import render_c_function, diskcache_get, diskcache_put
 from .inst import Inst
 from .pcode import PcodeError
 from .isa import get_arch
@@ -31,6 +30,17 @@ class ShapeCode:
   variables: tuple[str, ...]
   error: str | None = None
 
+  def call(self, args: list[str]) -> str:
+    """The C call of this shape with its variables' values (C expressions, in `variables` order)."""
+    return f"{self.name}({', '.join([BUFFERS[p] for p in self.params] + args)})"
+
+  def entry(self) -> str:
+    """`NAME_i(st, mem, tab, a)`: the shape behind one signature for every shape, its variables from the array a (tier 1)."""
+    return f"void {self.name}_i({ENTRY_ARGS}) {{ {self.call([f'a[{i}]' for i in range(len(self.variables))])}; }}"
+
+BUFFERS = ("st", "mem", "tab")
+ENTRY_ARGS = "unsigned int* st, unsigned char* mem, unsigned long long* tab, const long long* a"
+
 @functools.cache
 def _version() -> str:
   here = pathlib.Path(__file__).parent
@@ -40,9 +50,10 @@ def _version() -> str:
 _mem_cache: dict[tuple, ShapeCode] = {}
 _unsaved: list[tuple[str, ShapeCode]] = []
 
-def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
-  """The C function of an instruction's shape, from memory, the disk cache, or compiled now (saved later by save_shapes)."""
-  key = shape_key(inst, mode)
+def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE, kinds: tuple | None = None) -> ShapeCode:
+  """The C function of an instruction's shape, from memory, the disk cache, or compiled now (saved later by save_shapes).
+  `kinds` is shapes.shape_kinds(inst), when the caller has it."""
+  key = shape_key(inst, mode, kinds)
   if (sc := _mem_cache.get(key)) is not None: return sc
   dkey = f"{_version()}:{key!r}"
   if (sc := diskcache_get("amd_emu_shapes_v1", dkey)) is None:
@@ -52,8 +63,12 @@ def shape_code(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
   return sc
 
 def save_shapes() -> None:
-  """Write newly compiled shapes to the disk cache (off the critical path: each write is a transaction)."""
-  while _unsaved: diskcache_put("amd_emu_shapes_v1", *_unsaved.pop())
+  """Write newly rendered shapes to the disk cache (each write is a transaction). Tier 1 and tier-2 builds call it from
+  several threads: each pop is atomic, so each shape is written once."""
+  while True:
+    try: item = _unsaved.pop()
+    except IndexError: return
+    diskcache_put("amd_emu_shapes_v1", *item)
 
 def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> ShapeCode:
   name = "sh_" + hashlib.sha256(repr(key).encode()).hexdigest()[:16]
@@ -61,16 +76,8 @@ def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> Shap
     sink = build(inst, mode)
   except (Unsupported, PcodeError) as e:  # what the emulator cannot run; any other exception is a bug and propagates
     return ShapeCode(name, "", (), (), (), f"{type(e).__name__}: {e}")
-  zero64 = UOp.const(dtypes.uint64, 0)  # tg.codegen's C renderer prints a uint64 0 as INT64_MIN: go through uint32
-  if zero64 in sink.toposort(): sink = sink.substitute({zero64: UOp.const(dtypes.uint32, 0).cast(dtypes.uint64)})
-  uops = linearize(sink)
-  src = Device["CPU"].renderer.render(uops, name)
-  lines = src.split("\n")
-  at = next(i for i, ln in enumerate(lines) if ln.startswith(f"void {name}("))
-  body = "\n".join(["static " + lines[at]] + lines[at + 1:])
-  params = tuple(sorted(u.arg for u in uops if u.op is Ops.PARAM))
-  variables = tuple(sorted(u.arg[0] for u in uops if u.op is Ops.DEFINE_VAR))
-  return ShapeCode(name, body, tuple(lines[:at]), params, variables)
+  fn = render_c_function(sink, name)
+  return ShapeCode(name, fn.src, fn.prelude, fn.params, fn.variables)
 
 def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   """The kernel SINK of one instruction."""

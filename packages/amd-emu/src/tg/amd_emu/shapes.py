@@ -60,6 +60,8 @@ def field_kind(inst: Inst, name: str) -> tuple:
     if raw < 124 or raw in (125, 126, 127): return ("s", hi16(inst, name, raw))
     if raw >= 256: return ("v", hi16(inst, name, raw))
     if raw == 255: return ("lit",)
+    # an inline integer (0..64, -1..-16) is a variable, so one shape serves them all; WMMA's C folds its constant (wmma.py)
+    if INLINE_INT[0] <= raw <= INLINE_INT[1] and not inst.op.name.startswith("V_WMMA"): return ("i",)
     return ("c", raw)
   if f.kind in ("vgpr", "vdsty"): return ("v", hi16(inst, name, raw + 256))
   if f.kind in ("sgpr", "sbase", "srsrc"): return ("s", raw == 124)
@@ -108,22 +110,32 @@ class FloatMode:
 
 DEFAULT_MODE = FloatMode()
 
-def shape_key(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> tuple:
-  return (inst.op.arch, inst.op.name, inst.fmt.name) + tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values) + mode.key(inst)
+INLINE_INT = (128, 208)
 
-def shape_args(inst: Inst) -> list[int]:
-  """The variables' values, in the order the shape's C function takes them."""
-  out = []
-  for f in inst.fmt.values:
-    k = field_kind(inst, f.name)
-    if k[0] in ("s", "v", "lit", "n"):
+def inline_int(code: int) -> int:
+  """The value of an inline integer constant's source code."""
+  return code - 128 if code <= 192 else 192 - code
+
+def shape_kinds(inst: Inst) -> tuple:
+  """(field, field_kind) of every field: what shape_key and shape_args both read (computed once per instruction)."""
+  return tuple((f.name, field_kind(inst, f.name)) for f in inst.fmt.values)
+
+def shape_key(inst: Inst, mode: FloatMode = DEFAULT_MODE, kinds: tuple | None = None) -> tuple:
+  return (inst.op.arch, inst.op.name, inst.fmt.name) + (kinds if kinds is not None else shape_kinds(inst)) + mode.key(inst)
+
+def shape_args(inst: Inst, kinds: tuple | None = None) -> dict[str, int]:
+  """The variables' values by field name (the shape's C function takes them as v_FIELD)."""
+  out = {}
+  for f, (_, k) in zip(inst.fmt.values, kinds if kinds is not None else shape_kinds(inst)):
+    if k[0] in ("s", "v", "lit", "n", "i"):
       raw = inst.vals[f.name]
       if k[0] == "v":
         raw = raw - 256 if f.kind in ("src", "ssrc") else raw
         if f.kind == "vdsty": raw = (raw << 1) | (~inst.vals["vdstx"] & 1)
         if k[1]: raw -= 128
       if k[0] == "n" and f.signed and raw >> (f.width - 1): raw -= 1 << f.width
-      out.append(raw)
+      if k[0] == "i": raw = inline_int(raw)
+      out[f.name] = raw
   return out
 
 class Builder:
@@ -243,10 +255,9 @@ class InstCtx:
       if nbits == 64 and opnd is not None and "I" in opnd.dfmt.split("_")[-1]:
         return V(lit.cast(dtypes.uint32).bitcast(dtypes.int32).cast(dtypes.int64).bitcast(dtypes.uint64), "u", 64)
       return resize(V(lit, "u", 64), nbits)
+    if k[0] == "i": return resize(V(self.var(name).cast(dtypes.int64).bitcast(dtypes.uint64), "u", 64), nbits)
     code = k[1]
-    if 128 <= code <= 208:
-      val = code - 128 if code <= 192 else 192 - code
-      return const("u", nbits, val & ((1 << nbits) - 1))
+    if INLINE_INT[0] <= code <= INLINE_INT[1]: return const("u", nbits, inline_int(code) & ((1 << nbits) - 1))
     if code in FLOAT_CONSTS or code == 248:
       bitsv = fpbits(FLOAT_CONSTS[code], ftype) if code != 248 else INV_2PI[ftype]
       if "F" not in dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")  # s_mov_b64 s[0:1], 1.0
@@ -349,6 +360,9 @@ class InstCtx:
     if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
       fld = raw_fields[name]
       k = self.kind(fld)
+      if k[0] == "i":  # the code back from the value
+        v = self.var(fld)
+        return V((v < 0).where(UOp.const(v.dtype, 192) - v, v + UOp.const(v.dtype, 128)).cast(dtypes.uint32), "u", 32)
       return V(self.var(fld).cast(dtypes.uint32), "u", 32) if k[0] in ("v", "s") else const("u", 32, k[1] - 256 if k[1] >= 256 else k[1])
     if name in ("OPSEL", "OPSEL_HI", "NEG", "NEG_HI"):
       v = {"OPSEL": self.inst.vals.get("opsel", 0), "NEG": self.inst.vals.get("neg", 0), "NEG_HI": self.inst.vals.get("neg_hi", 0),

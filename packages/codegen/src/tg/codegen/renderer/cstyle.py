@@ -54,6 +54,12 @@ class CRenderer(Renderer):
     return C_TYPES[dt] if dt.count == 1 else f"tg_{dt.scalar().name}x{dt.count}"
 
   def render(self, uops: list[UOp], name: str = "kernel") -> str:
+    prelude, kernel, job = self.render_parts(uops, name, cpu_abi=True)
+    return "\n".join(prelude + kernel + job)
+
+  def render_parts(self, uops: list[UOp], name: str, cpu_abi: bool) -> tuple[list[str], list[str], list[str]]:
+    """(typedefs and helpers, the function, its NAME_job entry). With cpu_abi the function ends in `int core_id, int n_cores`
+    (the outermost GLOBAL loop is split over them) and has a NAME_job; without, its arguments are the buffers and variables alone."""
     r: dict[UOp, str] = {}
     lines: list[str] = []
     vec_types: set[DType] = set()
@@ -74,7 +80,7 @@ class CRenderer(Renderer):
       elif u.op is Ops.VCONST: r[u] = f"(({self.ctype(u.dtype)}){{{', '.join(c_const(x, u.dtype.scalar()) for x in u.arg)}}})"
       elif u.op is Ops.RANGE:
         r[u] = f"ridx{u.arg[0]}" if u.arg[0] >= 0 else f"ridxm{-u.arg[0]}"
-        if self.has_threads and u.arg[1] is AxisType.GLOBAL and not threaded:
+        if cpu_abi and self.has_threads and u.arg[1] is AxisType.GLOBAL and not threaded:
           threaded = True
           lo, hi = f"({s[0]}*(long long)core_id)/n_cores", f"({s[0]}*(long long)(core_id+1))/n_cores"
           emit(f"for (long long {r[u]} = {lo}; {r[u]} < {hi}; {r[u]}++) {{")
@@ -114,10 +120,10 @@ class CRenderer(Renderer):
     prelude = [f for f in PRELUDE if any(f.split("(")[0].split()[-1] in line for line in lines)]
     words = [f"({self.ctype(p.dtype.base)}*)a[{i}]" for i, p in enumerate(params)] + [f"a[{len(params) + i}]" for i in range(len(variables))]  # type: ignore
     job = [f"void {name}_job(const long long* a, int core_id, int n_cores) {{ {name}({', '.join(words + ['core_id', 'n_cores'])}); }}"]
-    kernel = [f"void {name}({', '.join(args + ['int core_id', 'int n_cores'])}) {{"] + lines + ["}"]
+    kernel = [f"void {name}({', '.join(args + (['int core_id', 'int n_cores'] if cpu_abi else []) or ['void'])}) {{"] + lines + ["}"]
     if checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in checks)}}};"]
     # NAME_job: for the thread pool and for launching a batch of kernels in one call (cpu_pool)
-    return "\n".join(typedefs + prelude + kernel + (job if threaded or self.has_threads else []))
+    return typedefs + prelude, kernel, job if cpu_abi and (threaded or self.has_threads) else []
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     if to.scalar() == dtypes.bool: return f"({x}!=0)"
