@@ -74,6 +74,21 @@ def cmd_run(ns: argparse.Namespace) -> None:
     if ns.out: np.save(f"{ns.out}/arg{i}.npy", a); print(f"  arg {i} ({m.get('.name', '?')}): {ns.out}/arg{i}.npy")
     else: print(f"  arg {i} ({m.get('.name', '?')}): {np.array2string(a, threshold=64)}")
 
+def cmd_sqtt(ns: argparse.Namespace) -> None:
+  from .sqtt import Code, decode, timeline
+  from .sqtt import capture, chrome, report
+  streams = []
+  for blob in capture.load(ns.path, ns.code_object, ns.arch):
+    packets = decode(blob.data, blob.arch)
+    waves = timeline(packets, Code(blob.code) if blob.code is not None and blob.itrace else None)
+    kernel = f" {', '.join(sorted(blob.code.kernels))}" if blob.code is not None else ""
+    label = f"{blob.name} (SE {blob.se}{kernel})"
+    print("\n".join(report.summary(label, packets, waves, ns.verbose)))
+    streams.append((label, waves))
+  if ns.trace:
+    chrome.write(ns.trace, streams)
+    print(f"trace: {ns.trace}")
+
 def main(argv: list[str] | None = None) -> int:
   p = argparse.ArgumentParser(prog="tg-amd-emu", description="RDNA3/RDNA4 assembler, disassembler and emulator")
   sub = p.add_subparsers(dest="cmd", required=True)
@@ -91,6 +106,12 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("--arch", choices=("rdna3", "rdna4")); r.add_argument("--budget", type=int, default=10_000_000)
   r.add_argument("--out", help="directory to save buffer arguments to as argN.npy")
   r.set_defaults(fn=cmd_run)
+  q = sub.add_parser("sqtt", help="decode SQTT thread traces: per-wave timelines, Chrome/Perfetto trace JSON")
+  q.add_argument("path", help="a capture folder (meta.json, blob_<i>.bin, code objects) or one blob file")
+  q.add_argument("--code-object", help="the kernel's .hsaco, for a single blob"); q.add_argument("--arch", choices=("rdna3", "rdna4"))
+  q.add_argument("-v", "--verbose", action="store_true", help="print every instruction of the traced waves")
+  q.add_argument("--trace", help="write Chrome/Perfetto trace-event JSON here")
+  q.set_defaults(fn=cmd_sqtt)
   ns = p.parse_args(argv)
   try: ns.fn(ns)
   except (ValueError, TypeError, OSError, RuntimeError) as e:
