@@ -110,9 +110,10 @@ def new_wave(pc: int, budget: int, mode: FloatMode = DEFAULT_MODE) -> Wave:
   st[126] = 0xFFFFFFFF
   return Wave(st, ctypes.c_longlong(budget))
 
-def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None = None) -> int:
+def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None = None, trace: Any = None) -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
-  live wave has reached it. Returns the wave-instructions executed."""
+  live wave has reached it. A `trace` (sqtt.record.Recorder) runs each wave instead, recording what it executes.
+  Returns the wave-instructions executed."""
   prog.check()
   tab = ctypes.addressof(memory.table)
   start = [w.budget.value for w in waves]
@@ -123,7 +124,7 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int
       for w in live: w.waiting = False
     for i, w in enumerate(waves):
       if w.done or w.waiting: continue
-      rc = prog.fxn(w.st.ctypes.data, None, tab, ctypes.addressof(w.budget))
+      rc = prog.fxn(w.st.ctypes.data, None, tab, ctypes.addressof(w.budget)) if trace is None else trace.run(prog, w, tab, workgroup, i)
       if rc == ENDPGM: w.done = True
       elif rc == BARRIER: w.waiting = True
       else: raise_stop(prog, w, rc, i, workgroup)
@@ -157,10 +158,10 @@ def check_launch(grid: Sequence[int], block: Sequence[int], budget: int) -> None
   if budget < 1: raise ValueError(f"budget {budget}: the instruction budget per wave must be at least 1")
 
 def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
-             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0) -> int:
+             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0, trace: Any = None) -> int:
   """Run a grid of workgroups. `code` is the code mapped at `code_addr` (PC-relative data reads go through `memory`),
-  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup.
-  Returns the number of wave-instructions executed."""
+  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup; `trace`
+  records the executed instructions for an SQTT stream (see run_waves). Returns the number of wave-instructions executed."""
   executed = 0
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
@@ -196,7 +197,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
           sbase = scratch.ctypes.data + w * WAVE * max(scratch_size, 4)
           st[SCRATCH_BASE], st[SCRATCH_BASE + 1], st[SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
           waves.append(wave)
-        executed += run_waves(prog, waves, memory, (wx, wy, wz))
+        executed += run_waves(prog, waves, memory, (wx, wy, wz), trace)
   return executed
 
 def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
@@ -227,10 +228,10 @@ HIDDEN = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_co
           "hidden_group_size_z": 5, "hidden_remainder_x": 6, "hidden_remainder_y": 7, "hidden_remainder_z": 8, "hidden_grid_dims": 9}
 
 def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[int], block: Sequence[int], args: Sequence[Any],
-           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None) -> int:
+           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None, trace: Any = None) -> int:
   """Run a kernel of a code object. args follow the kernel's argument list: numpy arrays are mapped and passed by address
-  (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in.
-  Returns the number of wave-instructions executed."""
+  (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in;
+  `trace` as in dispatch. Returns the number of wave-instructions executed."""
   check_launch(grid, block, budget)
   data = code_object if isinstance(code_object, (bytes, bytearray)) else None
   co = read_codeobj(bytes(data)) if data is not None else code_object
@@ -262,7 +263,7 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
   ka = mem.alloc(len(kernarg))
   mem.write(ka, bytes(kernarg))
   return dispatch(mem, co.text, base + co.text_addr + k.code_offset, k.descriptor, ka, (gx, gy, gz), (bx, by, bz), arch,
-                  base + co.text_addr, budget)
+                  base + co.text_addr, budget, trace=trace)
 
 def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
   off, size = meta[".offset"], meta[".size"]

@@ -112,7 +112,7 @@ class Program:
     shapes: dict[str, ShapeCode] = {}
     prelude: dict[str, None] = {}
     body: list[str] = []
-    lens = self.block_lengths(starts)
+    lens = self.block_len = self.block_lengths(starts)  # block start pc -> instructions (SQTT recording steps by blocks)
     for d in self.insts:
       if d.pc in starts:
         body.append(f"    case {d.pc - self.base}: if ((*budget -= {lens[d.pc]}) < 0) {{ {set_pc(d.pc)} return {BUDGET}; }}")

@@ -73,3 +73,11 @@ def report(inst: Inst) -> Report:
   return Report("INST", memory(inst)) if base in MEMORY else valu(name)
 
 def branch_op(taken: bool) -> int: return ops()["JUMP" if taken else "JUMP_NO"]
+
+def memory_counter(inst: Inst) -> str | None:
+  """Which wait counter a memory instruction counts in: smem, lds, load (vector loads, atomics) or store; None if none."""
+  name, base = inst.op.name, inst.fmt.base
+  if base == "SMEM": return "smem"
+  if base not in MEMORY: return None
+  if base == "DS": return "lds"
+  return "store" if "STORE" in name else "load"
