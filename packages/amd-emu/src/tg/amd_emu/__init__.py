@@ -5,7 +5,8 @@ whose instructions encode, decode (`decode`), print LLVM syntax and rebuild from
 (`asm.assemble`), a code-object reader/writer (`codeobj`), and the emulator (`emu`): `launch` runs a kernel of a code
 object on numpy arrays, `dispatch` runs a grid against a `Memory` map, `run_wave` runs DSL instructions on one wave.
 Instruction semantics come from AMD's pseudocode, compiled per instruction shape to UOps and C (`pcode`, `lower`,
-`shapes`, `kernel`, `program`). The `tg-amd-emu` command assembles, disassembles and runs.
+`shapes`, `kernel`, `program`). `sqtt` decodes AMD thread traces and writes them from the emulator. The `tg-amd-emu`
+command assembles, disassembles, runs and decodes thread traces.
 """
 from typing import Any
 
