@@ -1,11 +1,13 @@
 """tg.amd_emu.sqtt's decoder and timeline against real hardware captures and hand-built streams."""
 import pathlib
 import pytest
+from hypothesis import given, settings, strategies as st
 from tg.amd_emu.sqtt import SQTTError, Code, decode, timeline
 from tg.amd_emu.sqtt.capture import load
 from tg.amd_emu.sqtt.encode import Writer
 
 CAPTURES = sorted(p for p in (pathlib.Path(__file__).parent / "sqtt_captures").glob("gfx*/*") if p.is_dir())
+CAPTURES_BY = {(p.parent.name, p.name): p for p in CAPTURES}
 LAYOUT = {"rdna3": 3, "rdna4": 4}
 
 def test_captures_are_there():
@@ -100,3 +102,28 @@ def test_walk_off_the_code_is_an_error():
   w.put("VALUINST", {"wave": 3}, time=5)
   with pytest.raises(SQTTError, match="VALUINST at byte offset 8 reports wave slot 3, but no wave runs there"):
     timeline(decode(w.bytes(), "rdna3"), Code(blob.code))
+
+@settings(max_examples=60, deadline=None)
+@given(cut=st.integers(0, 4832), arch_blob=st.sampled_from([("rdna3", "gfx1100"), ("rdna4", "gfx1200")]))
+def test_truncated_capture_decodes_its_prefix(cut, arch_blob):
+  """A capture cut anywhere: the packets whose window is still inside come out exactly as in the whole capture (times
+  included), or the blob is too short for one window and the error says so."""
+  arch, target = arch_blob
+  blob = next(b for b in load(CAPTURES_BY[target, "plus_run_0"]) if b.se == 0)
+  whole = decode(blob.data, arch)
+  if cut < 8:
+    with pytest.raises(SQTTError, match="truncated"): decode(blob.data[:cut], arch)
+    return
+  part = decode(blob.data[:cut], arch)
+  assert part == whole[:len(part)] and (len(part) == len(whole) or part[-1].offset + 16 <= 2 * cut < whole[len(part)].offset + 16)
+
+@settings(max_examples=200, deadline=None)
+@given(data=st.binary(min_size=0, max_size=200), arch=st.sampled_from(["rdna3", "rdna4"]))
+def test_random_bytes_decode_or_raise_sqtt_error(data, arch):
+  """Any bytes, with or without a valid header in front: packets with non-decreasing times, or an SQTTError; and a
+  timeline of whatever decodes never fails."""
+  for blob in (data, bytes.fromhex("9101000000000000" if arch == "rdna3" else "1102000000000000") + data):
+    try: packets = decode(blob, arch)
+    except SQTTError: continue
+    assert [p.time for p in packets] == sorted(p.time for p in packets)
+    timeline(packets)
