@@ -12,8 +12,9 @@ import numpy as np
 from .format import HEADER, PacketType, SQTTError, arch_layout, layout
 
 class Packet(NamedTuple):
-  """One packet: `.name`, `.time` (absolute, in the stream's clock), `.offset` (in nibbles), `.layout`, and each field
-  of its type as an attribute (`p.wave`, `p.op`, `p.delta`, ...; `p.cu` on WAVESTART/WAVEEND)."""
+  """One packet: `.name`, `.time` (absolute, in the stream's clock), `.offset` (in nibbles), `.layout` (the table it was
+  read with: for a LAYOUT_HEADER that is its own `layout` field), and each field of its type as an attribute (`p.wave`,
+  `p.op`, `p.delta`, ...; `p.cu` on WAVESTART/WAVEEND); `fields()` gives them all."""
   type: PacketType
   time: int
   offset: int
