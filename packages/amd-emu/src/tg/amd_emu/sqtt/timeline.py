@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from ..codeobj import CodeObject
 from ..decode import decode as decode_inst
 from ..inst import Inst
-from .classify import report, ops
+from .classify import Report, report, ops
 from .decode import Packet
 from .format import INSTRUCTION_PACKETS, SQTTError, layout
 
@@ -46,6 +46,7 @@ class Code:
     self.co, self.entry = co, co.text_addr + k.code_offset
     self.insts: dict[int, Inst] = {}
     self.texts: dict[int, str] = {}
+    self.reports: dict[int, Report] = {}
 
   def at(self, pc: int) -> Inst:
     if pc not in self.insts:
@@ -53,6 +54,10 @@ class Code:
       if not 0 <= off < len(self.co.text): raise SQTTError(f"the walk left the code: pc {pc:#x} is outside .text")
       self.insts[pc] = decode_inst(self.co.text, self.co.arch, off)
     return self.insts[pc]
+
+  def report(self, pc: int) -> Report:
+    if pc not in self.reports: self.reports[pc] = report(self.at(pc))
+    return self.reports[pc]
 
   def text(self, pc: int) -> str:
     if pc not in self.texts:
@@ -70,8 +75,7 @@ def issued(packet: Packet) -> list[int]:
   if packet.name == "INST" and packet.op in layout(packet.layout).other_simd_ops: return []
   return [packet.wave]
 
-def matches(inst: Inst, packet: Packet) -> bool:
-  want = report(inst)
+def matches(want: Report, packet: Packet) -> bool:
   got = "IMMEDIATE" if packet.name == "IMMEDIATE_MASK" else packet.name
   if want.packet != got: return False
   return got != "INST" or packet.op == want.op or (want.op == ops()["JUMP"] and packet.op == ops()["JUMP_NO"])
@@ -102,11 +106,11 @@ def timeline(packets: list[Packet], code: Code | None = None, traced: tuple[int,
         inst = code.at(pc)
         prev = w.issues[-1].time if w.issues else w.start
         op = p.op if p.name == "INST" else None
-        w.issues.append(Issue(pc, p.time, p.time - prev, code.text(pc), p.name, op, matches(inst, p)))
+        w.issues.append(Issue(pc, p.time, p.time - prev, code.text(pc), p.name, op, matches(code.report(pc), p)))
         pcs[slot] = branch_target(pc, inst) if op == ops()["JUMP"] else pc + inst.size
   return waves
 
 def skip(code: Code, pc: int) -> int:
   """The first instruction at or after pc that sends a packet (s_delay_alu and s_wait_alu send none)."""
-  while report(code.at(pc)).packet is None: pc += code.at(pc).size
+  while code.report(pc).packet is None: pc += code.at(pc).size
   return pc
