@@ -1,4 +1,5 @@
 """SQTT from the emulator: streams written by the virtual GPU's timing model decode to the instructions it executed."""
+import pathlib
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -6,9 +7,12 @@ from tg.amd_emu.asm import assemble
 from tg.amd_emu.codeobj import KernelDescriptor, read, write
 from tg.amd_emu.emu import launch
 from tg.amd_emu.sqtt import Code, decode, timeline
+from tg.amd_emu.sqtt.capture import load
 from tg.amd_emu.sqtt.classify import report
 from tg.amd_emu.sqtt.record import Recorder
 from tg.amd_emu.sqtt.timing import ISSUE, LATENCY, SIMDS, TAKEN, TRACED_SIMD
+
+CAPTURES = pathlib.Path(__file__).parent / "sqtt_captures"
 
 # buf[tid] += 1.0, `trips` times (trips from the kernel arguments), then a barrier; the waits are each arch's own
 LOOP = """
@@ -86,3 +90,17 @@ def test_barrier_holds_the_workgroup():
   w = next(w for w in waves if w.simd == TRACED_SIMD)
   bar = next(k for k, i in enumerate(w.issues) if i.text.startswith("s_barrier"))
   assert w.issues[bar + 1].time == w.issues[bar].time + (max(x.start for x in waves) - w.start) + 2
+
+@pytest.mark.parametrize("target, run_name, arch", [("gfx1100", "plus_run_0", "rdna3"), ("gfx1200", "plus_run_1", "rdna4")])
+def test_emulated_trace_matches_hardware(target, run_name, arch):
+  """The captured plus kernel ([1,2,3] + [4,5,6], one wave of 3 lanes) run on the emulator: its trace reports the same
+  instructions with the same packet kinds and ops, in the same order, as the hardware's capture of that kernel."""
+  path = CAPTURES / target / run_name
+  blobs = load(path)
+  hw = [w for b in blobs if b.itrace for w in timeline(decode(b.data, arch), Code(b.code)) if w.issues]
+  hsaco, rec = (path / "kernel.hsaco").read_bytes(), Recorder()
+  out = np.zeros(3, np.float32)
+  launch(hsaco, None, (1, 1, 1), (3, 1, 1), [out, np.array([1, 2, 3], np.float32), np.array([4, 5, 6], np.float32)], trace=rec)
+  assert out.tolist() == [5, 7, 9]
+  [emulated] = timeline(decode(rec.stream(arch), arch), Code(read(hsaco)))
+  assert len(hw) == 1 and [(i.pc, i.packet, i.op) for i in emulated.issues] == [(i.pc, i.packet, i.op) for i in hw[0].issues]
