@@ -6,6 +6,7 @@ position are built at once with numpy, the walk from packet to packet is one tig
 time rules run vectorized per packet type; fields are read from a packet's window when asked for.
 """
 from __future__ import annotations
+import functools
 from itertools import repeat
 from typing import Any, NamedTuple
 import numpy as np
@@ -47,6 +48,11 @@ def windows(blob: bytes) -> np.ndarray:
   out[0::2], out[1::2] = even, odd
   return out[:2 * len(blob) - 15]  # the last odd position's window runs one nibble past the end
 
+@functools.cache
+def tables(lv: int) -> tuple[np.ndarray, np.ndarray]:
+  """A layout's dispatch table (low byte -> type index) and type sizes in nibbles, as arrays."""
+  return np.array(layout(lv).dispatch, np.int64), np.array([t.size for t in layout(lv).types], np.int64)
+
 def walk(nxt: list[int], q: int, end: int) -> list[int]:
   """The packet positions from q on, each packet's size given by nxt (position -> next position)."""
   pos = []
@@ -67,9 +73,10 @@ def decode(blob: bytes, arch: str) -> list[Packet]:
   hdr_index = layout(3).types.index(hdr)
   if int(win[0]) & hdr.mask != hdr.value: raise SQTTError(f"not an SQTT stream: byte offset 0 holds {blob[0]:#04x}, not a LAYOUT_HEADER")
   lo, width = hdr.field("layout")
-  kinds_at = {lv: np.array(layout(lv).dispatch, np.int64)[(win & np.uint64(0xff)).astype(np.int64)] for lv in (3, 4)}
+  low = (win & np.uint64(0xff)).astype(np.int64)
+  kinds_at = {lv: tables(lv)[0][low] for lv in (3, 4)}
   where = np.arange(len(win))
-  nxt = {lv: (where + np.array([t.size for t in layout(lv).types])[kinds_at[lv]]).tolist() for lv in (3, 4)}
+  nxt = {lv: (where + tables(lv)[1][kinds_at[lv]]).tolist() for lv in (3, 4)}
   pos: list[int] = []
   lays: list[int] = []
   q = 0
@@ -94,19 +101,19 @@ def decode(blob: bytes, arch: str) -> list[Packet]:
 def accumulate(raw: np.ndarray, kinds: np.ndarray, lays: np.ndarray) -> np.ndarray:
   """Each packet's absolute time: the running sum of the deltas, a packet's own delta included."""
   delta = np.zeros(len(raw), np.uint64)
-  for lv in (3, 4):
-    for k, t in enumerate(layout(lv).types):
-      sel = (kinds == k) & (lays == lv)
-      if t.rule == "none" or not sel.any(): continue
-      lo, width = t.field("delta")
-      d = (raw[sel] >> np.uint64(lo)) & np.uint64((1 << width) - 1)
-      if t.rule == "add_plus_8": d = d + np.uint64(8)
-      if t.rule == "add_unless_marker":
-        is_marker = np.zeros(len(d), bool)
-        for alt in t.marker:
-          m = np.ones(len(d), bool)
-          for bit, val in alt: m &= ((raw[sel] >> np.uint64(bit)) & np.uint64(1)) == np.uint64(val)
-          is_marker |= m
-        d[is_marker] = 0
-      delta[sel] = d
+  for lv, k in set(zip(lays.tolist(), kinds.tolist())):  # the packet types present
+    t = layout(lv).types[k]
+    if t.rule == "none": continue
+    sel = (kinds == k) & (lays == lv)
+    lo, width = t.field("delta")
+    d = (raw[sel] >> np.uint64(lo)) & np.uint64((1 << width) - 1)
+    if t.rule == "add_plus_8": d = d + np.uint64(8)
+    if t.rule == "add_unless_marker":
+      is_marker = np.zeros(len(d), bool)
+      for alt in t.marker:
+        m = np.ones(len(d), bool)
+        for bit, val in alt: m &= ((raw[sel] >> np.uint64(bit)) & np.uint64(1)) == np.uint64(val)
+        is_marker |= m
+      d[is_marker] = 0
+    delta[sel] = d
   return np.cumsum(delta, dtype=np.uint64)
