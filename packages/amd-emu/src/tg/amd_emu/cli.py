@@ -81,8 +81,8 @@ def cmd_sqtt(ns: argparse.Namespace) -> None:
   for blob in capture.load(ns.path, ns.code_object, ns.arch):
     packets = decode(blob.data, blob.arch)
     waves = timeline(packets, Code(blob.code) if blob.code is not None and blob.itrace else None)
-    kernel = f" {', '.join(sorted(blob.code.kernels))}" if blob.code is not None else ""
-    label = f"{blob.name} (SE {blob.se}{kernel})"
+    kernel = f", {', '.join(sorted(blob.code.kernels))}" if blob.code is not None else ""
+    label = f"{blob.name} (SE {blob.se}{kernel}{f' loaded at {blob.base:#x}' if blob.base else ''})"
     print("\n".join(report.summary(label, packets, waves, ns.verbose)))
     streams.append((label, waves))
   if ns.trace:
