@@ -52,3 +52,16 @@ def span(e: dict) -> tuple[int, int]:
 def test_bad_input(args, msg, capsys):
   assert main(["sqtt", *args]) == 1
   assert msg in capsys.readouterr().err
+
+def test_run_writes_sqtt_that_sqtt_reads(tmp_path, capsys):
+  """`run --sqtt` on the captured plus kernel, then `sqtt` on that blob: one wave, the kernel's instructions up to
+  s_endpgm as LLVM prints them, like the hardware capture's listing."""
+  hsaco, blob = CAPTURES / "gfx1100" / "plus_run_0" / "kernel.hsaco", tmp_path / "t.bin"
+  assert main(["run", str(hsaco), "--block", "3,1,1", "--arg", "f32:3", "--arg", "f32=1,2,3", "--arg", "f32=4,5,6", "--sqtt", str(blob)]) == 0
+  assert "[5. 7. 9.]" in capsys.readouterr().out
+  assert main(["sqtt", str(blob), "--code-object", str(hsaco), "-v"]) == 0
+  out = capsys.readouterr().out
+  assert "1 waves" in out
+  listed = [(int(m[1], 16), m[2]) for m in re.finditer(r"^ +\d+ +\+\d+ +0x([0-9a-f]+)  (.*)$", out, re.M)]
+  want = objdump(hsaco)
+  assert listed == want[:[t for _, t in want].index("s_endpgm")]
