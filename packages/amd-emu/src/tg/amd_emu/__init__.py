@@ -6,7 +6,8 @@ whose instructions encode, decode (`decode`), print LLVM syntax and rebuild from
 object on numpy arrays, `dispatch` runs a grid against a `Memory` map, `run_wave` runs DSL instructions on one wave.
 Instruction semantics come from AMD's pseudocode, compiled per instruction shape to UOps and C (`pcode`, `lower`,
 `shapes`, `kernel`), run in two tiers (`shapelib` + `interp`, then `program`'s whole-program C for hot code).
-The `tg-amd-emu` command assembles, disassembles and runs.
+`sqtt` decodes AMD thread traces and writes them from the emulator. The `tg-amd-emu` command assembles, disassembles,
+runs and decodes thread traces.
 """
 from typing import Any
 

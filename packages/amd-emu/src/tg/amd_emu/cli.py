@@ -71,12 +71,34 @@ def cmd_run(ns: argparse.Namespace) -> None:
   if len(ns.arg) != len(metas):
     raise ValueError(f"{kname} takes {len(metas)} arguments ({', '.join(a.get('.name', '?') for a in metas)}), got {len(ns.arg)}")
   args = [parse_arg(t, m) for t, m in zip(ns.arg, metas)]
-  n = launch(data, kname, dims("--grid", ns.grid), dims("--block", ns.block), args, arch=ns.arch, budget=ns.budget)
+  trace = None
+  if ns.sqtt:
+    from .sqtt.record import Recorder
+    trace = Recorder()
+  n = launch(data, kname, dims("--grid", ns.grid), dims("--block", ns.block), args, arch=ns.arch, budget=ns.budget, trace=trace)
   print(f"{kname}: {n} wave-instructions")
+  if trace is not None:
+    pathlib.Path(ns.sqtt).write_bytes(trace.stream(ns.arch or co.arch))
+    print(f"  SQTT: {ns.sqtt} (tg-amd-emu sqtt {ns.sqtt} --code-object {ns.file})")
   for i, (a, m) in enumerate(zip(args, metas)):
     if not isinstance(a, np.ndarray): continue
     if ns.out: np.save(f"{ns.out}/arg{i}.npy", a); print(f"  arg {i} ({m.get('.name', '?')}): {ns.out}/arg{i}.npy")
     else: print(f"  arg {i} ({m.get('.name', '?')}): {np.array2string(a, threshold=64)}")
+
+def cmd_sqtt(ns: argparse.Namespace) -> None:
+  from .sqtt import Code, decode, timeline
+  from .sqtt import capture, chrome, report
+  streams = []
+  for blob in capture.load(ns.path, ns.code_object, ns.arch):
+    packets = decode(blob.data, blob.arch)
+    waves = timeline(packets, Code(blob.code) if blob.code is not None and blob.itrace else None)
+    kernel = f", {', '.join(sorted(blob.code.kernels))}" if blob.code is not None else ""
+    label = f"{blob.name} (SE {blob.se}{kernel}{f' loaded at {blob.base:#x}' if blob.base else ''})"
+    print("\n".join(report.summary(label, packets, waves, ns.verbose)))
+    streams.append((label, waves))
+  if ns.trace:
+    chrome.write(ns.trace, streams)
+    print(f"trace: {ns.trace}")
 
 def main(argv: list[str] | None = None) -> int:
   p = argparse.ArgumentParser(prog="tg-amd-emu", description="RDNA3/RDNA4 assembler, disassembler and emulator")
@@ -95,7 +117,14 @@ def main(argv: list[str] | None = None) -> int:
   r.add_argument("--arg", action="append", default=[], help=f"{BUFFER_FORMS} for buffers, a number for values")
   r.add_argument("--arch", choices=("rdna3", "rdna4")); r.add_argument("--budget", type=int, default=10_000_000)
   r.add_argument("--out", help="directory to save buffer arguments to as argN.npy")
+  r.add_argument("--sqtt", help="write the run's SQTT thread trace (one SE, the virtual GPU's timing model) to this file")
   r.set_defaults(fn=cmd_run)
+  q = sub.add_parser("sqtt", help="decode SQTT thread traces: per-wave timelines, Chrome/Perfetto trace JSON")
+  q.add_argument("path", help="a capture folder (meta.json, blob_<i>.bin, code objects) or one blob file")
+  q.add_argument("--code-object", help="the kernel's .hsaco, for a single blob"); q.add_argument("--arch", choices=("rdna3", "rdna4"))
+  q.add_argument("-v", "--verbose", action="store_true", help="print every instruction of the traced waves")
+  q.add_argument("--trace", help="write Chrome/Perfetto trace-event JSON here")
+  q.set_defaults(fn=cmd_sqtt)
   ns = p.parse_args(argv)
   try: ns.fn(ns)
   except (ValueError, TypeError, OSError, RuntimeError) as e:

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 import numpy as np
 from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, read as read_codeobj
 from .inst import Inst
-from .program import program, ENDPGM, FAULT, BUDGET, BADPC, UNSUPPORTED
+from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
 from .interp import RUNNING, DONE, WAITING
 from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
   ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
@@ -111,10 +111,12 @@ def new_wave(pc: int, budget: int, mode: FloatMode = DEFAULT_MODE) -> Wave:
   st[126] = 0xFFFFFFFF
   return Wave(st, ctypes.c_longlong(budget))
 
-def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None = None) -> int:
+def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None = None, trace: Any = None) -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
-  live wave has reached it. Returns the wave-instructions executed."""
+  live wave has reached it. A `trace` (sqtt.record.Recorder) runs each wave instead, recording what it executes.
+  Returns the wave-instructions executed."""
   prog.check()
+  if trace is not None: return traced_waves(prog, waves, memory, workgroup, trace)
   n = len(waves)
   start = [w.budget.value for w in waves]
   state = (ctypes.c_ubyte * n)(*(DONE if w.done else WAITING if w.waiting else RUNNING for w in waves))
@@ -122,6 +124,20 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int
                          (ctypes.c_void_p * n)(*(ctypes.addressof(w.budget) for w in waves)), state, ctypes.addressof(memory.table))
   for w, s in zip(waves, state): w.done, w.waiting = s == DONE, s == WAITING
   if rc != ENDPGM: raise_stop(prog, waves[i], rc, i, workgroup)
+  return sum(s - w.budget.value for s, w in zip(start, waves))
+
+def traced_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None, trace: Any) -> int:
+  """run_waves' round-robin (tg_emu_group's) in Python, each wave stepped by the recorder."""
+  tab, start = ctypes.addressof(memory.table), [w.budget.value for w in waves]
+  while live := [w for w in waves if not w.done]:
+    if all(w.waiting for w in live):
+      for w in live: w.waiting = False
+    for i, w in enumerate(waves):
+      if w.done or w.waiting: continue
+      rc = trace.run(prog, w, tab, workgroup, i)
+      if rc == ENDPGM: w.done = True
+      elif rc == BARRIER: w.waiting = True
+      else: raise_stop(prog, w, rc, i, workgroup)
   return sum(s - w.budget.value for s, w in zip(start, waves))
 
 def raise_stop(prog: Any, w: Wave, rc: int, wave: int, workgroup: tuple[int, int, int] | None) -> None:
@@ -153,10 +169,10 @@ def check_launch(grid: Sequence[int], block: Sequence[int], budget: int) -> None
   if budget < 1: raise ValueError(f"budget {budget}: the instruction budget per wave must be at least 1")
 
 def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
-             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0) -> int:
+             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0, trace: Any = None) -> int:
   """Run a grid of workgroups. `code` is the code mapped at `code_addr` (PC-relative data reads go through `memory`),
-  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup.
-  Returns the number of wave-instructions executed."""
+  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup; `trace`
+  records the executed instructions for an SQTT stream (see run_waves). Returns the number of wave-instructions executed."""
   executed = 0
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
@@ -186,7 +202,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
         sts = template.copy()
         sts[:, id_slots] = [v for on, v in zip(descriptor.workgroup_ids, (wx, wy, wz)) if on]
         if arch == "rdna4": sts[:, 108 + 9], sts[:, 108 + 10], sts[:, 108 + 11], sts[:, 108 + 7] = wx, wy, wz, wy | wz << 16
-        executed += run_waves(prog, [Wave(st, ctypes.c_longlong(budget)) for st in sts], memory, (wx, wy, wz))
+        executed += run_waves(prog, [Wave(st, ctypes.c_longlong(budget)) for st in sts], memory, (wx, wy, wz), trace)
   return executed
 
 def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> list[int]:
@@ -217,10 +233,10 @@ HIDDEN = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_co
           "hidden_group_size_z": 5, "hidden_remainder_x": 6, "hidden_remainder_y": 7, "hidden_remainder_z": 8, "hidden_grid_dims": 9}
 
 def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[int], block: Sequence[int], args: Sequence[Any],
-           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None) -> int:
+           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None, trace: Any = None) -> int:
   """Run a kernel of a code object. args follow the kernel's argument list: numpy arrays are mapped and passed by address
-  (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in.
-  Returns the number of wave-instructions executed."""
+  (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in;
+  `trace` as in dispatch. Returns the number of wave-instructions executed."""
   check_launch(grid, block, budget)
   data = code_object if isinstance(code_object, (bytes, bytearray)) else None
   co = read_codeobj(bytes(data)) if data is not None else code_object
@@ -252,7 +268,7 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
   ka = mem.alloc(len(kernarg))
   mem.write(ka, bytes(kernarg))
   return dispatch(mem, co.text, base + co.text_addr + k.code_offset, k.descriptor, ka, (gx, gy, gz), (bx, by, bz), arch,
-                  base + co.text_addr, budget)
+                  base + co.text_addr, budget, trace=trace)
 
 def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
   off, size = meta[".offset"], meta[".size"]

@@ -33,6 +33,7 @@ NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(
                   r"S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
                   r"INST_PREFETCH|VERSION|BARRIER_SIGNAL.*|PREFETCH.*|ICACHE_INV|DCACHE_INV|GL1_INV|DENORM_MODE|ROUND_MODE|SETHALT)")
 BARRIERS = ("S_BARRIER", "S_BARRIER_WAIT")
+TG_RUN = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 5)  # a tier's entry: state, memory, range table, budget, context
 TIERUP = 2_000_000  # wave-instructions in tier 1 before a program is hot (a clang -O2 run costs what tier 1 runs in ~0.1 s)
 NEVER = 1 << 62
 
@@ -222,6 +223,15 @@ class Program:
         self.ctl.value = NEVER  # until the build is loaded
         self.tier_up()
     return rc, pos.value
+
+  def run_wave(self, st: int, budget: int, tab: int) -> int:
+    """Run one wave (the addresses of its state and budget) in the current tier until it stops, for callers that step waves
+    themselves (sqtt.record); a tier swap on the way (YIELD) goes on in the new tier."""
+    while (rc := TG_RUN(self.tier_fn[0])(st, None, tab, budget, self.tier_fn[1])) == YIELD:
+      if self.optimized is None:
+        self.ctl.value = NEVER
+        self.tier_up()
+    return rc
 
   def check(self) -> None:
     """Raise the background build's error, if it failed (and forget this program, so the next use builds it again)."""

@@ -8,6 +8,7 @@ from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
 from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, PM4Queue, SDMAQueue, Signal
 from tg.amd.kfd import KFD, HostKFD
+from tg.amd.profile import profiler
 
 def open_kfd() -> KFD:
   if getenv("MOCKGPU", False):
@@ -59,7 +60,7 @@ class AMDProgram:
     from tg.amd_emu.codeobj import read
     co = read(lib)
     if name not in co.kernels: raise RuntimeError(f"no kernel {name!r} in the code object (it has {', '.join(co.kernels)})")
-    self.dev, self.name, self.kernel = dev, name, co.kernels[name]
+    self.dev, self.name, self.kernel, self.codeobj = dev, name, co.kernels[name], co
     kd = self.kernel.descriptor
     unsupported = set(kd.user_sgprs) - {"kernarg_segment_ptr"}
     if unsupported: raise RuntimeError(f"{name}: kernels that need {', '.join(sorted(unsupported))} are not supported")
@@ -71,6 +72,7 @@ class AMDProgram:
     self.kernarg_size = max(kd.kernarg_size, 16)
     self.rsrc = (kd.rsrc1, kd.rsrc2 | (kd.private_segment_size > 0), kd.rsrc3)
     self.tmpring = round_up(kd.private_segment_size * 32, 256) // 256 << 12
+    if getenv("PROFILE", False): profiler().add_program(self)
   def __del__(self) -> None:
     if hasattr(self, "mem"): self.dev.kfd.free(self.mem)
   def __call__(self, *bufs: GPUMem, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
@@ -106,6 +108,7 @@ class AMDDevice(Compiled):
     self.staging = self.kfd.alloc(2 << 20, vram=False)
     super().__init__(device, AMDAllocator(self), AMDCompiler(self.target), functools.partial(AMDProgram, self),
                      functools.partial(amd_renderer, self.target, device))
+    if getenv("PROFILE", False): profiler().add_device(self)
 
   def submit(self, q: PM4Queue | SDMAQueue, cmds: list[int]) -> int:
     """Queue commands after everything queued before (on either queue); returns the timeline value that marks them done."""

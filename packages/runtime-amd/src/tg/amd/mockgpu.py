@@ -4,11 +4,14 @@ It answers sysfs topology and IP-discovery reads for an RDNA3 (gfx1100) or RDNA4
 GPU virtual-address map (tg.amd_emu.Memory over real anonymous host mappings at the same addresses, as a GPU with a
 shared VA space would see them), and implements queues: a doorbell write runs the queue's new packets through a PM4
 processor or an SDMA engine that parse the real packet formats. Dispatches run on tg.amd_emu; an access outside every
-mapping becomes a KFD memory-exception event, delivered through WAIT_EVENTS as on hardware, and stops the queue."""
+mapping becomes a KFD memory-exception event, delivered through WAIT_EVENTS as on hardware, and stops the queue.
+With SQTT=1 (or PROFILE=1) each dispatch also writes a thread trace of one shader engine (tg.amd_emu.sqtt's timing
+model) to `thread_traces`."""
 from __future__ import annotations
 import ctypes, os, struct
 from dataclasses import dataclass, field
 from typing import Any
+from tg.uop import getenv
 from tg.amd import hw
 from tg.amd_emu.emu import MemoryFault
 from tg.amd.kfd import (IOCTLS, TOPOLOGY, EventData, HostKFD, QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA, EVENT_MEMORY, WAIT_COMPLETE,
@@ -54,6 +57,7 @@ class MockKFD:
     self.events: dict[int, MockEvent] = {}
     self.files = self._sysfs()
     self.doorbell_page = 0
+    self.thread_traces: list[tuple[int, bytes]] = []  # SQTT=1 or PROFILE=1: (kernel entry, SE 0's SQTT stream) per dispatch
 
   def _sysfs(self) -> dict[str, str]:
     files = {f"{TOPOLOGY}/0/properties": "cpu_cores_count 8\nsimd_count 0\n", f"{TOPOLOGY}/0/gpu_id": "0\n"}
@@ -218,6 +222,7 @@ class MockKFD:
   def dispatch(self, q: MockQueue, grid: list[int]) -> None:
     from tg.amd_emu.codeobj import KernelDescriptor
     from tg.amd_emu.emu import dispatch
+    from tg.amd_emu.sqtt.record import Recorder
     reg = {name: hw.PACKET3_SET_SH_REG_START + BASES["gc"][bi] + off - hw.PACKET3_SET_SH_REG_START
            for name, (off, bi) in hw.COMPUTE_REGS[ARCHS[self.arch]["gc"]].items()}
     r = lambda name, k=0: q.regs.get(reg[name] + k, 0)  # noqa: E731
@@ -231,7 +236,10 @@ class MockKFD:
     kd = KernelDescriptor(private_segment_size=scratch, rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, properties=props)
     block = [r("COMPUTE_NUM_THREAD_X", k) & 0xFFFF for k in range(3)]
     code = self.code_at(pgm)
-    dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm, dispatch_ptr=user[0] | user[1] << 32)
+    trace = Recorder() if getenv("SQTT", False) or getenv("PROFILE", False) else None
+    dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm, dispatch_ptr=user[0] | user[1] << 32,
+             trace=trace)
+    if trace is not None: self.thread_traces.append((pgm, trace.stream(self.arch)))
 
   def code_at(self, pgm: int) -> bytes:
     """The code the program counter starts at: the rest of its mapping (at most 64 KiB)."""
