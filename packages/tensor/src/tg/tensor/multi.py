@@ -155,7 +155,8 @@ def _movement(u: UOp, x: Shards) -> Shards:
 
 def _reduce(u: UOp, x: Shards) -> Shards:
   red_op, axes = u.arg
-  part = x.map(lambda i, s: u.replace(src=(s,)))
+  # a piece whose reduced axes are all 1 long already is its reduction (no kernel copies it before the allreduce's copies)
+  part = x.map(lambda i, s: u.replace(src=(s,)) if any(s.shape[k] != 1 for k in axes) else s)
   if x.axis not in axes: return part
   return Shards(tuple(allreduce(part.uops, red_op)), None)
 
@@ -194,6 +195,7 @@ def unshard(outs: list[UOp]) -> list[UOp | Shards]:
     if u.op is Ops.DEVICE and isinstance(u.arg, tuple): memo[u] = Shards(tuple(device_uop(d) for d in u.arg), None)
     elif u.op is Ops.MULTI: memo[u] = Shards(tuple(src), u.arg)  # type: ignore[arg-type]
     elif not any(isinstance(s, Shards) for s in src): memo[u] = u if all(a is b for a, b in zip(src, u.src)) else u.replace(src=src)
+    elif u.op is Ops.CALL: memo[u] = src[0]  # its value; the other sources are there for autograd, done by now
     elif u.op is Ops.COPY: memo[u] = _copy(u, src[0], src[1])
     elif u.op is Ops.ASSIGN: memo[u] = _assign(u, *src)  # type: ignore[arg-type]
     elif u.op is Ops.REDUCE_AXIS: memo[u] = _reduce(u, src[0])  # type: ignore[arg-type]
