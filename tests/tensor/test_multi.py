@@ -10,7 +10,7 @@ from tg.tensor.realize import Counters
 from tg.tensor.nn.optim import Adam, SGD
 from tg.tensor.nn.state import get_parameters, get_state_dict, load_state_dict
 from tg.tensor.errors import TensorValueError
-from tg.uop import Ops
+from tg.uop import Ops, UOp, AxisType, KernelInfo
 
 D2, D3 = ("CPU", "CPU:1"), ("CPU", "CPU:1", "CPU:2")
 rng = np.random.default_rng(0)
@@ -242,3 +242,18 @@ def test_copies_to_and_from_null():
   assert n.device == "NULL:1"
   n.to("NULL").realize()  # NULL to NULL runs (nothing to copy)
   with pytest.raises(RuntimeError, match="NULL device has no data"): n.to("CPU").numpy()
+
+def _gemm_k(C: UOp, A: UOp, B: UOp) -> UOp:
+  i, j, k = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1), UOp.range(A.shape[1], 2, AxisType.REDUCE)
+  return C[i, j].store((A[i, k] * B[k, j]).reduce(k, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="gemm"))
+
+def test_custom_kernel_runs_once_per_shard():
+  """tinygrad's sharded custom-kernel example: a gemm kernel on rows split over devices, B whole on each."""
+  a, b = rng.standard_normal((5, 4)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+  c, _, _ = Tensor.custom_kernel(Tensor.empty(5, 3).shard(D2, axis=0), Tensor(a).shard(D2, axis=0), Tensor(b, device=D2), fxn=_gemm_k)
+  assert c.device == D2
+  Counters.reset()
+  got = pieces(c)
+  assert Counters.kernels == 2 and [p.shape for p in got] == [(3, 3), (2, 3)]  # one gemm per device, on its rows
+  np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-5, atol=1e-6)
+  with pytest.raises(MultiDeviceError, match="same devices"): Tensor.custom_kernel(Tensor.empty(5, 3).shard(D2, axis=0), Tensor(a), fxn=_gemm_k)
