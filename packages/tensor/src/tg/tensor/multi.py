@@ -15,7 +15,8 @@ from tg.uop import UOp, Ops, GroupOp, ContextVar, prod
 from tg.tensor import graph
 from tg.tensor.graph import device_of, device_uop, canonical
 from tg.tensor.errors import TensorValueError
-from tg.tensor.schedule import is_buffer_view
+from tg.tensor.schedule import is_buffer_view, schedule
+from tg.tensor.realize import run_schedule
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -247,6 +248,10 @@ class MultiMixin:
     else: pieces = [self.shrink(tuple((lo, hi) if i == ax else None for i in range(self.ndim))) for lo, hi in split_bounds(self.shape[ax], len(devs))]
     graph.sharded_seen = True
     uops = tuple(UOp(Ops.COPY, self.dtype, (p.contiguous().uop, device_uop(d))).reshape(p.shape) for p, d in zip(pieces, devs))
+    if is_buffer_view(self.uop) and not self.requires_grad:  # realized data (a batch): copied now, so that realizing it later
+      items, becomes = schedule(list(uops))                   # isn't a schedule with every live tensor to update (_become)
+      run_schedule(items)
+      uops = tuple(becomes.get(u, u) for u in uops)
     return Tensor(UOp(Ops.MULTI, self.dtype, uops, ax), requires_grad=self.requires_grad)
   def shard_(self: Tensor, devices: Sequence[str], axis: int | None = None) -> Tensor:
     self.uop = self.shard(devices, axis).uop
