@@ -257,3 +257,12 @@ def test_custom_kernel_runs_once_per_shard():
   assert Counters.kernels == 2 and [p.shape for p in got] == [(3, 3), (2, 3)]  # one gemm per device, on its rows
   np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-5, atol=1e-6)
   with pytest.raises(MultiDeviceError, match="same devices"): Tensor.custom_kernel(Tensor.empty(5, 3).shard(D2, axis=0), Tensor(a), fxn=_gemm_k)
+
+@pytest.mark.parametrize("devs, copies", [(D2, 2), (D3, 12)])
+def test_allreduce_default_picks_ring_for_three_devices(devs, copies):
+  t = Tensor(np.ones((len(devs), 6), np.float32)).shard(devs, axis=0).realize()
+  with Context(RING_MIN_BYTES=0):
+    s = t.sum(0)
+    Counters.reset()
+    np.testing.assert_array_equal(pieces(s)[-1], np.full(6, len(devs)))
+  assert Counters.copies == copies  # naive over two: one each way; ring over three: 2 n (n-1) chunk copies

@@ -21,7 +21,7 @@ from tg.tensor.realize import run_schedule
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
-RING = ContextVar("RING", 1)  # allreduce: 0 naive always, 2 ring always, 1 ring from RING_MIN_BYTES per device up
+RING = ContextVar("RING", 1)  # allreduce: 0 naive always, 2 ring always, 1 ring over 3+ devices from RING_MIN_BYTES up
 RING_MIN_BYTES = ContextVar("RING_MIN_BYTES", 256 << 10)
 
 class MultiDeviceError(TensorValueError):
@@ -91,11 +91,12 @@ def allreduce(vals: Sequence[UOp], op: Ops) -> list[UOp]:
   Naive (each device fetches every other value and combines them in device order) for small tensors; a ring for big
   ones (RING, RING_MIN_BYTES): the flattened values are cut in one chunk per device, chunk c is combined along the ring
   starting at device c, then passed around the ring again so every device has it: each device sends and receives
-  2(n-1)/n of the tensor instead of (n-1) times all of it, and combines 1/n of it."""
+  2(n-1)/n of the tensor instead of (n-1) times all of it, and combines 1/n of it. Over two devices both move the same
+  bytes and the naive one launches fewer kernels (bench/multi.py), so by default the ring is for three devices and more."""
   devs = [device_of(v) for v in vals]
   n, shape = len(vals), vals[0].shape
   numel = prod(shape)
-  ring = RING.value == 2 or (RING.value == 1 and n > 1 and numel * vals[0].dtype.itemsize >= RING_MIN_BYTES.value)
+  ring = RING.value == 2 or (RING.value == 1 and n > 2 and numel * vals[0].dtype.itemsize >= RING_MIN_BYTES.value)
   if n == 1 or not ring or numel < n:
     outs = []
     for d in devs:
