@@ -1,6 +1,7 @@
 """Train a small CNN on the 8x8 handwritten digits that ship with scikit-learn (1797 images, no download), with a
 jitted training step, and report test accuracy.  uv run python examples/train_digits.py  (DEV=PYTHON runs it on the
-interpreter: use --subset and --steps to keep it short)."""
+interpreter: use --subset and --steps to keep it short). --devices 2 trains data-parallel: the weights on two devices
+(DEV:0 and DEV:1), each batch split between them, the gradients summed by an allreduce."""
 import argparse, sys, time
 import numpy as np
 from sklearn.datasets import load_digits
@@ -30,6 +31,7 @@ def main() -> float:
   ap.add_argument("--lr", type=float, default=1e-2)
   ap.add_argument("--width", type=int, default=8, help="channels of the first convolution (the second has twice as many)")
   ap.add_argument("--subset", type=int, default=0, help="use only this many training and test images")
+  ap.add_argument("--devices", type=int, default=1, help="data-parallel over this many devices of the DEV kind")
   args = ap.parse_args()
   digits = load_digits()
   X, Y = (digits.images / 16.0).astype(np.float32).reshape(-1, 1, 8, 8), digits.target.astype(np.int32)
@@ -40,6 +42,10 @@ def main() -> float:
   if args.subset: X_train, Y_train, X_test, Y_test = X_train[:args.subset], Y_train[:args.subset], X_test[:args.subset], Y_test[:args.subset]
   Tensor.manual_seed(0)
   model = Net(args.width)
+  devs = tuple(f"{Device.DEFAULT.partition(':')[0]}:{i}" for i in range(args.devices)) if args.devices > 1 else None
+  if devs:
+    for p in get_parameters(model): p.to_(devs)
+  def put(a: np.ndarray) -> Tensor: return Tensor(a).shard(devs, axis=0) if devs else Tensor(a)
   opt = Adam(get_parameters(model), lr=args.lr)
 
   @TinyJit
@@ -59,14 +65,14 @@ def main() -> float:
   batch = min(args.batch, len(X_train))
   for i in range(1, args.steps + 1):
     idx = rng.integers(0, len(X_train), batch)
-    loss, acc = train_step(Tensor(X_train[idx]), Tensor(Y_train[idx]))
+    loss, acc = train_step(put(X_train[idx]), put(Y_train[idx]))
     if i % 10 == 0 or i == args.steps: bar(i, args.steps, f"loss {loss.item():.3f} acc {acc.item():.2f}")
-  chunks = [predict(Tensor(X_test[j:j + batch])).numpy() for j in range(0, len(X_test) - batch + 1, batch)]
+  chunks = [predict(put(X_test[j:j + batch])).numpy() for j in range(0, len(X_test) - batch + 1, batch)]
   rest = len(X_test) % batch
-  if rest: chunks.append(model(Tensor(X_test[-rest:])).argmax(-1).numpy())
+  if rest: chunks.append(model(put(X_test[-rest:])).argmax(-1).numpy())
   test_acc = float((np.concatenate(chunks) == Y_test).mean())
   print(f"\ntest accuracy {test_acc * 100:.1f}% on {len(X_test)} images after {args.steps} steps in {time.perf_counter() - start:.1f} s "
-        f"on {Device.DEFAULT}")
+        f"on {', '.join(devs) if devs else Device.DEFAULT}")
   return test_acc
 
 if __name__ == "__main__": main()

@@ -34,6 +34,30 @@ def test_buffer_allocates_lazily_and_checks_sizes():
   with pytest.raises(ValueError, match="copyin of 12 bytes into a 16-byte buffer"): b.copyin(memoryview(bytes(12)))
   with pytest.raises(TypeError, match="numpy has no"): Buffer("CPU", 2, dtypes.bfloat16).numpy()
 
+class _NoHostView(Allocator):
+  """Device memory the host can't address (bytearrays behind a handle): copies to and from it go through copyin/copyout."""
+  def _alloc(self, nbytes: int) -> list: return [bytearray(nbytes)]
+  def copyin(self, dest: list, src: memoryview) -> None: dest[0][:] = src
+  def copyout(self, dest: memoryview, src: list) -> None: dest[:] = src[0]
+
+@pytest.mark.parametrize("src_host, dst_host", [(True, True), (True, False), (False, True), (False, False)])
+def test_copy_from_between_devices(src_host: bool, dst_host: bool):
+  """Buffer.copy_from: one memcpy when either side is host memory, else a bounce through the host; the bytes arrive."""
+  x = np.arange(10, dtype=np.int32) * 7 - 3
+  src, dst = Buffer("CPU:1", 10, dtypes.int32), Buffer("PYTHON:1", 10, dtypes.int32)
+  for b, host in ((src, src_host), (dst, dst_host)):
+    if not host: b.allocator = _NoHostView()  # (cached_property: this buffer's allocator only)
+  src.copyin(memoryview(x))
+  dst.copy_from(src)
+  np.testing.assert_array_equal(dst.numpy(), x)
+  with pytest.raises(ValueError, match="copy of a 40-byte buffer into a 4-byte one"): Buffer("CPU", 1, dtypes.int32).copy_from(src)
+
+def test_copy_from_uses_the_devices_own_transfer():
+  """A device that can copy from the other device itself (a copy engine) is asked first; NULL to NULL moves nothing."""
+  src, dst = Buffer("NULL:1", 4, dtypes.int32), Buffer("NULL", 4, dtypes.int32)
+  dst.copy_from(src.copyin(memoryview(bytes(16))))  # no copyout of NULL's (missing) data happens
+  with pytest.raises(RuntimeError, match="NULL device has no data"): Buffer("CPU", 4, dtypes.int32).copy_from(src)
+
 def test_views_share_memory_at_a_byte_offset():
   base = Buffer("CPU", 16, dtypes.int32)
   v = base.view(4, dtypes.int32, offset=8)   # elements 2..5 of base

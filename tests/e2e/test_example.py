@@ -10,3 +10,9 @@ def test_train_digits_on_the_python_device():
                      capture_output=True, text=True, env=env, timeout=240)
   assert r.returncode == 0, r.stderr[-3000:]
   assert "2/2 loss" in r.stdout and "test accuracy" in r.stdout and "on 4 images" in r.stdout and "on PYTHON" in r.stdout, r.stdout
+
+def test_train_digits_data_parallel_on_two_cpu_devices():
+  r = subprocess.run([sys.executable, str(ROOT / "examples" / "train_digits.py"), "--steps", "2", "--batch", "4", "--subset", "6", "--width", "2",
+                      "--devices", "2"], capture_output=True, text=True, env={**os.environ, "DEV": "CPU"}, timeout=240)
+  assert r.returncode == 0, r.stderr[-3000:]
+  assert "2/2 loss" in r.stdout and "on 6 images" in r.stdout and "on CPU:0, CPU:1" in r.stdout, r.stdout

@@ -39,6 +39,14 @@ class Allocator:
   def offset(self, opaque: Any, nbytes: int, offset: int) -> Any:
     """A handle to `nbytes` bytes at byte `offset` inside `opaque`, sharing its memory."""
     raise NotImplementedError(f"{type(self).__name__} has no buffer views")
+  def host_view(self, opaque: Any) -> memoryview | None:
+    """The buffer's bytes themselves, when the host can address them (a copy between devices then writes or reads them
+    directly); None when it can't."""
+    return None
+  def transfer(self, dest: Any, src: Buffer) -> bool:
+    """Copy all of src (a buffer on another device) into dest with this device's own means (a copy engine); False when
+    it has none for src's device, and the copy goes through host memory."""
+    return False
 
 class MallocAllocator(Allocator):
   """Host memory as ctypes byte arrays: C kernels take them as pointers, Python reads them through memoryviews."""
@@ -46,6 +54,7 @@ class MallocAllocator(Allocator):
   def copyin(self, dest: ctypes.Array, src: memoryview) -> None: memoryview(dest).cast("B")[:] = src.cast("B")
   def copyout(self, dest: memoryview, src: ctypes.Array) -> None: dest.cast("B")[:] = memoryview(src).cast("B")
   def offset(self, opaque: ctypes.Array, nbytes: int, offset: int) -> ctypes.Array: return (ctypes.c_uint8 * nbytes).from_buffer(opaque, offset)
+  def host_view(self, opaque: ctypes.Array) -> memoryview: return memoryview(opaque).cast("B")
 
 class GlobalCounters:
   """tinygrad's counters. Since reset(): kernel_count launches, global_ops estimated ALU ops and global_mem bytes loaded
@@ -106,6 +115,16 @@ class Buffer:
     if (mv := mv.cast("B")).nbytes != self.nbytes: raise ValueError(f"copyout of a {self.nbytes}-byte buffer into {mv.nbytes} bytes")
     self.ensure_allocated().allocator.copyout(mv, self._buf)
     return mv
+  def copy_from(self, src: Buffer) -> Buffer:
+    """self = src, across devices: by this device's copy engine when it has one for src's, else one memcpy when either
+    side's memory is host memory, else through a host bounce buffer."""
+    if src.nbytes != self.nbytes: raise ValueError(f"copy of a {src.nbytes}-byte buffer into a {self.nbytes}-byte one")
+    dst_buf = self.ensure_allocated()._buf
+    if self.allocator.transfer(dst_buf, src.ensure_allocated()): return self
+    if (mv := src.allocator.host_view(src._buf)) is not None: return self.copyin(mv)
+    if (mv := self.allocator.host_view(dst_buf)) is not None: src.copyout(mv)
+    else: self.copyin(src.copyout(memoryview(bytearray(src.nbytes))))
+    return self
   def numpy(self) -> Any:
     """A numpy copy of the contents. numpy is imported only here (the `numpy` extra: `pip install "tg-codegen[numpy]"`)."""
     try: import numpy as np

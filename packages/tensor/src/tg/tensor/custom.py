@@ -9,6 +9,7 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 from tg.uop import UOp, Ops, dtypes
+from tg.tensor.multi import MultiDeviceError, realized_multi
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -56,6 +57,7 @@ class CustomMixin:
     """Run the kernel fxn(*params) on these tensors' buffers (PARAM i is tensor i); returns each tensor after the kernel."""
     from tg.tensor.tensor import Tensor
     ts = [self, *others]
+    if any(t.is_sharded for t in ts): return _per_shard(ts, fxn, grad_fxn)
     srcs = tuple(t.uop if t.uop.op is Ops.AFTER else t.contiguous().uop for t in ts)
     ast = fxn(*[UOp.param(i, t.dtype, t.shape) for i, t in enumerate(ts)])
     if not isinstance(ast, UOp) or ast.op is not Ops.SINK: raise TypeError(f"custom_kernel's fxn must return a kernel SINK, got {ast!r:.80}")
@@ -75,3 +77,14 @@ class CustomMixin:
     value = _evaluate(fxn, ts)
     if grad_fxn is None: return value
     return Tensor(UOp(Ops.CALL, value.dtype, (value.detach().uop, *(t.uop for t in ts)), grad_fxn))
+
+def _per_shard(ts: list[Tensor], fxn: Callable[..., UOp], grad_fxn: GradFxn | None) -> list[Tensor]:
+  """custom_kernel on sharded tensors (all on the same devices): the kernel runs once per device on that device's pieces
+  (fxn sees the pieces' shapes), as tinygrad's sharded custom kernels do; the results are split as the inputs were."""
+  from tg.tensor.tensor import Tensor
+  if any(t.device != ts[0].device for t in ts):
+    raise MultiDeviceError(f"custom_kernel on tensors on {' and '.join(sorted({str(t.device) for t in ts}))}: shard them on the same devices")
+  multis = [(t if realized_multi(t.uop) else t.contiguous().realize()).uop for t in ts]
+  runs = [Tensor(multis[0].src[i]).custom_kernel(*[Tensor(m.src[i]) for m in multis[1:]], fxn=fxn, grad_fxn=grad_fxn)
+          for i in range(len(multis[0].src))]
+  return [Tensor(UOp(Ops.MULTI, m.dtype, tuple(r[k].uop for r in runs), m.arg)) for k, m in enumerate(multis)]

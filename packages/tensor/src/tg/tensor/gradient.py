@@ -5,6 +5,7 @@ import math
 from typing import Any
 from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, sum_acc_dtype
 from tg.tensor.graph import const_uop, device_of, device_uop, mop
+from tg.tensor.multi import shard_grad
 
 def _c(like: UOp, v: float) -> UOp: return const_uop(v, like.dtype, device_of(like), like.shape)
 
@@ -62,6 +63,7 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.CUSTOM_KERNEL, name="ret"), lambda ctx, ret: tuple(_user_grad(ret.arg.grad_fxn, ctx, ret))),
   (UPat(Ops.CALL, name="ret"), lambda ctx, ret: (None, *_user_grad(ret.arg, ctx, ret))),
   (UPat(Ops.COPY, name="ret"), lambda ctx, ret: (UOp(Ops.COPY, ctx.dtype, (ctx, device_uop(device_of(ret.src[0])))), None)),
+  (UPat(Ops.MULTI, name="ret"), lambda ctx, ret: shard_grad(ctx, ret)),
   (UPat(Ops.RESHAPE, name="ret"), lambda ctx, ret: (ctx.reshape(ret.src[0].shape),)),
   (UPat(Ops.EXPAND, name="ret"), lambda ctx, ret: (_sum_to(ctx, ret.src[0].shape),)),
   (UPat(Ops.PERMUTE, name="ret"), lambda ctx, ret: (mop(Ops.PERMUTE, ctx, tuple(ret.arg.index(i) for i in range(len(ret.arg)))),)),

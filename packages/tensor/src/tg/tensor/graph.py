@@ -13,7 +13,17 @@ from tg.codegen.device import Buffer, Device
 _unique = itertools.count()
 buffers: weakref.WeakKeyDictionary[UOp, Buffer] = weakref.WeakKeyDictionary()
 
-def device_uop(device: str) -> UOp: return UOp(Ops.DEVICE, arg=Device.canonicalize(device))
+Devices = str | tuple[str, ...]  # one device, or the devices of a sharded tensor (tg.tensor.multi)
+
+def canonical(device: Devices) -> Devices:
+  return Device.canonicalize(device) if isinstance(device, str) else tuple(Device.canonicalize(d) for d in device)
+
+sharded_seen = False  # set by the first tuple of devices: until then realize() doesn't look for sharded tensors
+
+def device_uop(device: Devices) -> UOp:
+  global sharded_seen
+  if not isinstance(device, str): sharded_seen = True
+  return UOp(Ops.DEVICE, arg=canonical(device))
 
 def new_buffer(device: str, size: int, dtype: DType, buf: Buffer | None = None) -> UOp:
   """A BUFFER UOp with a fresh identity (UNIQUE), backed by `buf` or by a Buffer allocated when first used."""
@@ -21,18 +31,19 @@ def new_buffer(device: str, size: int, dtype: DType, buf: Buffer | None = None) 
   buffers[u] = buf if buf is not None else Buffer(u.src[0].arg, size, dtype)
   return u
 
-def const_uop(val: Any, dtype: DType, device: str, shape: tuple[int, ...]) -> UOp:
+def const_uop(val: Any, dtype: DType, device: Devices, shape: tuple[int, ...]) -> UOp:
   c = UOp(Ops.CONST, dtype, (device_uop(device),), UOp.const(dtype, val).arg)
   return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
-_devices: weakref.WeakKeyDictionary[UOp, str] = weakref.WeakKeyDictionary()
+_devices: weakref.WeakKeyDictionary[UOp, Any] = weakref.WeakKeyDictionary()
 
-def device_of(u: UOp) -> str:
-  """The device of a tensor graph node: found down its first sources, remembered for every node on the way (a chain of
-  10,000 ops then costs 10,000 steps, not 50 million)."""
+def device_of(u: UOp) -> Any:
+  """The device of a tensor graph node (a tuple of names for a sharded one): found down its first sources, remembered for
+  every node on the way (a chain of 10,000 ops then costs 10,000 steps, not 50 million)."""
   path = []
   while (dev := _devices.get(u)) is None:
     if u.op is Ops.DEVICE: dev = u.arg; break
+    if u.op is Ops.MULTI: dev = tuple(device_of(s) for s in u.src); break
     if u.op is Ops.COPY: dev = u.src[1].arg; break
     if not u.src: raise ValueError(f"{u.op} has no device")
     path.append(u)

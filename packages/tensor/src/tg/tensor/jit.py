@@ -68,6 +68,10 @@ class _Args:
 def _buffer(t: Tensor) -> Buffer:
   return buffers[t.uop if t.uop.op is Ops.BUFFER else t.uop.src[0]]
 
+def _buffers(t: Tensor) -> list[Buffer]:
+  """A realized tensor's buffers: one, or a sharded tensor's one per device."""
+  return [buffers[u if u.op is Ops.BUFFER else u.src[0]] for u in (t.uop.src if t.uop.op is Ops.MULTI else (t.uop,))]
+
 def _map_outputs(ret: Any, fn: Callable[[Any], Any]) -> Any:
   """fn applied to every output (the leaves of lists, tuples and dicts); a non-tensor output is an error (None is fine)."""
   if isinstance(ret, (list, tuple)): return type(ret)(_map_outputs(r, fn) for r in ret)
@@ -157,9 +161,10 @@ class TinyJit(Generic[R]):
                                  "call the inner function's plain version (.fxn) inside the outer one")
     a = _Args.of(args, kwargs)
     Tensor.realize_all(*[t for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
-    bufs = [_buffer(t) for _, t in a.tensors]
+    named = [(name, b) for name, t in a.tensors for b in _buffers(t)]
+    bufs = [b for _, b in named]
     seen: dict[int, str] = {}
-    for (name, _), b in zip(a.tensors, bufs):
+    for name, b in named:
       if (other := seen.setdefault(id(b.base), name)) != name:
         raise JitError(f"TinyJit: {other} and {name} are the same buffer (duplicate inputs): a replay couldn't tell them apart; "
                        f"pass a .clone() of one")
@@ -181,9 +186,9 @@ class TinyJit(Generic[R]):
                    [(j, slot[id(b)]) for j, b in enumerate(ei.bufs) if id(b) in slot]) for ei in items]
     self.steps = _prune(steps) if self.prune else steps
     self.signature = a.signature()
-    by_buffer = {id(b): i for i, b in enumerate(bufs)}
+    by_buffer = {id(_buffer(t)): i for i, (_, t) in enumerate(a.tensors) if t.uop.op is not Ops.MULTI}
     def out(t: Tensor) -> _Out:
-      i = by_buffer.get(id(_buffer(t)))
+      i = by_buffer.get(id(_buffer(t))) if t.uop.op is not Ops.MULTI else None
       return _Out(t.uop, i, i is not None and t is a.tensors[i][1])
     self.outputs = _map_outputs(ret, out)
     return ret

@@ -1,4 +1,4 @@
-"""Running a schedule: kernels compiled once per (AST, device, opt switches) and reused, copies through the host. Every
+"""Running a schedule: kernels compiled once per (AST, device, opt switches) and reused, copies by Buffer.copy_from. Every
 launch counts in GlobalCounters; with DEBUG >= 2 each is timed and printed as tinygrad does."""
 from __future__ import annotations
 from typing import Any
@@ -52,9 +52,7 @@ def _report(p: ProgramSpec, t: float) -> None:
 def run_item(ei: ExecItem) -> None:
   if ei.ast.op is Ops.COPY:
     dst, src = ei.bufs
-    mv = memoryview(bytearray(src.nbytes))
-    src.copyout(mv)
-    dst.copyin(mv)
+    dst.copy_from(src)
     Counters.copies += 1
     return
   launch(get_runner(ei.ast, ei.bufs[0].device), ei.bufs, ei.var_vals)

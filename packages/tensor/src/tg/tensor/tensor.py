@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.codegen.device import Buffer, Device
-from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop
+from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer
 from tg.tensor.realize import run_schedule, Counters
 from tg.tensor.gradient import compute_gradient
@@ -20,6 +20,7 @@ from tg.tensor.custom import CustomMixin
 from tg.tensor.mathops import MathMixin
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
+from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
 from tg.tensor.errors import TensorShapeError, TensorValueError
 
 Scalar = int | float | bool
@@ -58,15 +59,18 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
 
 _STAGE = 4096  # elements a float sum adds up in one stage (see Tensor._staged_sum)
 
-class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin):
+class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin, MultiMixin):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   training: bool = False
   no_grad: bool = False
   _seed: int = 0
   _rng_counters: dict[str, Tensor] = {}  # per device: the next threefry counter, in a buffer
 
-  def __init__(self, data: Any, device: str | None = None, dtype: DType | str | None = None, requires_grad: bool | None = None):
-    dev = Device.canonicalize(device or Device.DEFAULT)
+  def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
+               requires_grad: bool | None = None):
+    if isinstance(device, (tuple, list)) and not isinstance(data, UOp):  # on several devices: a whole copy on each
+      data = Tensor(data, device[0], dtype).shard(device).uop
+    dev = Device.canonicalize(device[0] if isinstance(device, (tuple, list)) else device or Device.DEFAULT)
     dt = to_dtype(dtype) if dtype is not None else None
     if isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
@@ -109,10 +113,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def schedule(self, *others: Tensor) -> list[ExecItem]:
     """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers,
     and every other live tensor at the buffers of what it shares with them (_become)."""
-    ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,)) if not is_buffer_view(t.uop)]  # once each
+    ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
+          if not is_buffer_view(t.uop) and not realized_multi(t.uop)]
     if not ts: return []
     if any(u.op is Ops.ASSIGN for t in ts for u in t.uop.toposort()): ts += _old_value_readers(ts)
-    items, becomes = schedule(outs := [t.uop for t in ts])
+    outs = [t.uop for t in ts]
+    items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
     Counters.scheduled += len(items)
     for t in ts: t.uop = becomes[t.uop]
     # other live tensors are pointed at the buffers too, unless nothing but the outs (and the ASSIGNs under them) got one
@@ -132,6 +138,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
   def numpy(self) -> np.ndarray:
+    if self.is_sharded: return self.to(self.device[0]).numpy()  # gathered
     if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return self.float().numpy()
     if self.numel() == 0: return np.zeros(self.shape, _np_dtype(self.dtype))
     out = np.empty(self.shape, _np_dtype(self.dtype))
@@ -141,12 +148,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def item(self) -> Scalar:
     if self.numel() != 1: raise ValueError(f"item() needs one element, this tensor has shape {self.shape}")
     return self.numpy().reshape(()).item()
-  def to(self, device: str | None) -> Tensor:
-    dev = Device.canonicalize(device or Device.DEFAULT)
+  def to(self, device: str | tuple[str, ...] | None) -> Tensor:
+    """This tensor on another device (from a sharded one: gathered there), or on several (a whole copy on each)."""
+    dev = canonical(device or Device.DEFAULT)
     if dev == self.device: return self
+    if isinstance(dev, tuple): return (self if not self.is_sharded else self.to(dev[0])).shard(dev)
     ret = Tensor(UOp(Ops.COPY, self.dtype, (self.contiguous().uop, device_uop(dev))).reshape(self.shape), requires_grad=self.requires_grad)
     return ret
-  def to_(self, device: str | None) -> Tensor:
+  def to_(self, device: str | tuple[str, ...] | None) -> Tensor:
     self.uop = self.to(device).uop
     return self
   def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), requires_grad=self.requires_grad)
@@ -160,6 +169,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if x.shape != self.shape: raise TensorShapeError(f"assign of shape {x.shape} to a tensor of shape {self.shape}")
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if x.device != self.device: x = x.to(self.device)
+    if self.is_sharded:  # unshard splits the write by the target's pieces
+      if not realized_multi(self.uop): self.realize()
+      self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
+      return self
     if not is_buffer_view(self.uop): self.realize()
     base = self.uop if self.uop.op is Ops.BUFFER else self.uop.src[0]
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
@@ -178,7 +191,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def full(shape: Any, fill: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     shp = _shape((shape,) if isinstance(shape, int) else shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill)
-    return Tensor(const_uop(fill, dt, Device.canonicalize(device or Device.DEFAULT), shp), **kw)
+    return Tensor(const_uop(fill, dt, canonical(device or Device.DEFAULT), shp), **kw)
   @staticmethod
   def zeros(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 0.0, **{"dtype": dtypes.default_float, **kw})
   @staticmethod
@@ -215,6 +228,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """n uniformly random uint32 values from threefry-2x32 of (counter, seed). The counter lives in a device buffer
     that two tiny kernels snapshot and advance right away: every call is the same compiled kernels, later calls
     never see an earlier counter, and a TinyJit replay (which re-runs those kernels) draws new numbers each step."""
+    if isinstance(device, tuple): return Tensor._random_bits(n, device[0]).shard(device)  # sharded: the same numbers
     dev = Device.canonicalize(device or Device.DEFAULT)
     if (counter := Tensor._rng_counters.get(dev)) is None: counter = Tensor._rng_counters[dev] = Tensor([0], dev, dtypes.uint64)
     start = counter.clone().realize()
@@ -686,7 +700,7 @@ def _old_value_readers(ts: list[Tensor]) -> list[Tensor]:
   What the writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
   assigns = {u for t in ts for u in t.uop.toposort() if u.op is Ops.ASSIGN}
   consumed = {u for a in assigns for u in a.toposort()}
-  targets = {a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0] for a in assigns}
+  targets = {a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0] for a in assigns}
   mine = {id(t) for t in ts}
   out = []
   for ref in list(_live):
@@ -766,4 +780,4 @@ def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
 
 def _iota(n: int, dt: DType, device: str | None) -> Tensor:
   """0, 1, ..., n-1 computed on the device (no host data)."""
-  return Tensor(UOp(Ops.IOTA, dt, (device_uop(Device.canonicalize(device or Device.DEFAULT)),), n))
+  return Tensor(UOp(Ops.IOTA, dt, (device_uop(device or Device.DEFAULT),), n))

@@ -14,6 +14,7 @@ class Ops(Enum):
   # tensor-level graph
   BUFFER = auto(); BUFFER_VIEW = auto(); UNIQUE = auto(); DEVICE = auto(); COPY = auto(); CONTIGUOUS = auto()  # noqa: E702
   DETACH = auto(); ASSIGN = auto(); REDUCE_AXIS = auto(); KERNEL = auto(); CALL = auto(); CUSTOM_KERNEL = auto(); IOTA = auto()  # noqa: E702
+  MULTI = auto()  # a tensor in pieces on several devices: src one UOp per device, arg the axis split (None: each a full copy)
   RESHAPE = auto(); EXPAND = auto(); PERMUTE = auto(); PAD = auto(); SHRINK = auto(); FLIP = auto()  # noqa: E702
   # kernel structure
   RANGE = auto(); END = auto(); REDUCE = auto(); AFTER = auto(); SINK = auto(); GROUP = auto(); BARRIER = auto()  # noqa: E702

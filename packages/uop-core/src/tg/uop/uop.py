@@ -438,6 +438,8 @@ def _shape(u: UOp) -> tuple:
   if u.op is Ops.REDUCE_AXIS: return tuple(1 if i in u.arg[1] else s for i, s in enumerate(u.src[0].shape))
   if u.op in (Ops.CONST, Ops.VCONST, Ops.DEFINE_VAR, Ops.BIND, Ops.RANGE, Ops.SPECIAL, Ops.SINK, Ops.INDEX, Ops.LOAD, Ops.STORE): return ()
   if u.op is Ops.WHERE: return u.src[1].shape
+  if u.op is Ops.MULTI and u.arg is not None:
+    return tuple(sum(s.shape[i] for s in u.src) if i == u.arg else d for i, d in enumerate(u.src[0].shape))
   if u.src: return u.src[0].shape
   return ()
 

@@ -15,6 +15,7 @@ class NullAllocator(Allocator):
       raise RuntimeError("the NULL device has no data to copy out: run on a real device, or set NULL_ALLOW_COPYOUT=1 to read zeros")
     dest.cast("B")[:] = bytes(dest.nbytes)
   def offset(self, opaque: Any, nbytes: int, offset: int) -> int: return nbytes
+  def transfer(self, dest: Any, src: Any) -> bool: return isinstance(src.allocator, NullAllocator)  # no data on either side
 
 class NullCompiler(Compiler):
   def compile(self, src: str) -> bytes: return b""

@@ -1,0 +1,86 @@
+"""Multi-device: allreduce bandwidth on two CPU devices (CPU:0, CPU:1) for 1-256 MB per device, ring and naive, beside a
+plain memcpy (numpy copyto) of the same bytes (goal: >= 50% of memcpy from 16 MB up); and data-parallel training of the
+digits CNN (examples/train_digits.py's model, jitted Adam steps) on two devices beside one, in steps/s.
+Bandwidth is the bytes of one device's tensor over the time of the jitted allreduce (best of several replays)."""
+import argparse, json, sys, time
+from pathlib import Path
+import numpy as np
+from tg.tensor import Tensor, Context
+from tg.tensor.jit import TinyJit
+from tg.tensor.nn.optim import Adam
+from tg.tensor.nn.state import get_parameters
+
+DEVS = ("CPU:0", "CPU:1")
+
+def best_of(fn, reps: int) -> float:
+  best = float("inf")
+  for _ in range(reps):
+    st = time.perf_counter()
+    fn()
+    best = min(best, time.perf_counter() - st)
+  return best
+
+def memcpy_s(nbytes: int, reps: int) -> float:
+  src, dst = np.ones(nbytes // 4, np.float32), np.empty(nbytes // 4, np.float32)
+  return best_of(lambda: np.copyto(dst, src), reps)
+
+def allreduce_s(nbytes: int, ring: int, reps: int) -> float:
+  n = nbytes // 4
+  x = Tensor.ones(len(DEVS), n).contiguous().shard(DEVS, axis=0).realize()
+  with Context(RING=ring):
+    step = TinyJit(lambda t: t.sum(0))
+    for _ in range(3): step(x)  # run, capture, first replay
+    return best_of(lambda: step(x).realize(), reps)
+
+def train_steps_per_s(devices: int, steps: int, batch: int) -> float:
+  sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "examples"))
+  from train_digits import Net
+  Tensor.manual_seed(0)
+  model = Net(8)
+  devs = DEVS[:devices] if devices > 1 else None
+  if devs:
+    for p in get_parameters(model): p.to_(devs)
+  opt = Adam(get_parameters(model), lr=1e-2)
+  @TinyJit
+  def step(x: Tensor, y: Tensor) -> Tensor:
+    with Tensor.train():
+      opt.zero_grad()
+      loss = model(x).sparse_categorical_crossentropy(y).backward()
+      opt.step()
+      return loss
+  rng = np.random.default_rng(0)
+  def batch_data() -> tuple[Tensor, Tensor]:
+    x, y = Tensor(rng.random((batch, 1, 8, 8), np.float32)), Tensor(rng.integers(0, 10, batch).astype(np.int32))
+    return (x.shard(devs, axis=0), y.shard(devs, axis=0)) if devs else (x, y)
+  for _ in range(3): step(*batch_data()).item()
+  st = time.perf_counter()
+  for _ in range(steps): step(*batch_data()).item()
+  return steps / (time.perf_counter() - st)
+
+if __name__ == "__main__":
+  ap = argparse.ArgumentParser(description=__doc__)
+  ap.add_argument("--json", action="store_true")
+  ap.add_argument("--max-mb", type=int, default=256)
+  ap.add_argument("--reps", type=int, default=5)
+  ap.add_argument("--steps", type=int, default=30)
+  ap.add_argument("--batch", type=int, default=64)
+  args = ap.parse_args()
+  rows = []
+  mb = 1
+  while mb <= args.max_mb:
+    nbytes = mb << 20
+    ref = memcpy_s(nbytes, args.reps)
+    ring, naive = allreduce_s(nbytes, 2, args.reps), allreduce_s(nbytes, 0, args.reps)
+    rows.append({"MB": mb, "memcpy_GBps": nbytes / ref / 1e9, "ring_GBps": nbytes / ring / 1e9, "naive_GBps": nbytes / naive / 1e9})
+    mb *= 4
+  train = {"one_device_steps_per_s": train_steps_per_s(1, args.steps, args.batch),
+           "two_devices_steps_per_s": train_steps_per_s(2, args.steps, args.batch)}
+  if args.json: print(json.dumps({"allreduce": rows, "train": train, "devices": DEVS}))
+  else:
+    print(f"allreduce of one device's tensor over {', '.join(DEVS)}, GB/s (and % of memcpy)")
+    print(f"{'MB':>6}{'memcpy':>10}{'ring':>16}{'naive':>16}")
+    for r in rows:
+      m = r["memcpy_GBps"]
+      print(f"{r['MB']:6d}{m:10.2f}{r['ring_GBps']:10.2f} ({r['ring_GBps'] / m:4.0%}){r['naive_GBps']:10.2f} ({r['naive_GBps'] / m:4.0%})")
+    print(f"digits CNN, batch {args.batch}, jitted Adam steps: one device {train['one_device_steps_per_s']:.1f} steps/s, "
+          f"two devices (data parallel) {train['two_devices_steps_per_s']:.1f} steps/s")

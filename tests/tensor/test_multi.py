@@ -1,0 +1,268 @@
+"""Sharded tensors on virtual CPU devices (CPU, CPU:1, CPU:2), checked against numpy on the whole arrays: the split,
+elementwise work, movement, reductions along and across the split axis, matmul with either operand split, allreduce (ring
+and naive), gradients and optimizer steps equal to one device's, TinyJit replays, state dicts, and copies between devices."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from tg.tensor import Tensor, TinyJit, Context, nn
+from tg.tensor.multi import MultiDeviceError, split_bounds, allreduce, unshard
+from tg.tensor.realize import Counters
+from tg.tensor.nn.optim import Adam, SGD
+from tg.tensor.nn.state import get_parameters, get_state_dict, load_state_dict
+from tg.tensor.errors import TensorValueError
+from tg.uop import Ops, UOp, AxisType, KernelInfo
+
+D2, D3 = ("CPU", "CPU:1"), ("CPU", "CPU:1", "CPU:2")
+rng = np.random.default_rng(0)
+
+def pieces(t: Tensor) -> list[np.ndarray]:
+  """The realized shards, each read from its own device's buffer."""
+  t.realize()
+  assert t.uop.op is Ops.MULTI
+  return [Tensor(u).numpy() for u in t.uop.src]
+
+def test_split_bounds_is_tinygrads():
+  assert split_bounds(6, 2) == [(0, 3), (3, 6)]
+  assert split_bounds(5, 3) == [(0, 2), (2, 4), (4, 5)]
+  assert split_bounds(2, 3) == [(0, 1), (1, 2), (2, 2)]
+
+@pytest.mark.parametrize("n, devs", [(6, D2), (5, D3), (2, D3)])
+def test_shard_places_pieces(n, devs):
+  a = rng.standard_normal((n, 3)).astype(np.float32)
+  t = Tensor(a).shard(devs, axis=0)
+  assert t.device == devs and t.shape == (n, 3)
+  got = pieces(t)
+  for (lo, hi), p, d, u in zip(split_bounds(n, len(devs)), got, devs, t.uop.src):
+    np.testing.assert_array_equal(p, a[lo:hi])
+    assert Tensor(u).device == d
+  np.testing.assert_array_equal(t.numpy(), a)
+
+def test_replicated_has_whole_copies():
+  a = rng.standard_normal((3, 2)).astype(np.float32)
+  t = Tensor(a, device=D3)
+  assert t.device == D3 and t.shard_axis is None
+  for p in pieces(t): np.testing.assert_array_equal(p, a)
+
+def test_device_names_canonical():
+  t = Tensor([1.0]).shard(("cpu:0", "cpu:1"))
+  assert t.device == ("CPU", "CPU:1")
+  assert Tensor([1.0], device="cpu:2").device == "CPU:2"
+
+# movement of the split axis: a reshape keeping pieces whole, a shrink and a pad (pieces get uneven), a flip and a strided
+# slice (gathered first), an expand beside it; reductions along and across it
+OPS = [lambda x: x.T.reshape(-1) * 2 + 1, lambda x: x[1:4].pad(((1, 2), (0, 1))).sum(1), lambda x: x.flip(0)[::2].max(0),
+       lambda x: x.softmax(0).mean(1, keepdim=True), lambda x: x.relu().argmax(0),
+       lambda x: x.unsqueeze(1).expand(x.shape[0], 3, x.shape[1]).sum(1)]
+
+@pytest.mark.parametrize("axis", [0, 1, None])
+def test_ops_match_numpy(axis):
+  a = rng.standard_normal((5, 4)).astype(np.float32)
+  for op in OPS: np.testing.assert_allclose(op(Tensor(a).shard(D3, axis=axis)).numpy(), op(Tensor(a)).numpy(), rtol=1e-5, atol=1e-6)
+
+@settings(max_examples=6, deadline=None)
+@given(shape=st.lists(st.integers(1, 5), min_size=1, max_size=2), ndev=st.integers(2, 3), data=st.data())
+def test_sharded_elementwise_and_reduce_property(shape, ndev, data):
+  """For any shape, split axis, device count (empty pieces included) and reduce axis: the same values as numpy."""
+  a = np.arange(np.prod(shape), dtype=np.float32).reshape(shape) - 3
+  axis = data.draw(st.integers(0, len(shape) - 1))
+  red = data.draw(st.integers(0, len(shape) - 1))
+  t = Tensor(a).shard(D3[:ndev], axis=axis)
+  np.testing.assert_allclose((t * t - 1).sum(red).numpy(), (a * a - 1).sum(red), rtol=1e-6)
+  np.testing.assert_allclose(t.max(red).numpy(), a.max(red))
+
+@pytest.mark.parametrize("xaxis, waxis", [(0, None), (None, 1), (None, 0), (1, 0), (0, 1)])
+def test_matmul_both_ways(xaxis, waxis):
+  """Data parallel (x split by rows), model parallel (w split by columns: no allreduce, or by rows: an allreduce)."""
+  x, w = rng.standard_normal((6, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+  got = Tensor(x).shard(D2, axis=xaxis) @ Tensor(w).shard(D2, axis=waxis)
+  np.testing.assert_allclose(got.numpy(), x @ w, rtol=1e-5, atol=1e-5)
+
+def test_model_parallel_keeps_output_split():
+  x, w = rng.standard_normal((3, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+  xs, ws = Tensor(x, device=D2).realize(), Tensor(w).shard(D2, axis=1).realize()
+  out = xs @ ws
+  Counters.reset()
+  got = pieces(out)
+  assert Counters.copies == 0  # each device multiplies by its columns: nothing moves
+  np.testing.assert_allclose(np.concatenate(got, 1), x @ w, rtol=1e-5, atol=1e-5)
+
+@pytest.mark.parametrize("ring", [0, 2])
+@pytest.mark.parametrize("devs", [D2, D3])
+def test_allreduce_ring_and_naive(ring, devs):
+  a = rng.standard_normal((len(devs), 7, 3)).astype(np.float32)
+  t = Tensor(a).shard(devs, axis=0).realize()
+  with Context(RING=ring):
+    s = t.sum(0)
+    Counters.reset()
+    got = pieces(s)
+  for p in got: np.testing.assert_allclose(p, a.sum(0), rtol=1e-5, atol=1e-6)
+  assert all(np.array_equal(p, got[0]) for p in got)  # the same bits on every device
+  n = len(devs)
+  assert Counters.copies == (2 * n * (n - 1) if ring else n * (n - 1))  # ring: chunks there and back; naive: every value to every device
+
+def test_allreduce_max_and_ints():
+  a = rng.integers(-50, 50, (3, 6)).astype(np.int32)
+  t = Tensor(a).shard(D3, axis=0)
+  with Context(RING=2):
+    np.testing.assert_array_equal(t.max(0).numpy(), a.max(0))
+    np.testing.assert_array_equal(t.sum(0).numpy(), a.sum(0))
+
+def test_allreduce_direct():
+  vals = [Tensor(np.full((4,), i + 1, np.float32), device=d).uop for i, d in enumerate(D3)]
+  with Context(RING=2): outs = allreduce(vals, Ops.ADD)
+  for o in outs: np.testing.assert_array_equal(Tensor(o).numpy(), np.full((4,), 6.0))
+
+def _grads(devs, xaxis):
+  x, w, y = rng_g.standard_normal((8, 5)).astype(np.float32), rng_g.standard_normal((5, 3)).astype(np.float32), np.arange(8) % 3
+  W, X, Y = Tensor(w, requires_grad=True), Tensor(x), Tensor(y.astype(np.int32))
+  if devs:
+    W.to_(devs)
+    X.shard_(devs, axis=xaxis)
+    Y.shard_(devs, axis=0)
+  loss = (X @ W).relu().sparse_categorical_crossentropy(Y)
+  loss.backward()
+  return loss.item(), W.grad.numpy()
+rng_g = np.random.default_rng(1)
+
+@pytest.mark.parametrize("devs", [D2, D3])
+def test_gradients_equal_single_device(devs):
+  global rng_g
+  rng_g = np.random.default_rng(1)
+  l0, g0 = _grads(None, 0)
+  rng_g = np.random.default_rng(1)
+  l1, g1 = _grads(devs, 0)
+  assert l0 == pytest.approx(l1, rel=1e-6)
+  np.testing.assert_allclose(g1, g0, rtol=1e-5, atol=1e-7)
+
+def test_gradient_through_shard():
+  """Sharding a tensor that needs grad passes each piece's gradient back to it."""
+  a = rng.standard_normal((5, 3)).astype(np.float32)
+  x = Tensor(a, requires_grad=True)
+  (x.shard(D3, axis=0) * Tensor(a).shard(D3, axis=0)).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), a, rtol=1e-6)
+  y = Tensor(a, requires_grad=True)
+  (y.to(D2) * 3).sum().backward()  # whole copies are one value: the gradient once, not once per device
+  np.testing.assert_allclose(y.grad.numpy(), np.full_like(a, 3))
+
+def _train(devs, opt_cls, steps=4, jit=False):
+  Tensor.manual_seed(0)
+  data = np.random.default_rng(2)
+  xs, ys = data.standard_normal((steps, 8, 5)).astype(np.float32), data.integers(0, 3, (steps, 8)).astype(np.int32)
+  m = nn.Linear(5, 3)
+  if devs:
+    for p in get_parameters(m): p.to_(devs)
+  opt = opt_cls(get_parameters(m), lr=0.1)
+  def step(x, y):
+    with Tensor.train():
+      opt.zero_grad()
+      loss = m(x).sparse_categorical_crossentropy(y).backward()
+      opt.step()
+      return loss
+  fn = TinyJit(step) if jit else step
+  losses = []
+  for i in range(steps):
+    x, y = Tensor(xs[i]), Tensor(ys[i])
+    if devs: x, y = x.shard(devs, axis=0), y.shard(devs, axis=0)
+    losses.append(fn(x, y).item())
+  return losses, m.weight, fn
+
+@pytest.mark.parametrize("opt_cls", [SGD, Adam])
+def test_optimizer_on_sharded_params(opt_cls):
+  l0, w0, _ = _train(None, opt_cls)
+  l1, w1, _ = _train(D2, opt_cls)
+  np.testing.assert_allclose(l1, l0, rtol=1e-5)
+  assert w1.device == D2
+  np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
+  for p in pieces(w1): np.testing.assert_array_equal(p, pieces(w1)[0])  # the copies stay identical
+
+def test_jit_replays_multi_device_step():
+  l0, w0, _ = _train(None, Adam, steps=5)
+  l1, w1, fn = _train(D2, Adam, steps=5, jit=True)
+  assert fn.calls == 5 and any(ei.ast.op is Ops.COPY for ei in fn.jit_cache)  # replayed, with the allreduce's copies
+  assert {b.device for ei in fn.jit_cache for b in ei.bufs} == set(D2)
+  np.testing.assert_allclose(l1, l0, rtol=1e-5)
+  np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
+
+def test_assign_into_split_tensor():
+  a, b = rng.standard_normal((5, 2)).astype(np.float32), rng.standard_normal((5, 2)).astype(np.float32)
+  t = Tensor(a).shard(D3, axis=0).realize()
+  t.assign(Tensor(b, device=D3)).realize()  # a whole copy is cut to the target's pieces
+  np.testing.assert_array_equal(t.numpy(), b)
+  t += 1
+  np.testing.assert_array_equal(np.concatenate(pieces(t)), b + 1)
+
+def test_load_state_dict_into_sharded_params():
+  m = nn.Linear(4, 6)
+  m.weight.shard_(D2, axis=0)
+  m.bias.shard_(D2, axis=0)
+  w, b = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((6,)).astype(np.float32)
+  load_state_dict(m, {"weight": Tensor(w), "bias": Tensor(b)})
+  assert m.weight.device == D2
+  np.testing.assert_array_equal(np.concatenate(pieces(m.weight)), w)
+  np.testing.assert_array_equal(get_state_dict(m)["bias"].numpy(), b)
+  x = rng.standard_normal((3, 4)).astype(np.float32)
+  np.testing.assert_allclose(m(Tensor(x, device=D2)).numpy(), x @ w.T + b, rtol=1e-5, atol=1e-6)
+
+def test_to_one_device_gathers():
+  a = rng.standard_normal((5, 3)).astype(np.float32)
+  t = Tensor(a).shard(D3, axis=1)
+  for dev in ("CPU:1", "CPU:3", "PYTHON"):
+    g = t.to(dev)
+    assert g.device == dev
+    np.testing.assert_array_equal(g.numpy(), a)
+
+def test_random_on_several_devices_matches_one():
+  Tensor.manual_seed(5)
+  one = Tensor.rand(4, 3).numpy()
+  Tensor.manual_seed(5)
+  many = Tensor.rand(4, 3, device=D2)
+  assert many.device == D2
+  np.testing.assert_array_equal(many.numpy(), one)
+
+def test_errors():
+  x, y = Tensor.ones(4).shard(D2, axis=0), Tensor.ones(4).shard(D3, axis=0)
+  with pytest.raises(MultiDeviceError, match="different devices"): unshard([x.uop + y.uop])  # Tensor ops check before this
+  with pytest.raises(MultiDeviceError, match="already sharded"): x.shard(D3)
+  with pytest.raises(TensorValueError, match="appears twice"): Tensor.ones(4).shard(("CPU:1", "cpu:1"))
+  with pytest.raises(RuntimeError, match="different devices"): x + Tensor.ones(4)
+
+COPY_DEVICES = ["CPU", "CPU:1", "PYTHON", "PYTHON:1"]
+
+@pytest.mark.parametrize("src", COPY_DEVICES)
+@pytest.mark.parametrize("dst", COPY_DEVICES)
+def test_copies_between_device_kinds(src, dst):
+  a = np.arange(10, dtype=np.int32) * 3 - 7
+  t = Tensor(a, device=src).to(dst)
+  assert t.device == dst
+  np.testing.assert_array_equal((t + 1).numpy(), a + 1)
+
+def test_copies_to_and_from_null():
+  a = np.arange(6, dtype=np.float32)
+  n = Tensor(a).to("NULL:1")
+  assert n.device == "NULL:1"
+  n.to("NULL").realize()  # NULL to NULL runs (nothing to copy)
+  with pytest.raises(RuntimeError, match="NULL device has no data"): n.to("CPU").numpy()
+
+def _gemm_k(C: UOp, A: UOp, B: UOp) -> UOp:
+  i, j, k = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1), UOp.range(A.shape[1], 2, AxisType.REDUCE)
+  return C[i, j].store((A[i, k] * B[k, j]).reduce(k, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="gemm"))
+
+def test_custom_kernel_runs_once_per_shard():
+  """tinygrad's sharded custom-kernel example: a gemm kernel on rows split over devices, B whole on each."""
+  a, b = rng.standard_normal((5, 4)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+  c, _, _ = Tensor.custom_kernel(Tensor.empty(5, 3).shard(D2, axis=0), Tensor(a).shard(D2, axis=0), Tensor(b, device=D2), fxn=_gemm_k)
+  assert c.device == D2
+  Counters.reset()
+  got = pieces(c)
+  assert Counters.kernels == 2 and [p.shape for p in got] == [(3, 3), (2, 3)]  # one gemm per device, on its rows
+  np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-5, atol=1e-6)
+  with pytest.raises(MultiDeviceError, match="same devices"): Tensor.custom_kernel(Tensor.empty(5, 3).shard(D2, axis=0), Tensor(a), fxn=_gemm_k)
+
+@pytest.mark.parametrize("devs, copies", [(D2, 2), (D3, 12)])
+def test_allreduce_default_picks_ring_for_three_devices(devs, copies):
+  t = Tensor(np.ones((len(devs), 6), np.float32)).shard(devs, axis=0).realize()
+  with Context(RING_MIN_BYTES=0):
+    s = t.sum(0)
+    Counters.reset()
+    np.testing.assert_array_equal(pieces(s)[-1], np.full(6, len(devs)))
+  assert Counters.copies == copies  # naive over two: one each way; ring over three: 2 n (n-1) chunk copies
