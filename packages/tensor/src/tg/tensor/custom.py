@@ -56,7 +56,8 @@ class CustomMixin:
     """Run the kernel fxn(*params) on these tensors' buffers (PARAM i is tensor i); returns each tensor after the kernel."""
     from tg.tensor.tensor import Tensor
     ts = [self, *others]
-    srcs = tuple(t.uop if t.uop.op is Ops.AFTER else t.contiguous().uop for t in ts)
+    from tg.tensor.schedule import names_buffer
+    srcs = tuple(t.uop if names_buffer(t.uop) or t.uop.op is Ops.CONTIGUOUS else t.contiguous().uop for t in ts)  # no copy of a buffer
     ast = fxn(*[UOp.param(i, t.dtype, t.shape) for i, t in enumerate(ts)])
     if not isinstance(ast, UOp) or ast.op is not Ops.SINK: raise TypeError(f"custom_kernel's fxn must return a kernel SINK, got {ast!r:.80}")
     kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, srcs, CustomKernel(ast, grad_fxn))

@@ -1,13 +1,13 @@
 """Flash attention: softmax(q k^T * scale + mask) v as three hand-written kernels (Tensor.custom_kernel) that never hold
 the Nq x Nk score matrix, so memory grows with N, not N^2.
 
-The forward walks, for each tile of T queries, the tiles of T keys with an online softmax (a running max and sum per
+The forward walks, for each tile of queries, the tiles of keys with an online softmax (a running max and sum per
 query, the output rescaled when the max grows) and keeps the log-sum-exp per query. The backward recomputes the scores
 tile by tile from it: one kernel per query tile sums dq over the keys, one per key tile sums dk and dv over the queries
 (and over the query heads that share the key head, for grouped-query attention, so K/V are never repeated). Causal
 masking ends the loops at the diagonal tile; a boolean or additive mask is read where it is, broadcast by index.
-Everything accumulates in float32. In a tile the T query rows are unrolled and the T keys are vector lanes (UPCAST), so
-the C compiler gets independent vector FMAs; the inputs are padded to whole tiles and the padding is masked out."""
+Everything accumulates in float32. In a tile (8 x 8) the query rows are unrolled and the keys are vector lanes (UPCAST),
+so the C compiler gets independent vector FMAs; the inputs are padded to whole tiles and the padding is masked out."""
 from __future__ import annotations
 import math
 from dataclasses import dataclass
@@ -18,7 +18,6 @@ if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
 FLASH_ATTENTION = ContextVar("FLASH_ATTENTION", 1)  # 0: scaled_dot_product_attention always builds the full score matrix
-T = 8  # queries and keys per tile
 LOG2E, LN2 = 1.4426950408889634, 0.6931471805599453
 
 @dataclass(frozen=True)
@@ -35,10 +34,11 @@ class Plan:
   causal: bool
   mask: str | None = None  # None, "bool" or "add"
   mask_bh: tuple[bool, bool] = (False, False)  # the mask has a batch axis, a head axis (else it broadcasts over them)
+  tile: int = 8  # queries and keys per tile
   @property
-  def nqp(self) -> int: return round_up(self.nq, T)
+  def nqp(self) -> int: return round_up(self.nq, self.tile)
   @property
-  def nkp(self) -> int: return round_up(max(self.nk, self.nq) if self.causal else self.nk, T)  # causal: the diagonal tile exists
+  def nkp(self) -> int: return round_up(max(self.nk, self.nq) if self.causal else self.nk, self.tile)  # causal: the diagonal tile exists
 
 def _f32(x: UOp) -> UOp: return x if x.dtype == dtypes.float else x.cast(dtypes.float)
 
@@ -101,10 +101,10 @@ def _weighted(w: UOp, row: Callable[[int], UOp]) -> UOp:
   return out
 
 def _accumulate(acc: UOp, loop: UOp, n: int, axis: int, rows: Callable[[int, UOp], UOp], scale: Callable[[int], UOp | None]) -> list[UOp]:
-  """Each row t of the register acc (T, n) rescaled by scale(t) (if any) plus rows(t, column) inside `loop`."""
+  """Each row t of the register acc (tile, n) rescaled by scale(t) (if any) plus rows(t, column) inside `loop`."""
   c, cl = _over_dim(n, axis)
   out = []
-  for t in range(T):
+  for t in range(acc.shape[0]):
     old = acc.after(loop)[t, c]
     out.append(acc.after(loop)[t, c].store((old if (f := scale(t)) is None else old * f) + rows(t, c)).end(cl))
   return out
@@ -112,14 +112,15 @@ def _accumulate(acc: UOp, loop: UOp, n: int, axis: int, rows: Callable[[int, UOp
 def _write(dst: Callable[[int, UOp], UOp], acc: UOp, n: int, axis: int, fxn: Callable[[int, UOp], UOp]) -> list[UOp]:
   """dst(t, column) = fxn(t, acc[t, column]) for each row t, cast to the destination's dtype."""
   c, cl = _over_dim(n, axis)
-  return [(ix := dst(t, c)).store(fxn(t, acc[t, c]).cast(ix.dtype)).end(cl) for t in range(T)]
+  return [(ix := dst(t, c)).store(fxn(t, acc[t, c]).cast(ix.dtype)).end(cl) for t in range(acc.shape[0])]
 
 def _sink(name: str, p: Plan, *effects: UOp) -> UOp:
   return UOp.group(*effects).sink(arg=KernelInfo(name=f"{name}_{p.nqp}_{p.nkp}", opts_to_apply=()))
 
 def forward_kernel(p: Plan) -> Callable[..., UOp]:
-  """O (bh, nqp, dv) and the log-sum-exp L (bh, nqp) from Q (bh, nqp, d), K^T (bh/group, d, nkp), V (bh/group, nkp, dv)."""
-  def fxn(O: UOp, L: UOp, Q: UOp, Kt: UOp, V: UOp, *M: UOp) -> UOp:
+  """O (bh, nqp, dv) and the log-sum-exp L (bh, nqp) from Q (bh, nqp, d), K (bh/group, nkp, d), V (bh/group, nkp, dv)."""
+  def fxn(O: UOp, L: UOp, Q: UOp, K: UOp, V: UOp, *M: UOp) -> UOp:
+    T = p.tile
     bh, ib = UOp.range(p.bh, 0, AxisType.GLOBAL), UOp.range(p.nqp // T, 1, AxisType.GLOBAL)
     kv = bh // p.group
     m, l, acc = (_fill(_reg((T, 1), 0), -math.inf, (bh, ib), 2), _fill(_reg((T, 1), 1), 0.0, (bh, ib), 4),
@@ -129,7 +130,7 @@ def forward_kernel(p: Plan) -> Callable[..., UOp]:
     kj, probs, corrs, stores = jb * T + uk, [], [], []
     for t in range(T):
       qi = ib * T + t
-      s = _scores(p, lambda e: Q[bh, qi, e], lambda e: Kt[kv, e, kj], qi, kj, bh, M, 10).contract(uk)  # noqa: B023
+      s = _scores(p, lambda e: Q[bh, qi, e], lambda e: K[kv, kj, e], qi, kj, bh, M, 10).contract(uk)  # noqa: B023
       mo, lo = m.after(jb)[t, 0], l.after(jb)[t, 0]
       mn = mo.maximum(_lane_max(s))
       base = mn.eq(-math.inf).where(0.0, mn)  # nothing allowed yet: no rescale, no weight (no -inf - -inf)
@@ -150,8 +151,9 @@ def _probs(p: Plan, s: UOp, L: UOp, Dl: UOp, dp: UOp) -> tuple[UOp, UOp]:
   return pr, pr * (dp - Dl)
 
 def dq_kernel(p: Plan) -> Callable[..., UOp]:
-  """dQ (bh, nqp, d) from Q, K^T, K, V^T, dO, L, Dl: for each query tile, a loop over the key tiles."""
-  def fxn(dQ: UOp, Q: UOp, Kt: UOp, K: UOp, Vt: UOp, dO: UOp, L: UOp, Dl: UOp, *M: UOp) -> UOp:
+  """dQ (bh, nqp, d) from Q, K, V, dO, L, Dl: for each query tile, a loop over the key tiles."""
+  def fxn(dQ: UOp, Q: UOp, K: UOp, V: UOp, dO: UOp, L: UOp, Dl: UOp, *M: UOp) -> UOp:
+    T = p.tile
     bh, ib = UOp.range(p.bh, 0, AxisType.GLOBAL), UOp.range(p.nqp // T, 1, AxisType.GLOBAL)
     kv = bh // p.group
     acc = _fill(_reg((T, p.d), 0), 0.0, (bh, ib), 2)
@@ -160,8 +162,8 @@ def dq_kernel(p: Plan) -> Callable[..., UOp]:
     kj, grads = jb * T + uk, []
     for t in range(T):
       qi = ib * T + t
-      s = _scores(p, lambda e: Q[bh, qi, e], lambda e: Kt[kv, e, kj], qi, kj, bh, M, 6)  # noqa: B023
-      dp = _dot(lambda e: dO[bh, qi, e], lambda e: Vt[kv, e, kj], p.dv, 7)  # noqa: B023
+      s = _scores(p, lambda e: Q[bh, qi, e], lambda e: K[kv, kj, e], qi, kj, bh, M, 6)  # noqa: B023
+      dp = _dot(lambda e: dO[bh, qi, e], lambda e: V[kv, kj, e], p.dv, 7)  # noqa: B023
       grads.append(_probs(p, s, L[bh, qi], Dl[bh, qi], dp)[1].contract(uk))
     done = UOp.group(*_accumulate(acc, jb, p.d, 8, lambda t, c: _weighted(grads[t], lambda u: K[kv, jb * T + u, c]), lambda t: None)).end(jb)
     acc = acc.after(done)
@@ -169,9 +171,10 @@ def dq_kernel(p: Plan) -> Callable[..., UOp]:
   return fxn
 
 def dkv_kernel(p: Plan) -> Callable[..., UOp]:
-  """dK (bh/group, nkp, d) and dV (bh/group, nkp, dv) from Q^T, Q, K, V, dO^T, dO, L, Dl: for each key tile, a loop over
-  the query heads that share it and their query tiles (from the diagonal on, when causal)."""
-  def fxn(dK: UOp, dV: UOp, Qt: UOp, Q: UOp, K: UOp, V: UOp, dOt: UOp, dO: UOp, L: UOp, Dl: UOp, *M: UOp) -> UOp:
+  """dK (bh/group, nkp, d) and dV (bh/group, nkp, dv) from Q, K, V, dO, L, Dl: for each key tile, a loop over the query
+  heads that share it and their query tiles (from the diagonal on, when causal)."""
+  def fxn(dK: UOp, dV: UOp, Q: UOp, K: UOp, V: UOp, dO: UOp, L: UOp, Dl: UOp, *M: UOp) -> UOp:
+    T = p.tile
     kv, jb = UOp.range(p.bh // p.group, 0, AxisType.GLOBAL), UOp.range(p.nkp // T, 1, AxisType.GLOBAL)
     dk, dv = _fill(_reg((T, p.d), 0), 0.0, (kv, jb), 2), _fill(_reg((T, p.dv), 1), 0.0, (kv, jb), 4)
     g = UOp.range(p.group, 6, AxisType.REDUCE)
@@ -181,8 +184,8 @@ def dkv_kernel(p: Plan) -> Callable[..., UOp]:
     qi, probs, grads = ib * T + uq, [], []
     for u in range(T):
       kj = jb * T + u
-      s = _scores(p, lambda e: K[kv, kj, e], lambda e: Qt[bh, e, qi], qi, kj, bh, M, 9)  # noqa: B023
-      dp = _dot(lambda e: V[kv, kj, e], lambda e: dOt[bh, e, qi], p.dv, 10)  # noqa: B023
+      s = _scores(p, lambda e: K[kv, kj, e], lambda e: Q[bh, qi, e], qi, kj, bh, M, 9)  # noqa: B023
+      dp = _dot(lambda e: V[kv, kj, e], lambda e: dO[bh, qi, e], p.dv, 10)  # noqa: B023
       pr, ds = _probs(p, s, L[bh, qi], Dl[bh, qi], dp)
       probs.append(pr.contract(uq))
       grads.append(ds.contract(uq))
@@ -225,14 +228,15 @@ def plan_for(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, is_causa
   if attn_mask is not None:
     if (m := _mask4(attn_mask, q, k.shape[-2])) is None: return None
     mask, mask_bh = ("bool" if attn_mask.dtype == dtypes.bool else "add"), m[1]
-  bh = _heads4(q).shape[0] * heads
-  return Plan(bh, heads, heads // kheads, q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1], 1 / math.sqrt(q.shape[-1]), is_causal,
-              mask, mask_bh)
+  bh, nq, nk = _heads4(q).shape[0] * heads, q.shape[-2], k.shape[-2]
+  return Plan(bh, heads, heads // kheads, nq, nk, q.shape[-1], v.shape[-1], 1 / math.sqrt(q.shape[-1]), is_causal, mask, mask_bh,
+              8 if min(nq, nk) >= 32 else 2)  # short sequences: small tiles, less padding and far smaller kernels to compile
 
 def _rows(t: Tensor, n: int) -> Tensor:
-  """(batch, heads, rows, d) as (batch * heads, n, d), zero rows added."""
+  """(batch, heads, rows, d) as (batch * heads, n, d), zero rows added (none: a view of t, no copy)."""
   t = _heads4(t)
-  return t.reshape(-1, *t.shape[-2:]).pad(((0, 0), (0, n - t.shape[-2]), (0, 0)))
+  t = t.reshape(-1, *t.shape[-2:])
+  return t if n == t.shape[-2] else t.pad(((0, 0), (0, n - t.shape[-2]), (0, 0)))
 
 def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, p: Plan) -> Tensor:
   """scaled_dot_product_attention through the flash kernels (p from plan_for)."""
@@ -241,20 +245,18 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, p: Plan
   Q, K, V = _rows(q, p.nqp), _rows(k, p.nkp), _rows(v, p.nkp)
   out = Tensor.empty(p.bh, p.nqp, p.dv, dtype=q.dtype, device=q.device)
   lse = Tensor.empty(p.bh, p.nqp, dtype=dtypes.float, device=q.device)
-  o = Tensor.custom_kernel(out, lse, Q, K.transpose(1, 2), V, *M, fxn=forward_kernel(p), grad_fxn=lambda g, kernel: _backward(p, g, kernel))[0]
+  o = Tensor.custom_kernel(out, lse, Q, K, V, *M, fxn=forward_kernel(p), grad_fxn=lambda g, kernel: _backward(p, g, kernel))[0]
   return o[:, :p.nq].reshape(*q.shape[:-1], p.dv)
 
 def _backward(p: Plan, gradient: UOp, kernel: UOp) -> tuple[UOp | None, ...]:
-  """Gradients of Q, K^T and V (the kernel's inputs) from the output's: dq and dk/dv kernels over the saved log-sum-exp."""
+  """Gradients of Q, K and V (the kernel's inputs) from the output's: dq and dk/dv kernels over the saved log-sum-exp."""
   from tg.tensor.tensor import Tensor
-  o_buf, l_buf, q, kt, v, *M = kernel.src
+  o_buf, l_buf, *ins = kernel.src
   O, L = (Tensor(UOp(Ops.AFTER, b.dtype, (b, kernel))) for b in (o_buf, l_buf))
-  Q, Kt, V, dO = Tensor(q), Tensor(kt), Tensor(v), Tensor(gradient)
+  Q, K, V, *masks = (Tensor(u) for u in ins)
+  dO = Tensor(gradient)
   Dl = (dO.float() * O.float()).sum(-1)
-  K = Kt.transpose(1, 2)
-  masks = tuple(Tensor(m) for m in M)
-  dq = Tensor.custom_kernel(Tensor.empty(*Q.shape, dtype=Q.dtype, device=Q.device), Q, Kt, K, V.transpose(1, 2), dO, L, Dl, *masks,
-                            fxn=dq_kernel(p))[0]
-  dk, dv = Tensor.custom_kernel(Tensor.empty(*K.shape, dtype=K.dtype, device=K.device), Tensor.empty(*V.shape, dtype=V.dtype, device=V.device),
-                                Q.transpose(1, 2), Q, K, V, dO.transpose(1, 2), dO, L, Dl, *masks, fxn=dkv_kernel(p))[:2]
-  return (None, None, dq.uop, dk.transpose(1, 2).uop, dv.uop, *(None for _ in M))
+  def like(t: Tensor) -> Tensor: return Tensor.empty(*t.shape, dtype=t.dtype, device=t.device)
+  dq = Tensor.custom_kernel(like(Q), Q, K, V, dO, L, Dl, *masks, fxn=dq_kernel(p))[0]
+  dk, dv = Tensor.custom_kernel(like(K), like(V), Q, K, V, dO, L, Dl, *masks, fxn=dkv_kernel(p))[:2]
+  return (None, None, dq.uop, dk.uop, dv.uop, *(None for _ in masks))
