@@ -2,21 +2,11 @@
 kernels and through the full score matrix (FLASH_ATTENTION=0), for N = 256 ... 4096 keys and queries (B=1, H=8, D=64,
 float32), beside PyTorch's scaled_dot_product_attention when it is installed. Prints a table; --json for the figures."""
 from __future__ import annotations
-import argparse, json, time
-from typing import Callable
+import argparse, json
 import numpy as np
 from tg.uop import Context
 from tg.tensor import Tensor
-
-def best(fn: Callable[[], object], reps: int) -> float:
-  """Best wall time of fn in seconds (after one warm-up run that compiles)."""
-  fn()
-  times = []
-  for _ in range(reps):
-    t0 = time.perf_counter()
-    fn()
-    times.append(time.perf_counter() - t0)
-  return min(times)
+from tensor import best  # bench/tensor.py: best wall time after a warm-up run (this folder is on sys.path)
 
 def tg_times(arrays: list[np.ndarray], flash: int, causal: bool, device: str, reps: int) -> tuple[float, float]:
   q, k, v, g = (Tensor(a, device=device, requires_grad=True).realize() for a in arrays)

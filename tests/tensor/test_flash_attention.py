@@ -55,6 +55,12 @@ def test_matches_numpy_and_the_full_score_matrix(case):
   q, k, v, kw = CASES[case]()
   check(q, k, v, **kw)
 
+def test_kernels_pass_the_spec():
+  """SPEC=1 proves every index in bounds: the mask's padding rows and columns, and the causal dk/dv loop's query tiles."""
+  with Context(SPEC=1):
+    check(rand(1, 4, 5, 4), rand(1, 2, 7, 4), rand(1, 2, 7, 4), mask=rng.random((5, 7)) > 0.4, gqa=True)
+    check(rand(2, 9, 4), rand(2, 5, 4), rand(2, 5, 4), causal=True)
+
 def test_full_tiles_causal_with_a_ragged_end():
   """Long enough for 8 x 8 tiles (the tile benchmarks run at), with a last tile 3 rows short."""
   check(rand(1, 2, 37, 8), rand(1, 2, 37, 8), rand(1, 2, 37, 8), causal=True)

@@ -55,7 +55,7 @@ def _scores(p: Plan, rows: Callable[[UOp], UOp], lanes: Callable[[UOp], UOp], qi
   if p.causal: ok = (kj <= qi) if ok is None else ok & (kj <= qi)
   if M:
     b, h = (bh // p.heads if p.mask_bh[0] else 0), (bh % p.heads if p.mask_bh[1] else 0)
-    mv = M[0][b, h, (qi < p.nq).where(qi, p.nq - 1), (kj < p.nk).where(kj, p.nk - 1)]  # padded rows read row nq-1: masked anyway
+    mv = M[0][b, h, qi.minimum(p.nq - 1), kj.minimum(p.nk - 1)]  # padding reads the last row / column: its keys are masked anyway
     if p.mask == "bool": ok = mv if ok is None else ok & mv
     else: s = s + _f32(mv) * LOG2E
   return s if ok is None else ok.where(s, -math.inf)
@@ -179,7 +179,7 @@ def dkv_kernel(p: Plan) -> Callable[..., UOp]:
     dk, dv = _fill(_reg((T, p.d), 0), 0.0, (kv, jb), 2), _fill(_reg((T, p.dv), 1), 0.0, (kv, jb), 4)
     g = UOp.range(p.group, 6, AxisType.REDUCE)
     r = UOp.range((p.nqp // T - jb).maximum(0) if p.causal else p.nqp // T, 7, AxisType.REDUCE)
-    ib, bh = (jb + r if p.causal else r), kv * p.group + g
+    ib, bh = (p.nqp // T - 1 - r if p.causal else r), kv * p.group + g  # causal: from the last query tile down to the diagonal
     uq = UOp.range(T, 8, AxisType.UPCAST)
     qi, probs, grads = ib * T + uq, [], []
     for u in range(T):
