@@ -5,8 +5,9 @@ import gc
 import math
 import numpy as np
 import pytest
-from tg.uop import Context, Ops, dtypes
+from tg.uop import UOp, Context, Ops, KernelInfo, dtypes
 from tg.tensor import Tensor, GlobalCounters
+from tg.tensor.flash_attention import _exp2
 
 rng = np.random.default_rng(19)
 def rand(*shape: int) -> np.ndarray: return rng.standard_normal(shape).astype(np.float32)
@@ -54,6 +55,18 @@ CASES = {
 def test_matches_numpy_and_the_full_score_matrix(case):
   q, k, v, kw = CASES[case]()
   check(q, k, v, **kw)
+
+def test_exp2_to_float32_precision():
+  """The kernels' exp2 (plain arithmetic, vectorizable) against numpy's over its domain x <= 0, -inf and underflow included."""
+  x = np.concatenate([np.linspace(-130, 0, 4001), -rng.exponential(8, 2000), [-np.inf, -126.9, -126.0, -0.0]]).astype(np.float32)
+  def k(O: UOp, A: UOp) -> UOp:
+    i = UOp.range(A.shape[0], 0)
+    return O[i].store(_exp2(A[i])).end(i).sink(arg=KernelInfo(name="exp2", opts_to_apply=()))
+  got = Tensor.custom_kernel(Tensor.empty(x.size), Tensor(x), fxn=k)[0].numpy().astype(np.float64)
+  want = np.exp2(x.astype(np.float64))
+  normal = want >= 2.0 ** -126
+  np.testing.assert_allclose(got[normal], want[normal], rtol=2.5e-7)
+  assert (np.abs(got[~normal]) <= 2.0 ** -126).all() and got[x == -np.inf].tolist() == [0.0]
 
 def test_kernels_pass_the_spec():
   """SPEC=1 proves every index in bounds: the mask's padding rows and columns, and the causal dk/dv loop's query tiles."""
