@@ -99,6 +99,15 @@ def test_float64_and_the_switch_take_the_full_path():
   np.testing.assert_allclose(o.numpy(), np_attention(q, q, q), rtol=1e-10)
   with Context(FLASH_ATTENTION=0): assert not uses_flash(Tensor(q).scaled_dot_product_attention(Tensor(q), Tensor(q)))
 
+def test_a_mask_that_wants_a_gradient_takes_the_full_path():
+  q, bias = rand(1, 4, 3), rand(4, 4)
+  b = Tensor(bias, requires_grad=True)
+  o = Tensor(q).scaled_dot_product_attention(Tensor(q), Tensor(q), attn_mask=b)
+  assert not uses_flash(o)
+  o.sum().backward()
+  np.testing.assert_allclose(o.numpy(), np_attention(q, q, q, bias), atol=1e-5, rtol=1e-5)
+  np.testing.assert_allclose(b.grad.numpy().sum(-1), 0, atol=1e-5)  # type: ignore[union-attr]  # softmax rows: their gradient sums to 0
+
 def test_python_device():
   check(rand(1, 2, 5, 2), rand(1, 1, 6, 2), rand(1, 1, 6, 2), causal=True, gqa=True, device="PYTHON")
 

@@ -218,7 +218,8 @@ def _mask4(mask: Tensor, q: Tensor, nk: int) -> tuple[Tensor, tuple[bool, bool]]
 
 def plan_for(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, is_causal: bool, enable_gqa: bool) -> Plan | None:
   """The flash plan for these inputs, or None where it doesn't apply (FLASH_ATTENTION=0, dtypes other than float32,
-  float16 and bfloat16, axes that broadcast between q, k and v or a mask with more axes than q)."""
+  float16 and bfloat16, axes that broadcast between q, k and v, a mask with more axes than q or one that wants a
+  gradient: the kernels give none to the mask)."""
   if not FLASH_ATTENTION or q.ndim < 2 or not q.ndim == k.ndim == v.ndim or not q.dtype == k.dtype == v.dtype: return None
   if q.dtype not in (dtypes.float, dtypes.half, dtypes.bfloat16) or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]: return None
   if q.shape[:-3] != k.shape[:-3] or k.shape[:-1] != v.shape[:-1] or len({q.device, k.device, v.device}) != 1: return None
@@ -226,7 +227,7 @@ def plan_for(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, is_causa
   if heads != kheads and not (enable_gqa and heads % kheads == 0): return None
   mask, mask_bh = None, (False, False)
   if attn_mask is not None:
-    if (m := _mask4(attn_mask, q, k.shape[-2])) is None: return None
+    if attn_mask.requires_grad or (m := _mask4(attn_mask, q, k.shape[-2])) is None: return None
     mask, mask_bh = ("bool" if attn_mask.dtype == dtypes.bool else "add"), m[1]
   bh, nq, nk = _heads4(q).shape[0] * heads, q.shape[-2], k.shape[-2]
   return Plan(bh, heads, heads // kheads, nq, nk, q.shape[-1], v.shape[-1], 1 / math.sqrt(q.shape[-1]), is_causal, mask, mask_bh,
