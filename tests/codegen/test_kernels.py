@@ -234,3 +234,16 @@ def test_reduce_that_uses_a_middle_loop_only(device):
   x = rng.random((4, 3), np.float32)
   o, _ = run(ast, device, [np.zeros((3, 3, 5), np.float32), x])
   np.testing.assert_allclose(o, np.broadcast_to(x.sum(0)[None, :, None], (3, 3, 5)), rtol=1e-6)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_own_register_beside_a_reduce_in_a_loop(device):
+  """out[i] = sum over j of (a @ b)[i, j]: a register of the kernel's own (slot 0, 2 floats) sums, over the loop j, a REDUCE over e whose
+  accumulator the lowering adds: the two must not share a slot."""
+  out, a, b = UOp.param(0, dtypes.float, (5,)), UOp.param(1, dtypes.float, (5, 4)), UOp.param(2, dtypes.float, (4, 6))
+  i, j, e = UOp.range(5, 0), UOp.range(6, 1, AxisType.REDUCE), UOp.range(4, 2, AxisType.REDUCE)
+  acc = UOp.placeholder((2,), dtypes.float, 0, AddrSpace.REG)
+  acc = acc.after(i)[1].set(0.0)
+  acc = acc[1].set(acc.after(j)[1] + (a[i, e] * b[e, j]).reduce(e, arg=Ops.ADD), end=j)
+  x, y = rng.random((5, 4), np.float32), rng.random((4, 6), np.float32)
+  o, _, _ = run(sink(out[i].store(acc[1]).end(i)), device, [np.zeros(5, np.float32), x, y])
+  np.testing.assert_allclose(o, (x @ y).sum(axis=1), rtol=1e-5)

@@ -33,6 +33,19 @@ def test_mem_used_is_live_device_bytes():
   without = _owned_bytes()
   assert GlobalCounters.mem_used == without <= with_t - 256 * 100 * 4  # (buffers of earlier tests may go too)
 
+def test_mem_peak_is_the_high_point_since_reset():
+  gc.collect()
+  GlobalCounters.reset()
+  assert GlobalCounters.mem_peak == GlobalCounters.mem_used
+  t = Tensor.ones(256, 100).contiguous().realize()
+  u = Tensor.ones(100).contiguous().realize()
+  both = GlobalCounters.mem_used
+  del t, u
+  gc.collect()
+  assert GlobalCounters.mem_used <= both - (256 * 100 + 100) * 4 and GlobalCounters.mem_peak >= both  # (other tests' buffers may go too)
+  GlobalCounters.reset()
+  assert GlobalCounters.mem_peak == GlobalCounters.mem_used < both
+
 def test_debug2_prints_every_launch(capsys):
   a = Tensor(np.arange(64, dtype=np.float32)).realize()
   (a * 2).realize()

@@ -59,14 +59,16 @@ class MallocAllocator(Allocator):
 class GlobalCounters:
   """tinygrad's counters. Since reset(): kernel_count launches, global_ops estimated ALU ops and global_mem bytes loaded
   and stored by them, time_sum_s their time when launches are timed (DEBUG >= 2). mem_used: bytes of device memory
-  allocated now (buffers the device allocated, not views nor wrapped memory), exact and never reset."""
+  allocated now (buffers the device allocated, not views nor wrapped memory), exact and never reset; mem_peak: the most
+  mem_used has been since reset() (which sets it to mem_used), to see what a computation needs at its high point."""
   global_ops = 0
   global_mem = 0
   kernel_count = 0
   time_sum_s = 0.0
   mem_used = 0
+  mem_peak = 0
   @classmethod
-  def reset(cls) -> None: cls.global_ops, cls.global_mem, cls.kernel_count, cls.time_sum_s = 0, 0, 0, 0.0
+  def reset(cls) -> None: cls.global_ops, cls.global_mem, cls.kernel_count, cls.time_sum_s, cls.mem_peak = 0, 0, 0, 0.0, cls.mem_used
 
 class Buffer:
   """`size` elements of `dtype` on a device. A view (base given) is `size` elements at byte `offset` of its base's memory.
@@ -93,7 +95,9 @@ class Buffer:
       self._buf = self.allocator.offset(self._base._buf, self.nbytes, self.offset)
     else:
       self._buf, self._owned = (opaque, False) if opaque is not None else (self.allocator.alloc(self.nbytes), True)
-      if self._owned: GlobalCounters.mem_used += self.nbytes
+      if self._owned:
+        GlobalCounters.mem_used += self.nbytes
+        GlobalCounters.mem_peak = max(GlobalCounters.mem_peak, GlobalCounters.mem_used)
     return self
   def ensure_allocated(self) -> Buffer: return self if self.is_allocated else self.allocate()
   def deallocate(self) -> None:

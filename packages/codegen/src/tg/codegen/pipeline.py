@@ -38,7 +38,8 @@ def lower(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None
 
 def lower_optimized(ast: UOp, renderer: Renderer) -> UOp:
   ast = graph_rewrite(ast, pm_expand, name="expand")
-  ast = graph_rewrite(split_shared_ranges(ast), pm_reduce, ctx=ReduceContext(), name="reduce")
+  ast = split_shared_ranges(ast)
+  ast = graph_rewrite(ast, pm_reduce, ctx=ReduceContext(ast), name="reduce")
   ast = graph_rewrite(ast, pm_merge_ends, name="merge ends")
   ast = add_gpudims(ast, renderer)
   ast = graph_rewrite(ast, pm_add_loads, name="add loads")

@@ -58,7 +58,8 @@ class CustomMixin:
     from tg.tensor.tensor import Tensor
     ts = [self, *others]
     if any(t.is_sharded for t in ts): return _per_shard(ts, fxn, grad_fxn)
-    srcs = tuple(t.uop if t.uop.op is Ops.AFTER else t.contiguous().uop for t in ts)
+    from tg.tensor.schedule import names_buffer
+    srcs = tuple(t.uop if names_buffer(t.uop) or t.uop.op is Ops.CONTIGUOUS else t.contiguous().uop for t in ts)  # no copy of a buffer
     ast = fxn(*[UOp.param(i, t.dtype, t.shape) for i, t in enumerate(ts)])
     if not isinstance(ast, UOp) or ast.op is not Ops.SINK: raise TypeError(f"custom_kernel's fxn must return a kernel SINK, got {ast!r:.80}")
     kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, srcs, CustomKernel(ast, grad_fxn))

@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, dtypes
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError
 from tg.tensor.indexing import _check_index, _last_only
+from tg.tensor import flash_attention
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -296,11 +297,15 @@ class NNMixin:
   def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
                                    is_causal: bool = False, enable_gqa: bool = False) -> Tensor:
     """softmax(q k^T / sqrt(d) + mask) v. enable_gqa: key and value have fewer heads (dim -3) than the query, each shared
-    by a group of query heads (their count divides the query's)."""
+    by a group of query heads (their count divides the query's). Flash attention's kernels (flash_attention.py) where
+    they apply, without the full score matrix; FLASH_ATTENTION=0 always builds it."""
     from tg.tensor.tensor import Tensor
     if is_causal and attn_mask is not None: raise ValueError("scaled_dot_product_attention takes is_causal or attn_mask, not both")
     if enable_gqa and key.shape[-3] != self.shape[-3]:
       if self.shape[-3] % key.shape[-3]: raise TensorShapeError(f"{self.shape[-3]} query heads don't group into {key.shape[-3]} key heads")
+    if (plan := flash_attention.plan_for(self, key, value, attn_mask, is_causal, enable_gqa)) is not None:
+      return flash_attention.attention(self, key, value, attn_mask, plan)
+    if enable_gqa and key.shape[-3] != self.shape[-3]:
       rep = self.shape[-3] // key.shape[-3]
       key, value = key.repeat_interleave(rep, -3), value.repeat_interleave(rep, -3)
     scores = self.matmul(key.transpose(-1, -2)) * (1 / math.sqrt(self.shape[-1]))

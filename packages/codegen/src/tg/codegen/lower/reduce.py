@@ -23,7 +23,11 @@ def open_ranges(u: UOp) -> set[UOp]:
   return set(scope[u])
 
 class ReduceContext:
-  def __init__(self) -> None: self.slots, self.locals, self.axes = itertools.count(), itertools.count(), itertools.count(1000)
+  """Fresh numbers for the registers, shared memory and ranges the lowering adds: past those the kernel has (a hand-written
+  kernel's own registers keep theirs, an accumulator never shares a slot with one)."""
+  def __init__(self, sink: UOp) -> None:
+    def after(op: Ops) -> int: return max((u.arg + 1 for u in sink.toposort() if u.op is op), default=0)
+    self.slots, self.locals, self.axes = itertools.count(after(Ops.DEFINE_REG)), itertools.count(after(Ops.DEFINE_LOCAL)), itertools.count(1000)
 
 def lower_reduce(ctx: ReduceContext, red: UOp) -> UOp:
   x, rngs = red.src[0], red.src[1:]
