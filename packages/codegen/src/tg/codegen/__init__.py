@@ -9,7 +9,8 @@ from tg.codegen.program import ProgramSpec
 from tg.codegen.renderer import Renderer
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError
+from tg.codegen import profile
 from tg.codegen.opt.search import BEAM, NOOPT  # registered, so Context(BEAM=..., NOOPT=...) works before any kernel is built
 
 __all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "GlobalCounters", "ProgramSpec", "Renderer", "get_program", "CompiledRunner",
-           "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "CHECK_OOB", "OutOfBoundsError"]
+           "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "CHECK_OOB", "OutOfBoundsError", "profile"]

@@ -26,7 +26,7 @@ class Rewrite:
   name: str
   loc: str
   input: UOp
-  matches: list[tuple[UOp, UOp, Callable]] = field(default_factory=list)
+  matches: list[tuple[UOp, UOp, Callable | tuple[str, str]]] = field(default_factory=list)  # (a `record`: (loc, name))
   output: UOp | None = None
   bottom_up: bool = False
 
@@ -82,8 +82,11 @@ def _short(path: str) -> str:
   return "/".join(parts[parts.index("tg"):]) if "tg" in parts else path
 
 def record(name: str, input: UOp, output: UOp) -> None:
-  """A step that isn't a graph_rewrite (the scheduler building a kernel): its input and output, no matches."""
-  if VIZ.value: _current(name).rewrites.append(Rewrite(name, _caller(), input, output=output))
+  """A step that isn't a graph_rewrite (the scheduler building a kernel): input to output as one match, whose "pattern"
+  is the caller."""
+  if VIZ.value:
+    loc = _caller()
+    _current(name).rewrites.append(Rewrite(name, loc, input, [(input, output, (loc, name))], output))
 
 def traced(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name: str | None,
            walk: Callable[[UOp, Callable, Any, bool, str | None], dict[UOp, UOp]]) -> dict[UOp, UOp]:
@@ -133,8 +136,9 @@ class _Flattener:
         stack.extend((s, False) for s in reversed(u.src) if s not in ids)
     return ids[root]
 
-def _pattern(fxn: Callable, cache: dict[Callable, tuple[str, str]]) -> tuple[str, str]:
+def _pattern(fxn: Callable | tuple[str, str], cache: dict[Callable, tuple[str, str]]) -> tuple[str, str]:
   """(file:line, the source line) of a pattern's function: where the pattern is written."""
+  if isinstance(fxn, tuple): return fxn
   if (p := cache.get(fxn)) is None:
     code = getattr(fxn, "__code__", None)
     if code is None: p = (repr(fxn), repr(fxn))
@@ -146,7 +150,7 @@ def to_data(gs: list[Group] | None = None) -> dict[str, Any]:
   """The trace as plain data: {"version", "nodes", "groups": [{kind, name, info, rewrites: [{name, loc, input, output,
   bottom_up, matches: [(before, after, pattern number)]}]}], "patterns": [(loc, text)], and each of `sections`}."""
   flat, pats, pat_ids = _Flattener(), dict[Callable, tuple[str, str]](), dict[tuple[str, str], int]()
-  def pattern_id(fxn: Callable) -> int: return pat_ids.setdefault(_pattern(fxn, pats), len(pat_ids))
+  def pattern_id(fxn: Callable | tuple[str, str]) -> int: return pat_ids.setdefault(_pattern(fxn, pats), len(pat_ids))
   out_groups = []
   for g in (groups if gs is None else gs):
     rws = [{"name": r.name, "loc": r.loc, "bottom_up": r.bottom_up, "input": flat(r.input),
