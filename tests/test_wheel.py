@@ -9,6 +9,8 @@ from tg.uop import UOp
 assert importlib.util.find_spec("tg.codegen") is None, "another tg package is installed"
 x, y = UOp.variable("x", 0, 100), UOp.variable("y", 0, 3)
 print(((x * 4 + y) // 4).simplify().render(), ((x * 4 + y) % 4).simplify().render(), tg.uop.__file__)
+from tg.uop.viz import server  # VIZ's page and its vendored layout library ship in the wheel
+assert all((server.STATIC / f).is_file() for f in ("index.html", "viz.js", "viz.css", "dagre.min.js", "dagre.LICENSE.txt"))
 """
 
 def test_uop_core_wheel_installs_alone(tmp_path: pathlib.Path) -> None:
