@@ -295,7 +295,7 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     value = p.src[1] if p.op is Ops.ASSIGN else p
     kb = KernelBuilder({k: v for k, v in bufmap.items() if k is not p})
     ast = kb.build(value, tb, kernel_name(value))
-    track.record(f"kernel {kernel_name(value)}", value, ast)
+    track.record(f"kernel {ast.arg.name}", value, ast)
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
   # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs: it wrote into them

@@ -27,8 +27,7 @@ def load(path: str | pathlib.Path) -> dict[str, Any]:
 class Trace:
   def __init__(self, data: dict[str, Any]):
     self.data, self.table = data, NodeTable(data["nodes"])
-    # (group, rewrite) -> (root after 0, 1, ... matches, filled as asked; what each node matched so far became)
-    self._roots: dict[tuple[int, int], tuple[list[int], dict[int, int]]] = {}
+    self._roots: dict[tuple[int, int], dict[int, int]] = {}  # (group, rewrite) -> {k: the root after k matches}, as asked
 
   def rewrite(self, g: int, r: int) -> dict[str, Any]:
     groups = self.data["groups"]
@@ -81,15 +80,13 @@ class Trace:
 
   def root_at(self, g: int, r: int, k: int) -> int:
     """The graph of rewrite r of group g after its first k matches (k=0: its input): the input with every node matched so
-    far replaced by what it became, wherever it appears (also once its sources were rewritten). A match's result is
-    first rewritten the same way, as graph_rewrite does: a node it already rewrote stands for its result."""
+    far replaced by what it became, wherever it appears (also once its sources were rewritten), and what it became
+    rewritten the same way, as graph_rewrite does (a node it already rewrote stands for its result). One pass over the
+    graph, whatever k."""
     rw = self.rewrite(g, r)
     if not 0 <= k <= len(rw["matches"]): raise TraceError(f"no step {k} in rewrite {r} of group {g}: it has {len(rw['matches'])} matches")
-    roots, became = self._roots.setdefault((g, r), ([rw["input"]], {}))
-    while len(roots) <= k:
-      before, after, _ = rw["matches"][len(roots) - 1]
-      became[before] = self.substitute(after, became, rw["bottom_up"])
-      roots.append(self.substitute(rw["input"], became, rw["bottom_up"]))
+    roots = self._roots.setdefault((g, r), {0: rw["input"]})
+    if k not in roots: roots[k] = self.substitute(rw["input"], {b: a for b, a, _ in rw["matches"][:k]}, rw["bottom_up"])
     return roots[k]
 
   def graph(self, root: int) -> dict[str, Any]:

@@ -36,6 +36,7 @@ function renderGroups() {
     d.dataset.i = i;
     d.title = `${g.kind} ${g.name}: ${g.rewrites} rewrites, ${g.matches} matches`;
     d.append(el("span", "kind", {schedule: "S", kernel: "K", rewrite: "R"}[g.kind] || "?"), el("span", "name", g.name), el("span", "count", g.matches));
+    d.title += `  (#${i})`;
     d.onclick = () => selectGroup(i);
     nav.append(d);
   });
@@ -208,9 +209,14 @@ function drawTimeline(events) {
     r.append(title);
     r.onclick = () => { const k = state.groups.findLastIndex((g) => g.kind === "kernel" && g.name === e.name); if (k >= 0) selectGroup(k); };
     svg.append(r);
-    if (w > e.name.length * 6 + 4) { const t = document.createElementNS(SVG, "text"); t.setAttribute("x", x0 + 2); t.setAttribute("y", 6 + i * lane + lane / 2 + 2);
-      t.textContent = e.name; svg.append(t); }
+    const text = `${e.name} ${(e.dur_ns / 1000).toFixed(1)} us`;
+    if (w > text.length * 6 + 4) { const t = document.createElementNS(SVG, "text"); t.setAttribute("x", x0 + 2); t.setAttribute("y", 6 + i * lane + lane / 2 + 2);
+      t.textContent = text; svg.append(t); }
   }
+  const span = document.createElementNS(SVG, "text");
+  span.setAttribute("class", "lane"); span.setAttribute("x", 4); span.setAttribute("y", 100);
+  span.textContent = `${events.length} launches over ${((t1 - t0) / 1e6).toFixed(2)} ms`;
+  svg.append(span);
 }
 
 // ***** keyboard: up/down through steps, left/right through groups *****
