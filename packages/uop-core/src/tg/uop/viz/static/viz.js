@@ -215,7 +215,7 @@ function drawTimeline(events) {
   }
   const span = document.createElementNS(SVG, "text");
   span.setAttribute("class", "lane"); span.setAttribute("x", 4); span.setAttribute("y", 100);
-  span.textContent = `${events.length} launches over ${((t1 - t0) / 1e6).toFixed(2)} ms`;
+  span.textContent = `${events.length} launch${events.length === 1 ? "" : "es"} over ${((t1 - t0) / 1e6).toFixed(2)} ms`;
   svg.append(span);
 }
 
