@@ -45,9 +45,12 @@ function renderGroups() {
 async function selectGroup(i) {
   if (i < 0 || i >= state.groups.length) return;
   state.group = i;
+  $("steps").replaceChildren();  // at once: nothing of the previous group can be clicked while this one loads
   for (const d of document.querySelectorAll("#groups .item")) d.classList.toggle("selected", +d.dataset.i === i);
   document.querySelector(`#groups .item[data-i="${i}"]`).scrollIntoView({block: "nearest"});
-  const info = state.info = await api(`group/${i}`);
+  const info = await api(`group/${i}`);
+  if (state.group !== i) return;  // a newer selection won
+  state.info = info;
   state.steps = [];
   const nav = $("steps");
   nav.replaceChildren();
@@ -74,9 +77,9 @@ async function selectStep(s) {
   state.step = s;
   for (const d of document.querySelectorAll("#steps .item")) d.classList.toggle("selected", +d.dataset.s === s);
   document.querySelector(`#steps .item[data-s="${s}"]`).scrollIntoView({block: "nearest"});
-  const [r, k] = state.steps[s];
-  const st = await api(`step/${state.group}/${r}/${k}`);
-  if (state.step !== s) return;  // a newer selection won
+  const [r, k] = state.steps[s], g = state.group;
+  const st = await api(`step/${g}/${r}/${k}`);
+  if (state.step !== s || state.group !== g) return;  // a newer selection won
   const rw = state.info.rewrites[r];
   $("stepinfo").textContent = k === 0 ? `${rw.name} (${rw.loc}): input graph, ${rw.matches.length} matches; diff: input -> output`
                                       : `${rw.name} match ${k}/${rw.matches.length}: ${st.pattern[1]}  (${st.pattern[0]})`;
