@@ -1,14 +1,14 @@
-"""`tg-amd-emu`: assemble LLVM-syntax text, disassemble code objects or raw code, run a kernel of a code object."""
+"""`tg-amd-emu`: assemble LLVM-syntax text, disassemble code objects or raw code, run a kernel of a code object.
+asm and disasm need only the ISA tables; numpy and the emulator (which compiles through tg.codegen) load for `run` alone."""
 from __future__ import annotations
 import argparse
+import importlib.metadata
 import pathlib
 import sys
 from typing import Any
-import numpy as np
 from .asm import assemble
 from .codeobj import KernelDescriptor, read, write
 from .decode import decode_all
-from .emu import launch
 
 def disasm_text(code: bytes, arch: str, base: int = 0) -> str:
   return "\n".join(f"  {inst.disasm():<60} // {base + off:06x}: {inst.to_bytes().hex()}" for off, inst in decode_all(code, arch))
@@ -38,26 +38,30 @@ def parse_arg(text: str, meta: dict) -> Any:
   except ValueError as e: raise ValueError(f"--arg {text!r} for {meta.get('.name', 'argument')}: {e}") from None
 
 def _parse_arg(text: str, meta: dict) -> Any:
+  import numpy as np
   if meta.get(".value_kind") != "global_buffer":
     try: return float(text) if "." in text or "e" in text.lower() else int(text, 0)
     except ValueError: raise ValueError("a by-value argument takes a number") from None
   dt, sep, what = text.partition("=") if "=" in text else text.partition(":")
   if not sep: raise ValueError(f"a buffer argument takes {BUFFER_FORMS}")
   if dt not in DTYPES: raise ValueError(f"unknown dtype {dt!r}: one of {', '.join(DTYPES)}")
-  if sep == "=": return np.array([float(x) for x in what.split(",")], DTYPES[dt])
-  if what.endswith(".npy"): return np.ascontiguousarray(np.load(what).astype(DTYPES[dt]))
-  if what.startswith("@"): return np.fromfile(what[1:], DTYPES[dt])
+  dtype = np.dtype(DTYPES[dt])
+  if sep == "=": return np.array([float(x) for x in what.split(",")], dtype)
+  if what.endswith(".npy"): return np.ascontiguousarray(np.load(what).astype(dtype))
+  if what.startswith("@"): return np.fromfile(what[1:], dtype)
   if (n := int(what, 0)) < 0: raise ValueError(f"a buffer of {n} elements")
-  return np.zeros(n, DTYPES[dt])
+  return np.zeros(n, dtype)
 
-DTYPES = {"f32": np.float32, "f16": np.float16, "f64": np.float64, "i32": np.int32, "u32": np.uint32, "i64": np.int64, "u64": np.uint64,
-          "i8": np.int8, "u8": np.uint8, "i16": np.int16, "u16": np.uint16}
+DTYPES = {"f32": "float32", "f16": "float16", "f64": "float64", "i32": "int32", "u32": "uint32", "i64": "int64", "u64": "uint64",
+          "i8": "int8", "u8": "uint8", "i16": "int16", "u16": "uint16"}
 
 def dims(flag: str, text: str) -> tuple[int, ...]:
   try: return tuple(int(x) for x in text.split(","))
   except ValueError: raise ValueError(f"{flag} {text!r}: expected X,Y,Z integers") from None
 
 def cmd_run(ns: argparse.Namespace) -> None:
+  import numpy as np
+  from .emu import launch
   data = pathlib.Path(ns.file).read_bytes()
   co = read(data)
   names = sorted(co.kernels)
@@ -76,6 +80,7 @@ def cmd_run(ns: argparse.Namespace) -> None:
 
 def main(argv: list[str] | None = None) -> int:
   p = argparse.ArgumentParser(prog="tg-amd-emu", description="RDNA3/RDNA4 assembler, disassembler and emulator")
+  p.add_argument("--version", action="version", version=f"%(prog)s {importlib.metadata.version('tg-amd-emu')}")
   sub = p.add_subparsers(dest="cmd", required=True)
   a = sub.add_parser("asm", help="assemble LLVM-syntax text to raw code (or a .hsaco code object)")
   a.add_argument("file"); a.add_argument("-o", "--out", required=True); a.add_argument("--arch", choices=("rdna3", "rdna4"), default="rdna3")

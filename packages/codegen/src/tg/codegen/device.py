@@ -107,8 +107,9 @@ class Buffer:
     self.ensure_allocated().allocator.copyout(mv, self._buf)
     return mv
   def numpy(self) -> Any:
-    """A numpy copy of the contents (numpy is imported only here: tg.codegen doesn't depend on it)."""
-    import numpy as np
+    """A numpy copy of the contents. numpy is imported only here (the `numpy` extra: `pip install "tg-codegen[numpy]"`)."""
+    try: import numpy as np
+    except ModuleNotFoundError: raise ModuleNotFoundError('Buffer.numpy() needs numpy: pip install "tg-codegen[numpy]"', name="numpy") from None
     if self.dtype.fmt is None: raise TypeError(f"numpy has no {self.dtype}: copyout the raw bytes instead")
     return np.frombuffer(self.copyout(memoryview(bytearray(self.nbytes))), dtype=np.dtype(self.dtype.fmt)).copy()
   def __repr__(self) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from typing import Any
 from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, track, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, dtypes
-from tg.codegen.program import ProgramSpec
+from tg.codegen.program import ProgramSpec, estimate
 from tg.codegen.renderer import Renderer
 from tg.codegen.lower.flatten import pm_flatten
 from tg.codegen.lower.expander import pm_expand
@@ -76,23 +76,6 @@ def _get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt]
   else: gsz, lsz = ((renderer.threads_for(uops),) if renderer.has_threads else (1,)) + (1, 1), (1, 1, 1)
   flops, mem = estimate(uops)
   return ProgramSpec(name, src, renderer.device, uops, gsz, lsz, flops, mem, kernel_info(lowered).applied_opts, ast)  # type: ignore[arg-type]
-
-def estimate(uops: list[UOp]) -> tuple[int, int]:
-  """(ALU ops, bytes loaded and stored) of one run, counting each loop's trip count (symbolic sizes at their max)."""
-  mult, stack, flops, mem = 1, [], 0, 0
-  for u in uops:
-    if u.op is Ops.RANGE:
-      stack.append(n := u.src[0].vmax); mult *= max(n, 1)
-    elif u.op is Ops.END: mult //= max(stack.pop(), 1)
-    elif u.op in (Ops.LOAD, Ops.STORE):
-      dt = u.dtype if u.op is Ops.LOAD else u.src[1].dtype
-      if u.src[0].dtype.addrspace.name == "GLOBAL": mem += mult * dt.itemsize  # type: ignore[union-attr]  # a vector's itemsize is all its lanes
-    elif u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.MAX, Ops.MULACC, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.WHERE, Ops.CMPLT,
-                  Ops.RECIPROCAL) and u.dtype.scalar().name != "index": flops += mult * u.dtype.count * (2 if u.op is Ops.MULACC else 1)
-  specials = 1
-  for u in uops:
-    if u.op is Ops.SPECIAL: specials *= u.src[0].arg
-  return flops * specials, mem * specials
 
 class CompiledRunner:
   """A ProgramSpec compiled for its device; call it with the buffers in slot order and the variables' values."""

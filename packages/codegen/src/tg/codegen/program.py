@@ -26,6 +26,7 @@ Vector dtypes apply lane by lane to ALU ops.
 """
 from __future__ import annotations
 import functools
+from typing import Iterable
 from dataclasses import dataclass, field
 from tg.uop import UOp, Ops
 
@@ -44,11 +45,11 @@ class ProgramSpec:
   @functools.cached_property
   def buffers(self) -> list[UOp]:
     """The PARAMs in slot order."""
-    return sorted((u for u in self.uops if u.op is Ops.PARAM), key=lambda u: u.arg)
+    return kernel_args(self.uops)[0]
   @functools.cached_property
   def vars(self) -> list[UOp]:
     """The DEFINE_VARs in the order the kernel takes them (by name)."""
-    return sorted((u for u in self.uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0])
+    return kernel_args(self.uops)[1]
   @functools.cached_property
   def outs(self) -> list[int]:
     """Slots the kernel writes."""
@@ -58,8 +59,32 @@ class ProgramSpec:
     """Slots the kernel reads."""
     return sorted({s for u in self.uops if u.op is Ops.LOAD and (s := _slot(u.src[0])) is not None})
 
+def kernel_args(uops: Iterable[UOp]) -> tuple[list[UOp], list[UOp]]:
+  """Every kernel's calling convention: its buffers (PARAMs) by slot, then its integer variables (DEFINE_VARs) by name.
+  Renderers write signatures in this order and runtimes pass arguments in it."""
+  uops = list(uops)
+  return (sorted((u for u in uops if u.op is Ops.PARAM), key=lambda u: u.arg),
+          sorted((u for u in uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0]))
+
 def _slot(addr: UOp) -> int | None:
   """The PARAM slot an address (INDEX, or CAST of an INDEX) points into, None for local/register memory."""
   idx = addr.src[0] if addr.op is Ops.CAST else addr
   buf = idx.src[0].buffer_base
   return buf.arg if buf.op is Ops.PARAM else None
+
+def estimate(uops: list[UOp]) -> tuple[int, int]:
+  """(ALU ops, bytes loaded and stored) of one run, counting each loop's trip count (symbolic sizes at their max)."""
+  mult, stack, flops, mem = 1, [], 0, 0
+  for u in uops:
+    if u.op is Ops.RANGE:
+      stack.append(n := u.src[0].vmax); mult *= max(n, 1)
+    elif u.op is Ops.END: mult //= max(stack.pop(), 1)
+    elif u.op in (Ops.LOAD, Ops.STORE):
+      dt = u.dtype if u.op is Ops.LOAD else u.src[1].dtype
+      if u.src[0].dtype.addrspace.name == "GLOBAL": mem += mult * dt.itemsize  # type: ignore[union-attr]  # a vector's itemsize is all its lanes
+    elif u.op in (Ops.ADD, Ops.MUL, Ops.SUB, Ops.FDIV, Ops.MAX, Ops.MULACC, Ops.SQRT, Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.WHERE, Ops.CMPLT,
+                  Ops.RECIPROCAL) and u.dtype.scalar().name != "index": flops += mult * u.dtype.count * (2 if u.op is Ops.MULACC else 1)
+  specials = 1
+  for u in uops:
+    if u.op is Ops.SPECIAL: specials *= u.src[0].arg
+  return flops * specials, mem * specials

@@ -2,11 +2,11 @@
 one timeline signal ordering everything. MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
 from __future__ import annotations
 import dataclasses, functools, struct, time
-from tg.uop import getenv
+from tg.uop import getenv, round_up
 from tg.codegen.device import Allocator, Compiled
 from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
-from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, PM4Queue, SDMAQueue, Signal, round_up
+from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, PM4Queue, SDMAQueue, Signal
 from tg.amd.kfd import KFD, HostKFD
 
 def open_kfd() -> KFD:

@@ -4,6 +4,7 @@ The same code drives a real GPU (HostKFD) and the virtual one (MockKFD): it only
 from __future__ import annotations
 import ctypes, time
 from dataclasses import dataclass
+from tg.uop import round_up
 from tg.amd import hw
 from tg.amd.kfd import (KFD, TOPOLOGY, AcquireVM, AllocMemory, CreateEvent, CreateQueue, DestroyQueue, EventData, FreeMemory, MapMemory,
                         WaitEvents, EVENT_HW_EXCEPTION, EVENT_MEMORY, MEM_GTT, MEM_VRAM, MEM_WRITABLE, MEM_EXECUTABLE, MEM_PUBLIC,
@@ -11,8 +12,6 @@ from tg.amd.kfd import (KFD, TOPOLOGY, AcquireVM, AllocMemory, CreateEvent, Crea
                         PROT_WRITE, QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA)
 
 PAGE = 0x1000
-
-def round_up(x: int, a: int) -> int: return (x + a - 1) // a * a
 
 def parse_properties(text: str) -> dict[str, int]:
   return {k: int(v) for k, v in (line.split() for line in text.splitlines() if len(line.split()) == 2)}

@@ -275,6 +275,12 @@ class UOp(metaclass=UOpMetaClass):
     view = self.shrink(bounds).flip(flips)
     return view.reshape(tuple(view.shape[d] for d in keep))
   def valid(self, gate: UOp) -> UOp: return gate.where(self, UOp.invalid())
+  @property
+  def gate(self) -> UOp | None:
+    """The gate of a linear address (an INDEX, or a CAST of one to a vector pointer): loads through it read their alt and
+    stores do nothing where it is false. None when ungated."""
+    idx = self.src[0] if self.op is Ops.CAST else self
+    return idx.src[2] if idx.op is Ops.INDEX and len(idx.src) > 2 else None
   def load(self, *deps: UOp) -> UOp:
     if self.op is not Ops.INDEX: raise TypeError(f"load needs an INDEX, got {self.op}")
     return UOp(Ops.LOAD, self.dtype, (self, *deps))

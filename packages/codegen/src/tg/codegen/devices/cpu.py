@@ -86,7 +86,7 @@ class CPUProgram:
 def c_renderer() -> Renderer:
   """The C renderer, imported on first use (NULL shares it, to generate inspectable code)."""
   from tg.codegen.renderer.cstyle import CRenderer
-  return CRenderer()
+  return CRenderer(threads=cpu_threads)
 
 def _address(b: Buffer) -> int: return ctypes.addressof(b.ensure_allocated()._buf)
 

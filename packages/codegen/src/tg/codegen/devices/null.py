@@ -28,8 +28,9 @@ class NullProgram:
 def null_renderer() -> Renderer:
   """The C renderer (so there is code to inspect), for programs that belong to NULL."""
   from tg.codegen.renderer.cstyle import CRenderer
+  from tg.codegen.devices.cpu import cpu_threads
   class NullRenderer(CRenderer): device = "NULL"
-  return NullRenderer()
+  return NullRenderer(threads=cpu_threads)
 
 class NullDevice(Compiled):
   def __init__(self, device: str = "NULL"): super().__init__(device, NullAllocator(), NullCompiler(), NullProgram, null_renderer)

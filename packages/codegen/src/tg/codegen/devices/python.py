@@ -10,6 +10,7 @@ from tg.uop import DType, GroupOp, Ops, PtrDType, UOp, dtypes, exec_alu, prod, p
 from tg.uop.dtype import bits_to_float, float_to_bits
 from tg.codegen.device import Compiled, Compiler, MallocAllocator, OutOfBoundsError
 from tg.codegen.renderer import Renderer
+from tg.codegen.program import kernel_args
 
 class PythonRenderer(Renderer):
   """Renders the linear program as base64 of its pickle: the 'source' is the UOps themselves."""
@@ -115,8 +116,8 @@ class PythonProgram:
     for i, u in enumerate(self.uops):
       if u.op is Ops.END: self.jump[i], self.jump[pos[u.src[-1]]] = pos[u.src[-1]], i
       elif u.op is Ops.ENDIF: self.jump[pos[u.src[0]]] = i
-    self.slots = sorted(u.arg for u in self.uops if u.op is Ops.PARAM)
-    self.var_names = sorted(u.arg[0] for u in self.uops if u.op is Ops.DEFINE_VAR)
+    params, variables = kernel_args(self.uops)
+    self.slots, self.var_names = [p.arg for p in params], [v.arg[0] for v in variables]
 
   def __call__(self, *bufs: Any, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
                vals: tuple[int, ...] = (), wait: bool = False) -> float | None:

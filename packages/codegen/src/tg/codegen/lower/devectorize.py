@@ -16,8 +16,7 @@ def _ptr_index(x: UOp) -> UOp:
   return x.replace(dtype=ptr.vec(x.dtype.count) if x.dtype.count > 1 else ptr)  # type: ignore[union-attr]
 
 def _load(idx: UOp, value_dtype: object, deps: tuple[UOp, ...] = ()) -> UOp:
-  gated = len((idx.src[0] if idx.op is Ops.CAST else idx).src) > 2
-  alt = (UOp.const(value_dtype, 0),) if gated else ()  # type: ignore[arg-type]
+  alt = (UOp.const(value_dtype, 0),) if idx.gate is not None else ()  # type: ignore[arg-type]
   return UOp(Ops.LOAD, value_dtype, (idx, *alt, *deps))  # type: ignore[arg-type]
 
 def _is_val_index(x: UOp) -> bool: return x.op is Ops.INDEX and not isinstance(x.dtype, PtrDType)

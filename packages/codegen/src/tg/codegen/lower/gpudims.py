@@ -6,7 +6,7 @@ last dimension (split again with div/mod)."""
 from __future__ import annotations
 from tg.uop import UOp, Ops, AxisType, UPat, PatternMatcher, graph_rewrite, prod
 from tg.codegen.renderer import Renderer
-from tg.codegen.opt.kernel import all_ranges, range_size
+from tg.codegen.ranges import all_ranges, range_size
 
 def _ids(rngs: list[UOp], prefix: str, dims: int) -> dict[UOp, UOp]:
   """RANGE -> index expression over at most `dims` SPECIALs."""

@@ -9,7 +9,7 @@ AFTER stays in the output: it is its first source, at the point where its other 
 from __future__ import annotations
 import heapq
 from tg.uop import UOp, Ops, PatternMatcher, UPat, graph_rewrite
-from tg.codegen.opt.kernel import range_key
+from tg.codegen.ranges import range_key
 
 def split_end(e: UOp) -> UOp | None:
   if len(e.src) <= 2: return None
@@ -63,12 +63,15 @@ def state_setup(topo: list[UOp], sets: dict[UOp, frozenset[UOp]]) -> dict[UOp, d
   return out
 
 def linearize(sink: UOp) -> list[UOp]:
-  sink = graph_rewrite(sink, pm_split_ends, name="split ends")
+  if any(u.op is Ops.END and len(u.src) > 2 for u in sink.toposort()): sink = graph_rewrite(sink, pm_split_ends, name="split ends")
   topo = list(sink.toposort())
   order = {u: i for i, u in enumerate(topo)}
   sets: dict[UOp, frozenset[UOp]] = {}
-  for u in topo:
-    s = frozenset().union(*(sets[x] for x in u.src)) if u.src else frozenset()
+  empty: frozenset[UOp] = frozenset()
+  for u in topo:  # the RANGEs each UOp lives inside (most share their first source's set: reuse it)
+    s = sets[u.src[0]] if u.src else empty
+    for x in u.src[1:]:
+      if (xs := sets[x]) is not s and not xs <= s: s = s | xs
     if u.op is Ops.RANGE: s = s | {u}
     elif u.op is Ops.END: s = s - {u.src[1]}
     sets[u] = s
@@ -79,9 +82,10 @@ def linearize(sink: UOp) -> list[UOp]:
     if r not in setup_at: return True
     at, body = setup_at[r]
     return tuple(stack[:len(at)]) == at and set(stack[len(at):]) <= body
-  scope = {u: tuple(sorted(s, key=rank.__getitem__)) for u, s in sets.items()}
+  ranked = {s: tuple(sorted(s, key=rank.__getitem__)) for s in set(sets.values())}
+  scope = {u: ranked[s] for u, s in sets.items()}
   outer: dict[UOp, set[UOp]] = {u: set() for u in topo if u.op is Ops.RANGE}
-  for sc in set(scope.values()):
+  for sc in ranked.values():
     for i, r in enumerate(sc): outer[r].update(sc[:i])
   children: dict[UOp, list[UOp]] = {u: [] for u in topo}
   pending = {u: len(set(u.src)) for u in topo}
@@ -93,7 +97,10 @@ def linearize(sink: UOp) -> list[UOp]:
   waiting_ranges: list[UOp] = [u for u in topo if u.op is Ops.RANGE and pending[u] == 0]
   stack: list[UOp] = []
   out: list[UOp] = []
-  deferred: list[tuple[tuple, UOp]] = []
+  deferred: list[tuple[tuple, UOp]] = []  # ready, but waiting for the open loops to change (only a RANGE or an END changes them)
+  def loops_changed() -> None:
+    for d in deferred: heapq.heappush(ready, d)
+    deferred.clear()
   def emit(u: UOp) -> None:
     out.append(u)
     for r, body in setup.get(u, {}).items():
@@ -113,8 +120,7 @@ def linearize(sink: UOp) -> list[UOp]:
       if all(r in stack for r in scope[u]):
         if u.op is Ops.END: stack.pop()
         emit(u); progress = True
-        for d in deferred: heapq.heappush(ready, d)
-        deferred.clear()
+        if u.op is Ops.END: loops_changed()
         break
       deferred.append((p, u))
     if progress: continue
@@ -128,8 +134,7 @@ def linearize(sink: UOp) -> list[UOp]:
       waiting_ranges.remove(r)
       stack.append(r)
       emit(r)
-      for d in deferred: heapq.heappush(ready, d)
-      deferred.clear()
+      loops_changed()
       continue
     raise LinearizeError(f"can't order the kernel: open loops {[r.arg for r in stack]}, unopened {[r.arg for r in waiting_ranges]}, "
                          f"waiting {[(u.op, [r.arg for r in scope[u]]) for _, u in deferred[:5]]}")

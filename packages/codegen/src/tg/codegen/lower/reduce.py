@@ -3,7 +3,7 @@ them, and read after them. Several accumulations over the same range then share 
 from __future__ import annotations
 import itertools
 from tg.uop import UOp, Ops, UPat, PatternMatcher, AddrSpace, AxisType, dtypes, DType, prod
-from tg.codegen.opt.kernel import range_key
+from tg.codegen.ranges import range_key
 
 def identity_element(op: Ops, dt: DType) -> int | float | bool:
   if op is Ops.ADD or op is Ops.OR or op is Ops.XOR: return 0 if dt != dtypes.bool else False

@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid
 from tg.codegen.renderer import Renderer
-from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, output_axes, reduce_axes, range_size
+from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
+from tg.codegen.ranges import output_axes, reduce_axes, range_size
 
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators

@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum, auto
 from tg.uop import UOp, Ops, AxisType, KernelInfo, UPat, PatternMatcher, graph_rewrite, PtrDType
+from tg.codegen.ranges import all_ranges, output_axes, reduce_axes, range_size
 
 class OptOps(Enum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); GROUPTOP = auto(); NOLOCALS = auto()  # noqa: E702
@@ -21,14 +22,6 @@ class Opt:
 
 class KernelOptError(ValueError): pass
 
-AXIS_ORDER = {t: i for i, t in enumerate((AxisType.GLOBAL, AxisType.THREAD, AxisType.LOCAL, AxisType.LOOP, AxisType.GROUP_REDUCE,
-                                          AxisType.REDUCE, AxisType.UPCAST, AxisType.UNROLL))}
-
-def range_key(r: UOp) -> tuple[int, int]: return (AXIS_ORDER[r.arg[1]], r.arg[0])
-def all_ranges(ast: UOp) -> list[UOp]: return sorted((u for u in ast.toposort() if u.op is Ops.RANGE), key=range_key)
-def output_axes(ast: UOp) -> list[UOp]: return [r for r in all_ranges(ast) if r.arg[1] in (AxisType.GLOBAL, AxisType.LOOP, AxisType.LOCAL)]
-def reduce_axes(ast: UOp) -> list[UOp]: return [r for r in all_ranges(ast) if r.arg[1] is AxisType.REDUCE]
-def range_size(r: UOp) -> int | None: return r.src[0].arg if r.src[0].op is Ops.CONST else None
 
 # ***** splitting a range: r -> outer*amt + inner, in every index, END and REDUCE *****
 def _replace_ranges(ctx: dict[UOp, tuple[UOp, tuple[UOp, ...]]], x: UOp) -> UOp | None:

@@ -5,7 +5,8 @@ from __future__ import annotations
 import hashlib, math, pickle
 from tg.uop import UOp, Ops, getenv, ContextVar, DEBUG
 from tg.codegen.renderer import Renderer
-from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, globalize, output_axes, reduce_axes, range_size
+from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, globalize
+from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.heuristic import hand_coded_optimizations
 
 BEAM = ContextVar("BEAM", 0)

@@ -1,12 +1,14 @@
 """C renderer for the CPU device: the linear program as one C function (ABI in tg.codegen.devices.cpu).
 
 Values are named C locals; integer math relies on -fwrapv; float constants are exact hex literals; bfloat16 and
-fp8 live in memory as their bits and are computed in float (see tg.codegen.lower.late.pm_narrow_floats)."""
+fp8 live in memory as their bits and are computed in float (see tg.codegen.lower.decompositions.pm_narrow_floats)."""
 from __future__ import annotations
 import math
+from typing import Callable
 from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
+from tg.codegen.program import estimate, kernel_args
 from tg.codegen.device import CHECK_OOB
 
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
@@ -40,12 +42,12 @@ class CRenderer(Renderer):
   vector_alu_widths = (2, 4, 8, 16)
   native_ops = GroupOp.ALU - {Ops.THREEFRY}
   emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
+  def __init__(self, threads: Callable[[], int] = lambda: 1):
+    self.threads = threads  # how many host threads a big kernel may use: the CPU device passes its CPU_THREADS reader
   def threads_for(self, uops: list[UOp]) -> int:
-    from tg.codegen.devices.cpu import cpu_threads
     if not any(u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL for u in uops): return 1
-    from tg.codegen.pipeline import estimate
     flops, mem = estimate(uops)
-    return 1 if flops + mem < 1 << 20 else cpu_threads()  # small kernels: one core is as fast (bench/train.py)
+    return 1 if flops + mem < 1 << 20 else self.threads()  # small kernels: one core is as fast (bench/train.py)
 
   def ctype(self, dt: DType) -> str:
     if isinstance(dt, PtrDType): return self.ctype(dt.base) + "*"
@@ -105,8 +107,7 @@ class CRenderer(Renderer):
       elif u.op in GroupOp.ALU: val(u, self.render_alu(u, s))
       elif u.op in (Ops.BARRIER, Ops.NOOP, Ops.SINK, Ops.GROUP): pass
       else: raise NotImplementedError(f"the C renderer can't render {u.op}")
-    params = sorted((u for u in uops if u.op is Ops.PARAM), key=lambda u: u.arg)
-    variables = sorted((u for u in uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0])
+    params, variables = kernel_args(uops)
     args = [f"{self.ctype(p.dtype.base)}* restrict data{p.arg}" for p in params] + [f"long long {v.arg[0]}" for v in variables]  # type: ignore
     typedefs = [f"typedef {C_TYPES[d.scalar()]} tg_{d.scalar().name}x{d.count} __attribute__((vector_size({d.itemsize}),"
                 f"aligned({d.scalar().itemsize})));" for d in sorted(vec_types, key=lambda d: (d.scalar().name, d.count))]
@@ -160,9 +161,7 @@ def _bounds(u: UOp, dt: DType, r: dict[UOp, str], checks: list[str]) -> tuple[st
   ix = r[idx.src[1]]
   return f"({ix}>=0&&{ix}+{dt.count}<={size})", f"tg_oob_hit({len(checks) - 1},{ix});"
 
-def _gate(idx: UOp, r: dict[UOp, str]) -> str | None:
-  i = idx.src[0] if idx.op is Ops.CAST else idx
-  return r[i.src[2]] if len(i.src) > 2 else None
+def _gate(addr: UOp, r: dict[UOp, str]) -> str | None: return None if addr.gate is None else r[addr.gate]
 
 def _fp8_functions(name: str, ebits: int, mbits: int, fmax: float, has_inf: bool) -> list[str]:
   """C conversions between float32 and an fp8 format: round to nearest even, finite overflow saturates (e4m3 also

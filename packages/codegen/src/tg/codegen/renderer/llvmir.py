@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools, math, struct
 from tg.uop import UOp, Ops, DType, PtrDType, AddrSpace, dtypes, GroupOp
 from tg.codegen.renderer import Renderer
+from tg.codegen.program import kernel_args
 
 LL_TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int16: "i16", dtypes.uint16: "i16", dtypes.int32: "i32",
             dtypes.uint32: "i32", dtypes.int64: "i64", dtypes.uint64: "i64", dtypes.index: "i64", dtypes.float16: "half",
@@ -152,8 +153,7 @@ class LLVMRenderer(Renderer):
       elif u.op is Ops.BARRIER: body.extend(f"  {line}" for line in self.barrier())
       elif u.op in (Ops.NOOP, Ops.SINK, Ops.GROUP): pass
       else: raise NotImplementedError(f"the LLVM IR renderer can't render {u.op}")
-    params = sorted((u for u in uops if u.op is Ops.PARAM), key=lambda u: u.arg)
-    variables = sorted((u for u in uops if u.op is Ops.DEFINE_VAR), key=lambda u: u.arg[0])
+    params, variables = kernel_args(uops)
     args = [f"{self.ptype(p.dtype)} noalias align 16 %data{p.arg}" for p in params] + [f"{ltype(v.dtype)} %{v.arg[0]}" for v in variables]  # type: ignore
     head = [*self.preamble(), *globals_, *sorted(decls), ""]
     fn = [f"define {self.kernel_cc}void @{name}({', '.join(args)}) #0 {{", "entry:", *entry, *body, "  ret void", "}",
@@ -164,7 +164,7 @@ class LLVMRenderer(Renderer):
     idx = addr.src[0] if addr.op is Ops.CAST else addr
     p = idx.dtype
     assert isinstance(p, PtrDType)
-    return f"{self.ptype(p)} {r[addr]}", (r[idx.src[2]] if len(idx.src) > 2 else None)
+    return f"{self.ptype(p)} {r[addr]}", (None if addr.gate is None else r[addr.gate])
 
   def alloca_space(self) -> str: return f", addrspace({self.private_space})" if self.private_space else ""
   def preamble(self) -> list[str]: return []
