@@ -49,6 +49,9 @@ def test_metadata(dist: pathlib.Path, pkg: str) -> None:
     sdist_meta = email.message_from_bytes(t.extractfile(f"{stem}/PKG-INFO").read())  # type: ignore[union-attr]
   assert f"{stem}/LICENSE" in names and f"{stem}/README.md" in names
   if pkg == "tg-amd-emu": assert {f"{stem}/scripts/gen_tables.py", f"{stem}/scripts/gen_sqtt_table.py"} <= set(names)
+  if pkg == "tg-uop-core":  # VIZ's page and its vendored layout library (with its licence) ship in the wheel
+    with zipfile.ZipFile(whl) as z:
+      assert {f"tg/uop/viz/static/{f}" for f in ("index.html", "viz.js", "viz.css", "dagre.min.js", "dagre.LICENSE.txt")} <= set(z.namelist())
   for m in (meta, sdist_meta):
     assert m["Name"] == pkg and m["License-Expression"] == "MIT" and m["License-File"] == "LICENSE"
     assert m["Author"] and m["Keywords"] and m["Summary"] and m["Description-Content-Type"] == "text/markdown"

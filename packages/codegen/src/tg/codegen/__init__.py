@@ -14,10 +14,11 @@ from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError
 from tg.codegen.diskcache import diskcache_get, diskcache_put
 from tg.codegen.clib import CFunction, CFunctionError, render_c_function, compile_c, c_compiler_id, CLibrary
 from tg.codegen.devices.cpu import CompilerError
+from tg.codegen import profile
 from tg.codegen.opt.search import BEAM, NOOPT  # registered, so Context(BEAM=..., NOOPT=...) works before any kernel is built
 
 __all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "GlobalCounters", "ProgramSpec", "Renderer", "get_program", "CompiledRunner",
            "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "CHECK_OOB", "OutOfBoundsError",
            # for other packages' C (the AMD emulator): see tg.codegen.clib
            "CFunction", "CFunctionError", "render_c_function", "compile_c", "c_compiler_id", "CLibrary", "CompilerError",
-           "diskcache_get", "diskcache_put"]
+           "diskcache_get", "diskcache_put", "profile"]

@@ -8,17 +8,12 @@ their last use; once the file holds more than CACHEDB_MAX_MB (default 1024) the 
 from __future__ import annotations
 import atexit, contextlib, os, pathlib, pickle, sqlite3, threading, time, warnings
 from typing import Any, Callable, Iterator, TypeVar
-from tg.uop import getenv
+from tg.uop import getenv, cache_db_path
 
 T = TypeVar("T")
 
 class CacheWarning(UserWarning):
   """The disk cache can't be used as it is: the program goes on, uncached or with a fresh file."""
-
-def cache_db_path() -> pathlib.Path:
-  """CACHEDB, else <XDG_CACHE_HOME or ~/.cache>/tg/cache.db (read each time so tests and subprocesses can move it)."""
-  if p := os.environ.get("CACHEDB"): return pathlib.Path(p)
-  return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tg" / "cache.db"
 
 def max_bytes() -> int: return getenv("CACHEDB_MAX_MB", 1024, lo=1) << 20
 

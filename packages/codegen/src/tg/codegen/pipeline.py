@@ -6,7 +6,7 @@ flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> split 
 from __future__ import annotations
 import re
 from typing import Any
-from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, dtypes
+from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, track, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, dtypes
 from tg.codegen.program import ProgramSpec, estimate
 from tg.codegen.renderer import Renderer
 from tg.codegen.lower.flatten import pm_flatten
@@ -53,6 +53,12 @@ def lower_optimized(ast: UOp, renderer: Renderer) -> UOp:
 def get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None = None) -> ProgramSpec:
   """Optimize, lower, linearize and render a kernel AST (a SINK) for a device's renderer."""
   if ast.op is not Ops.SINK: raise TypeError(f"get_program takes a kernel SINK, got {ast.op}")
+  with track.group("kernel", kernel_info(ast).name or "kernel") as g:
+    p = _get_program(ast, renderer, opts)
+    if g is not None: g.name, g.info = p.name, {"device": p.device, "source": p.src, "opts": [str(o) for o in p.applied_opts]}
+  return p
+
+def _get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None) -> ProgramSpec:
   lowered = lower(ast, renderer, opts)
   uops = linearize(lowered)
   # a buffer whose every read folded away (a fully masked pad, tril(-n)) stays a parameter: the caller passes them all

@@ -16,11 +16,12 @@ As in tinygrad, the outputs must be tensors (or None), a replay returns them in 
 copy them before the next call), `prune=True` drops the kernels that don't depend on the inputs from the replays,
 and `free_intermediates()` gives back the scratch buffers between replays. Replays reuse every buffer: memory stays flat."""
 from __future__ import annotations
-import functools, itertools
+import functools, itertools, time
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
 from tg.uop import UOp, Ops, getenv
+from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
@@ -218,7 +219,10 @@ class TinyJit(Generic[R]):
     for st in self.launches:
       if isinstance(st, _Batch):
         for k, j, i in st.inputs: st.graph.update(k, j, new[i])
+        start = time.perf_counter_ns()
         st.graph({**st.var_vals, **a.var_vals} if a.var_vals else st.var_vals)
+        if profile.profiling():
+          profile.add("batch", ", ".join(s.runner.p.name for s in st.steps), st.steps[0].item.bufs[0].device, start, None)
         for s in st.steps: count_launch(s.runner.p)
         continue
       bufs = st.item.bufs

@@ -1,9 +1,10 @@
 """Running a schedule: kernels compiled once per (AST, device, opt switches) and reused, copies by Buffer.copy_from. Every
 launch counts in GlobalCounters; with DEBUG >= 2 each is timed and printed as tinygrad does."""
 from __future__ import annotations
+import time
 from typing import Any
 from tg.uop import UOp, Ops, DEBUG
-from tg.codegen import Device, GlobalCounters, BEAM, NOOPT, CHECK_OOB
+from tg.codegen import Device, GlobalCounters, BEAM, NOOPT, CHECK_OOB, profile
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.program import ProgramSpec
 from tg.tensor.schedule import ExecItem
@@ -29,11 +30,14 @@ def get_runner(ast: UOp, device: str) -> CompiledRunner:
   return r
 
 def launch(runner: CompiledRunner, bufs: list[Any], var_vals: dict[str, int]) -> None:
-  """Run a kernel and count it; with DEBUG >= 2 wait for it and print its name, launch size, time and rates."""
-  timed = DEBUG.value >= 2
-  t = runner(bufs, var_vals, wait=timed)
+  """Run a kernel and count it; with DEBUG >= 2 wait for it and print its name, launch size, time and rates; with VIZ on
+  wait for it and record a profile event."""
+  prof = profile.profiling()
+  start = time.perf_counter_ns() if prof else 0
+  t = runner(bufs, var_vals, wait=prof or DEBUG.value >= 2)
   count_launch(runner.p)
-  if timed and t is not None: _report(runner.p, t)
+  if prof: profile.add("kernel", runner.p.name, runner.p.device, start, t)
+  if DEBUG.value >= 2 and t is not None: _report(runner.p, t)
 
 def count_launch(p: ProgramSpec) -> None:
   """One launch of p in Counters and GlobalCounters (also for the kernels of a batch, launched in one call)."""
@@ -52,8 +56,10 @@ def _report(p: ProgramSpec, t: float) -> None:
 def run_item(ei: ExecItem) -> None:
   if ei.ast.op is Ops.COPY:
     dst, src = ei.bufs
+    start = time.perf_counter_ns()
     dst.copy_from(src)
     Counters.copies += 1
+    if profile.profiling(): profile.add("copy", f"copy {src.nbytes} bytes {src.device} -> {dst.device}", dst.device, start, None)
     return
   launch(get_runner(ei.ast, ei.bufs[0].device), ei.bufs, ei.var_vals)
 

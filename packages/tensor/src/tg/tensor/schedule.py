@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
-  flat_index, move_index
+  flat_index, move_index, track
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
 
@@ -263,6 +263,16 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   return items, becomes
 
 def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
+  with track.group("schedule", "schedule") as g:
+    items, becomes = _build_schedule(outs)
+    if g is not None:  # VIZ: the tensor graph and the kernels it became, then each kernel from its tensor graph
+      kernels = [ei.ast for ei in items]
+      g.name = f"schedule {len(kernels)} kernel{'s' * (len(kernels) != 1)}"
+      track.record("schedule", UOp.sink(*outs), UOp.sink(*kernels))
+      g.rewrites.insert(0, g.rewrites.pop())
+  return items, becomes
+
+def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   if SPEC: type_verify(UOp.sink(*outs), tensor_spec)
   points = _realize_points(outs)
   bufmap: dict[UOp, UOp] = {}
@@ -285,6 +295,7 @@ def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]
     value = p.src[1] if p.op is Ops.ASSIGN else p
     kb = KernelBuilder({k: v for k, v in bufmap.items() if k is not p})
     ast = kb.build(value, tb, kernel_name(value))
+    track.record(f"kernel {ast.arg.name}", value, ast)
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
   # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs: it wrote into them

@@ -1,6 +1,6 @@
 """Small shared helpers: environment flags, Context variables, Timing and a few sequence utilities."""
 from __future__ import annotations
-import contextlib, functools, math, operator, os, time
+import contextlib, functools, math, operator, os, pathlib, time
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -21,6 +21,12 @@ def getenv(key: str, default: Any = 0, lo: int | None = None, hi: int | None = N
   except ValueError: raise EnvError(f"{key}={raw!r} is not valid: {key} takes {accepted}") from None
   if (lo is not None and val < lo) or (hi is not None and val > hi): raise EnvError(f"{key}={raw!r} is out of range: {key} takes {accepted}")
   return bool(val) if isinstance(default, bool) else val
+
+def cache_db_path() -> pathlib.Path:
+  """CACHEDB, else <XDG_CACHE_HOME or ~/.cache>/tg/cache.db (read each time so tests and subprocesses can move it); VIZ
+  saves its trace beside it."""
+  if p := os.environ.get("CACHEDB"): return pathlib.Path(p)
+  return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tg" / "cache.db"
 
 def prod(xs: Iterable[Any], start: Any = 1) -> Any: return functools.reduce(operator.mul, xs, start)
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))

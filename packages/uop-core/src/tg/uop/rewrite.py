@@ -6,6 +6,7 @@ from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
 from tg.uop.uop import UOp
 from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher
+from tg.uop.track import VIZ, traced
 
 class UPat:
   """A pattern: `src` is a tuple (in order), a list (in any order) or one UPat (every source); None matches anything."""
@@ -146,24 +147,31 @@ class PatternMatcher:
     def rewrite(uop: UOp, ctx: Any) -> UOp | None: return None if (f := get(uop.op)) is None else f(uop, ctx)
     return rewrite
   def rewrite_interpreted(self, uop: UOp, ctx: Any = None) -> UOp | None:
+    return None if (m := self.first_match(uop, ctx)) is None else m[0]
+  def first_match(self, uop: UOp, ctx: Any = None) -> tuple[UOp, Callable] | None:
+    """The interpreted rewrite with the function of the pattern that fired (VIZ records it)."""
     entries = self.pdict.get(uop.op)
     if entries is None: return None
     src_ops = {s.op for s in uop.src}
     for match, fxn, early_reject, has_ctx in entries:
       if not early_reject <= src_ops: continue
       for m in match(uop, {}):
-        if (ret := (fxn(ctx=ctx, **m) if has_ctx else fxn(**m))) is not None and ret is not uop: return ret
+        if (ret := (fxn(ctx=ctx, **m) if has_ctx else fxn(**m))) is not None and ret is not uop: return ret, fxn
     return None
 
 class RewriteLoop(RuntimeError): pass
 
 def _rewrite(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name: str | None) -> dict[UOp, UOp]:
-  """Rewrite every node reachable from root to a fixed point; returns old -> new for every node visited.
-  Default order: a node's sources are rewritten first, then the node. bottom_up=True tries the node first.
+  """Rewrite every node reachable from root to a fixed point; returns old -> new for every node visited. With VIZ on
+  the rewrite is recorded (tg.uop.track): this branch is all it costs when off."""
+  if VIZ.value: return traced(root, pm, ctx, bottom_up, name, _walk)
+  return _walk(root, pm.rewriter(), ctx, bottom_up, name)
+
+def _walk(root: UOp, rewrite: Callable[[UOp, Any], UOp | None], ctx: Any, bottom_up: bool, name: str | None) -> dict[UOp, UOp]:
+  """Default order: a node's sources are rewritten first, then the node. bottom_up=True tries the node first.
   Iterative, so a 100,000-deep chain needs no recursion."""
   done: dict[UOp, UOp] = {}
   active: set[UOp] = set()
-  rewrite = pm.rewriter()
   # stack entries: (node, stage, rewritten-to); stage 0 = visit, 1 = sources done, 2 = take the result of the rewrite
   stack: list[tuple[UOp, int, UOp | None]] = [(root, 0, None)]
   while stack:
