@@ -120,3 +120,10 @@ def test_malformed_pm4_rejected(gpu, name):
 def test_malformed_sdma_rejected(gpu, name):
   words, msg = BAD_SDMA[name]
   with pytest.raises(MockError, match=msg): SDMAQueue(gpu).submit(words)
+
+def test_no_gpu_names_kfd_and_mockgpu(monkeypatch, tmp_path):
+  """DEV=AMD without a GPU and without MOCKGPU: a NoGPUError naming /dev/kfd and the MOCKGPU=1 switch, not a raw sysfs error."""
+  import tg.amd.device as amd
+  monkeypatch.delenv("MOCKGPU")
+  monkeypatch.setattr(amd, "KFD_PATH", str(tmp_path / "kfd"))
+  with pytest.raises(amd.NoGPUError, match=r"kfd does not exist .*set MOCKGPU=1"): amd.AMDDevice("AMD:5")

@@ -9,7 +9,7 @@ Instruction semantics come from AMD's pseudocode, compiled per instruction shape
 """
 from typing import Any
 
-_EMU = ("launch", "dispatch", "run_wave", "Memory", "MemoryFault", "Wave")
+_EMU = ("launch", "dispatch", "run_wave", "Memory", "MemoryFault", "WaveStop", "Wave")
 
 def __getattr__(name: str) -> Any:
   """The emulator's entry points, imported on first use (they pull in tg.codegen)."""
