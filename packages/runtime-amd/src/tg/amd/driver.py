@@ -30,6 +30,10 @@ class GPUMem:
     if not self.host: raise RuntimeError(f"GPU memory at {self.va:#x} is not mapped on the host")
     n = self.size - offset if size is None else size
     return memoryview((ctypes.c_uint8 * n).from_address(self.va + offset)).cast("B")
+  def write_dwords(self, words: list[int], offset: int = 0) -> None:
+    """Packets (or any 32-bit words) into host-visible GPU memory."""
+    view = self.view(offset, len(words) * 4).cast("I")
+    for i, w in enumerate(words): view[i] = w & 0xFFFFFFFF
 
 @dataclass(frozen=True)
 class ScratchLayout:

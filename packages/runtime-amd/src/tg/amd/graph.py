@@ -24,8 +24,7 @@ class AMDGraph:
       if k: cmds += q.barrier()
       cmds += q.dispatch(r._prg.pgm, r._prg.rsrc, [va & 0xFFFFFFFF, va >> 32], r.p.global_size, r.p.local_size)
     self.ib = dev.kfd.alloc(len(cmds) * 4, vram=False)
-    ib = self.ib.view(0, len(cmds) * 4).cast("I")
-    for i, w in enumerate(cmds): ib[i] = w & 0xFFFFFFFF
+    self.ib.write_dwords(cmds)
     self.ndwords = len(cmds)
     self.stale = set(range(len(runs)))  # kernels whose arguments must be (re)written
     self.vals: list[tuple[int, ...] | None] = [None] * len(runs)
