@@ -252,6 +252,7 @@ class AMDGPURenderer(LLVMRenderer):
   global_max, local_max, shared_max = (2**31 - 1, 65535, 65535), (1024, 1024, 1024), 65536
   global_space, private_space = 1, 5
   kernel_cc = "amdgpu_kernel "
+  index32 = True
   native_ops = LLVMRenderer.native_ops | {Ops.EXP2, Ops.LOG2}
   approx_ops, approx_dtypes = frozenset({Ops.EXP2, Ops.LOG2, Ops.SQRT, Ops.RECIPROCAL}), frozenset({dtypes.float32, dtypes.float16})
   def native_for(self, op: Ops, dtype: DType) -> bool:
