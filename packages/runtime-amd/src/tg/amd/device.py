@@ -28,28 +28,46 @@ def open_kfd() -> KFD:
   return HostKFD()
 
 class AMDAllocator(Allocator):
-  """VRAM buffers; host data moves through a host-visible staging buffer and the SDMA engine."""
+  """VRAM buffers: small ones carved from shared 2 MiB allocations (one slab per power-of-two size class), big ones each
+  their own. Host data moves through two host-visible staging halves and the SDMA engine: the host waits only for the copy
+  that last used a half, not for the GPU's other work, so it keeps queueing while kernels run."""
+  SLAB, SMALLEST, LARGEST = 2 << 20, 256, 64 << 10
   def __init__(self, dev: AMDDevice):
     super().__init__()
     self.dev = dev
-  def _alloc(self, nbytes: int) -> GPUMem: return self.dev.kfd.alloc(nbytes, vram=True, host=False)
+    self.slots: dict[int, list[GPUMem]] = {}  # size class -> free slots
+    self.slabs: dict[int, GPUMem] = {}        # handle -> slab
+    self.stage_done = [0, 0]                  # timeline value after which each staging half is free
+  def _alloc(self, nbytes: int) -> GPUMem:
+    if nbytes > self.LARGEST: return self.dev.kfd.alloc(nbytes, vram=True, host=False)
+    size = max(self.SMALLEST, 1 << (nbytes - 1).bit_length())
+    if not self.slots.get(size):
+      slab = self.dev.kfd.alloc(self.SLAB, vram=True, host=False)
+      self.slabs[slab.handle] = slab
+      self.slots[size] = [dataclasses.replace(slab, va=slab.va + off, size=size) for off in reversed(range(0, self.SLAB, size))]
+    return self.slots[size].pop()
   def _free(self, opaque: GPUMem, nbytes: int) -> None:
     self.dev.synchronize()
-    self.dev.kfd.free(opaque)
+    if opaque.handle in self.slabs: self.slots[opaque.size].append(opaque)
+    else: self.dev.kfd.free(opaque)
   def offset(self, opaque: GPUMem, nbytes: int, offset: int) -> GPUMem: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
+  def _stage(self, k: int) -> GPUMem:
+    """Staging half k, once the copy that last used it is done."""
+    half = self.dev.staging.size // 2
+    self.dev.synchronize(value=self.stage_done[k])
+    return dataclasses.replace(self.dev.staging, va=self.dev.staging.va + k * half, size=half)
   def copyin(self, dest: GPUMem, src: memoryview) -> None:
-    stage = self.dev.staging
-    for off in range(0, src.nbytes, stage.size):
-      n = min(stage.size, src.nbytes - off)
-      self.dev.synchronize()  # the staging buffer is free again
+    half = self.dev.staging.size // 2
+    for i, off in enumerate(range(0, src.nbytes, half)):
+      stage, n = self._stage(i % 2), min(half, src.nbytes - off)
       stage.view(0, n)[:] = src[off:off + n]
-      self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n))
+      self.stage_done[i % 2] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n))
   def copyout(self, dest: memoryview, src: GPUMem) -> None:
-    stage = self.dev.staging
-    for off in range(0, dest.nbytes, stage.size):
-      n = min(stage.size, dest.nbytes - off)
-      self.dev.submit(self.dev.sdma, SDMAQueue.copy(stage.va, src.va + off, n))
-      self.dev.synchronize()
+    half = self.dev.staging.size // 2
+    for off in range(0, dest.nbytes, half):
+      stage, n = self._stage(0), min(half, dest.nbytes - off)
+      self.stage_done[0] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(stage.va, src.va + off, n))
+      self.dev.synchronize(value=self.stage_done[0])
       dest[off:off + n] = stage.view(0, n)
 
 def load_image(elf: bytes) -> bytes:
