@@ -95,6 +95,17 @@ def test_packets_wrap_around_the_ring(gpu):
     q.submit(SDMAQueue.fence(s.va, v) + SDMAQueue.wait_mem(s.va, v))
     assert s.value == v
 
+def test_indirect_buffer_runs_then_the_ring_continues(gpu):
+  """Packets in an indirect buffer run where the INDIRECT_BUFFER packet stands: the IB's release writes 5 before the ring's 6."""
+  q, first, second = PM4Queue(gpu), signal(gpu), signal(gpu)
+  ib_words = q.release_mem(first.va, 5) + q.barrier()
+  ib = gpu.alloc(PAGE, vram=False)
+  ib.write_dwords(ib_words)
+  q.submit(q.indirect(ib.va, len(ib_words)) + q.wait_mem(first.va, 5) + q.release_mem(second.va, 6))
+  second.wait(6, timeout=5)
+  assert (first.value, second.value) == (5, 6)
+  with pytest.raises(ValueError, match="indirect buffer of 0 dwords"): q.indirect(ib.va, 0)
+
 PM4 = hw.pm4_header
 BAD_PM4 = {
   "not_type3": ([0x40000000], r"packet header 0x40000000 at ring dword 0 is not type 3"),
@@ -103,6 +114,7 @@ BAD_PM4 = {
   "unknown_opcode": ([PM4(0x7F, 1), 0], r"unsupported packet opcode 0x7f"),
   "sh_reg_window": ([PM4(hw.PACKET3_SET_SH_REG, 3), 0x3FF, 1, 2], r"SET_SH_REG at offset 0x3ff with 2 values is outside the SH register window"),
   "wait_on_register": ([PM4(hw.PACKET3_WAIT_REG_MEM, 6), hw.WAIT_FUNC_GEQ, 0, 0, 1, 0xFFFFFFFF, 4], r"WAIT_REG_MEM on a register"),
+  "ib_not_valid": ([PM4(hw.PACKET3_INDIRECT_BUFFER, 3), 0x1000, 0, 4], r"INDIRECT_BUFFER at 0x1000 \(0x4\) is not valid"),
 }
 BAD_SDMA = {
   "unknown_opcode": ([0x7E], r"SDMA: unsupported opcode 126 \(header 0x0000007e\) at ring dword 0"),
@@ -120,3 +132,10 @@ def test_malformed_pm4_rejected(gpu, name):
 def test_malformed_sdma_rejected(gpu, name):
   words, msg = BAD_SDMA[name]
   with pytest.raises(MockError, match=msg): SDMAQueue(gpu).submit(words)
+
+def test_no_gpu_names_kfd_and_mockgpu(monkeypatch, tmp_path):
+  """DEV=AMD without a GPU and without MOCKGPU: a NoGPUError naming /dev/kfd and the MOCKGPU=1 switch, not a raw sysfs error."""
+  import tg.amd.device as amd
+  monkeypatch.delenv("MOCKGPU")
+  monkeypatch.setattr(amd, "KFD_PATH", str(tmp_path / "kfd"))
+  with pytest.raises(amd.NoGPUError, match=r"kfd does not exist .*set MOCKGPU=1"): amd.AMDDevice("AMD:5")

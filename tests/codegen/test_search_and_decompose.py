@@ -32,6 +32,30 @@ def test_beam_search_times_picks_and_caches(tmp_path, monkeypatch):
   np.testing.assert_allclose(bufs[0].numpy().reshape(16, 16), a @ b, rtol=1e-5)
   assert diskcache_get("beam", "not-a-key") is None
 
+def test_beam_actions_cover_every_opt():
+  """On a GPU renderer (locals and shared memory) the search can try every OptOps, each applying to a 20x20 matmul."""
+  from tg.codegen.opt.search import actions, globalize
+  from tg.codegen.opt.kernel import OptOps, apply_opt, KernelOptError
+  from tg.codegen.renderer.llvmir import AMDGPURenderer
+  ren, k = AMDGPURenderer("gfx1100", "NULL"), globalize(matmul(20))
+  applied = set()
+  for a in actions(k, ren):
+    try: apply_opt(k, a, ren)
+    except KernelOptError: continue
+    applied.add(a.op)
+  assert applied == set(OptOps)
+
+def test_beam_reports_a_failing_candidate(monkeypatch, capsys):
+  """A candidate that fails to build is inf and, at DEBUG>=2, printed with its opts and the error (it was silent)."""
+  import tg.codegen.pipeline as pipeline
+  from tg.codegen.opt.search import time_kernel
+  def broken(*a, **kw): raise RuntimeError("clang exploded\nlong log")
+  monkeypatch.setattr(pipeline, "get_program", broken)
+  with Context(DEBUG=2): assert time_kernel(matmul(4), Device["CPU"].renderer) == float("inf")
+  assert "BEAM candidate () failed: RuntimeError: clang exploded" in capsys.readouterr().out
+  with Context(DEBUG=0): time_kernel(matmul(4), Device["CPU"].renderer)
+  assert capsys.readouterr().out == ""
+
 @settings(max_examples=200, deadline=None)
 @given(c=st.integers(2, 5000), vmax=st.integers(1, 2**31 - 1))
 def test_magic_division_is_exact_over_the_whole_range(c, vmax):

@@ -11,7 +11,7 @@ runs and decodes thread traces.
 """
 from typing import Any
 
-_EMU = ("launch", "dispatch", "run_wave", "Memory", "MemoryFault", "Wave")
+_EMU = ("launch", "dispatch", "run_wave", "Memory", "MemoryFault", "WaveStop", "Wave")
 
 def __getattr__(name: str) -> Any:
   """The emulator's entry points, imported on first use (they pull in tg.codegen)."""

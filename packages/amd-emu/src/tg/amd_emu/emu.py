@@ -28,6 +28,13 @@ class MemoryFault(RuntimeError):
     super().__init__(msg)
     self.address, self.inst, self.pc, self.wave, self.workgroup = address, inst, pc, wave, workgroup
 
+class WaveStop(RuntimeError):
+  """A wave that stopped for another reason than a memory fault: `kind` is "budget" (a runaway loop), "badpc" (a jump into no
+  instruction) or "illegal" (an instruction the emulator can't run); with the pc, the instruction's text, wave and workgroup."""
+  def __init__(self, msg: str, kind: str, inst: str, pc: int, wave: int, workgroup: tuple[int, int, int] | None):
+    super().__init__(msg)
+    self.kind, self.inst, self.pc, self.wave, self.workgroup = kind, inst, pc, wave, workgroup
+
 class Memory:
   """A GPU address space: `map(addr, nbytes, backing)` makes [addr, addr+nbytes) valid, backed by host memory."""
   def __init__(self) -> None:
@@ -151,9 +158,10 @@ def raise_stop(prog: Any, w: Wave, rc: int, wave: int, workgroup: tuple[int, int
   if rc == FAULT:
     addr = int(w.st[FAULT_ADDR]) | int(w.st[FAULT_ADDR + 1]) << 32
     raise MemoryFault(f"memory fault: {text} at {addr:#x}, no mapping (pc={pc:#x}, {who})", addr, text, pc, wave, workgroup)
-  if rc == BUDGET: raise RuntimeError(f"instruction budget exhausted at pc={pc:#x} ({text}, {who}): a runaway loop? pass a larger budget")
-  if rc == BADPC: raise RuntimeError(f"jump to pc={pc:#x}, which is not the start of a block of this kernel's code ({who})")
-  if rc == UNSUPPORTED: raise RuntimeError(f"{prog.unsupported.get(pc, 'unsupported instruction')} at pc={pc:#x} ({who})")
+  stops = {BUDGET: ("budget", f"instruction budget exhausted at pc={pc:#x} ({text}, {who}): a runaway loop? pass a larger budget"),
+           BADPC: ("badpc", f"jump to pc={pc:#x}, which is not the start of a block of this kernel's code ({who})"),
+           UNSUPPORTED: ("illegal", f"{prog.unsupported.get(pc, 'unsupported instruction')} at pc={pc:#x} ({who})")}
+  if rc in stops: raise WaveStop(stops[rc][1], stops[rc][0], text, pc, wave, workgroup)
   raise RuntimeError(f"emulator stopped with code {rc} at pc={pc:#x}")
 
 MAX_BLOCK = 1024  # work-items per workgroup on RDNA (each id is a 10-bit field of v0)
@@ -169,10 +177,13 @@ def check_launch(grid: Sequence[int], block: Sequence[int], budget: int) -> None
   if budget < 1: raise ValueError(f"budget {budget}: the instruction budget per wave must be at least 1")
 
 def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
-             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0, trace: Any = None) -> int:
+             block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0,
+             scratch: tuple[int, int] | None = None, trace: Any = None) -> int:
   """Run a grid of workgroups. `code` is the code mapped at `code_addr` (PC-relative data reads go through `memory`),
-  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup; `trace`
-  records the executed instructions for an SQTT stream (see run_waves). Returns the number of wave-instructions executed."""
+  `entry` the kernel's first instruction's address; grid counts workgroups, block work-items per workgroup. `scratch` is
+  (host address, bytes per work-item) of backing memory a runtime provides, wave w of a workgroup at address + w * 32 * bytes
+  (by default the descriptor's private segment size, in memory of the dispatch's own). `trace` records the executed
+  instructions for an SQTT stream (see run_waves). Returns the wave-instructions executed."""
   executed = 0
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
@@ -182,17 +193,20 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   nwaves = (nthreads + WAVE - 1) // WAVE
   tid = np.arange(nwaves * WAVE)
   packed = (tid % bx) | ((tid // bx % by) << 10) | ((tid // (bx * by)) << 20)
-  scratch_size = (descriptor.private_segment_size + 3) & ~3
   user = user_sgprs(descriptor, kernarg_addr, dispatch_ptr)
   ids_at = descriptor.user_sgpr_count or len(user)
   lds = np.zeros(LDS_BYTES, np.uint8)
-  scratch = np.zeros(max(scratch_size, 4) * WAVE * nwaves, np.uint8)
+  if scratch is None:
+    scratch_size = (descriptor.private_segment_size + 3) & ~3
+    own_scratch = np.zeros(max(scratch_size, 4) * WAVE * nwaves, np.uint8)
+    scratch = (own_scratch.ctypes.data, scratch_size)
+  scratch_addr, scratch_size = scratch
   template = np.stack([new_wave(entry, budget, mode).st for _ in range(nwaves)])  # every workgroup's waves, less the ids
   template[:, :len(user)] = user
   template[:, VGPR:VGPR + WAVE] = packed.reshape(nwaves, WAVE)
   template[:, 126] = [(1 << min(WAVE, nthreads - w * WAVE)) - 1 for w in range(nwaves)]
   template[:, LDS_BASE], template[:, LDS_BASE + 1], template[:, LDS_SIZE] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32, LDS_BYTES
-  sbase = scratch.ctypes.data + np.arange(nwaves, dtype=np.uint64) * (WAVE * max(scratch_size, 4))
+  sbase = scratch_addr + np.arange(nwaves, dtype=np.uint64) * (WAVE * scratch_size)
   template[:, SCRATCH_BASE], template[:, SCRATCH_BASE + 1], template[:, SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
   id_slots = [ids_at + i for i in range(sum(descriptor.workgroup_ids))]
   for wz in range(gz):

@@ -16,6 +16,7 @@ from tg.codegen.lower.gpudims import add_gpudims, launch_size
 from tg.codegen.lower.devectorize import pm_add_loads, pm_devectorize, pm_push_gep
 from tg.codegen.lower.decompositions import pm_decompose, pm_narrow_floats, pm_fast_idiv, fuse_mulaccs
 from tg.codegen.lower.transcendental import pm_transcendental
+from tg.codegen.lower.index32 import pm_index32
 from tg.codegen.lower.linearize import linearize
 from tg.codegen.opt.kernel import Opt, apply_opts
 
@@ -48,7 +49,8 @@ def lower_optimized(ast: UOp, renderer: Renderer) -> UOp:
   late = pm_decompose + pm_transcendental + symbolic
   if renderer.emulated_dtypes: late = late + pm_narrow_floats
   if Ops.IDIV not in renderer.native_ops: late = late + pm_fast_idiv
-  return fuse_mulaccs(graph_rewrite(ast, late, ctx=renderer, name="decompose"), renderer)
+  ast = fuse_mulaccs(graph_rewrite(ast, late, ctx=renderer, name="decompose"), renderer)
+  return graph_rewrite(ast, pm_index32, name="index32") if renderer.index32 else ast
 
 def get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None = None) -> ProgramSpec:
   """Optimize, lower, linearize and render a kernel AST (a SINK) for a device's renderer."""

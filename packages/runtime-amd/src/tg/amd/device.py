@@ -1,44 +1,74 @@
 """The AMD device: buffers in VRAM copied through SDMA, kernels from LLVM code objects launched on a PM4 compute queue,
 one timeline signal ordering everything. MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
 from __future__ import annotations
-import dataclasses, functools, struct, time
+import dataclasses, functools, os, struct, time
+from typing import Any, Sequence
 from tg.uop import getenv, round_up
 from tg.codegen.device import Allocator, Compiled
 from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
-from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, PM4Queue, SDMAQueue, Signal
+from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, LoadedCode, PM4Queue, SDMAQueue, Signal
 from tg.amd.kfd import KFD, HostKFD
 from tg.amd.profile import profiler
 
+KFD_PATH = "/dev/kfd"
+
+class NoGPUError(RuntimeError):
+  """DEV=AMD on a machine where KFD can't be opened: says why and how to use the virtual GPU instead."""
+
 def open_kfd() -> KFD:
+  """The virtual GPU with MOCKGPU=1, else the kernel's KFD (a NoGPUError naming /dev/kfd and MOCKGPU=1 when it isn't usable)."""
   if getenv("MOCKGPU", False):
     from tg.amd.mockgpu import MockKFD
     return MockKFD()
+  fix = "set MOCKGPU=1 to run on tg's virtual GPU (MOCKGPU_ARCH=rdna3 or rdna4) instead"
+  if not os.path.exists(KFD_PATH):
+    raise NoGPUError(f"no AMD GPU: {KFD_PATH} does not exist (no AMD GPU, or the amdgpu kernel driver isn't loaded); {fix}")
+  if not os.access(KFD_PATH, os.R_OK | os.W_OK):
+    raise NoGPUError(f"no AMD GPU: {KFD_PATH} exists but this user can't open it read/write (join the 'render' group); {fix}")
   return HostKFD()
 
 class AMDAllocator(Allocator):
-  """VRAM buffers; host data moves through a host-visible staging buffer and the SDMA engine."""
+  """VRAM buffers: small ones carved from shared 2 MiB allocations (one slab per power-of-two size class), big ones each
+  their own. Host data moves through two host-visible staging halves and the SDMA engine: the host waits only for the copy
+  that last used a half, not for the GPU's other work, so it keeps queueing while kernels run."""
+  SLAB, SMALLEST, LARGEST = 2 << 20, 256, 64 << 10
   def __init__(self, dev: AMDDevice):
     super().__init__()
     self.dev = dev
-  def _alloc(self, nbytes: int) -> GPUMem: return self.dev.kfd.alloc(nbytes, vram=True, host=False)
+    self.slots: dict[int, list[GPUMem]] = {}  # size class -> free slots
+    self.slabs: dict[int, GPUMem] = {}        # handle -> slab
+    self.stage_done = [0, 0]                  # timeline value after which each staging half is free
+  def _alloc(self, nbytes: int) -> GPUMem:
+    if nbytes > self.LARGEST: return self.dev.kfd.alloc(nbytes, vram=True, host=False)
+    size = max(self.SMALLEST, 1 << (nbytes - 1).bit_length())
+    if not self.slots.get(size):
+      slab = self.dev.kfd.alloc(self.SLAB, vram=True, host=False)
+      self.slabs[slab.handle] = slab
+      self.slots[size] = [dataclasses.replace(slab, va=slab.va + off, size=size) for off in reversed(range(0, self.SLAB, size))]
+    return self.slots[size].pop()
   def _free(self, opaque: GPUMem, nbytes: int) -> None:
     self.dev.synchronize()
-    self.dev.kfd.free(opaque)
+    if opaque.handle in self.slabs: self.slots[opaque.size].append(opaque)
+    else: self.dev.kfd.free(opaque)
   def offset(self, opaque: GPUMem, nbytes: int, offset: int) -> GPUMem: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
+  def _stage(self, k: int) -> GPUMem:
+    """Staging half k, once the copy that last used it is done."""
+    half = self.dev.staging.size // 2
+    self.dev.synchronize(value=self.stage_done[k])
+    return dataclasses.replace(self.dev.staging, va=self.dev.staging.va + k * half, size=half)
   def copyin(self, dest: GPUMem, src: memoryview) -> None:
-    stage = self.dev.staging
-    for off in range(0, src.nbytes, stage.size):
-      n = min(stage.size, src.nbytes - off)
-      self.dev.synchronize()  # the staging buffer is free again
+    half = self.dev.staging.size // 2
+    for i, off in enumerate(range(0, src.nbytes, half)):
+      stage, n = self._stage(i % 2), min(half, src.nbytes - off)
       stage.view(0, n)[:] = src[off:off + n]
-      self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n))
+      self.stage_done[i % 2] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n))
   def copyout(self, dest: memoryview, src: GPUMem) -> None:
-    stage = self.dev.staging
-    for off in range(0, dest.nbytes, stage.size):
-      n = min(stage.size, dest.nbytes - off)
-      self.dev.submit(self.dev.sdma, SDMAQueue.copy(stage.va, src.va + off, n))
-      self.dev.synchronize()
+    half = self.dev.staging.size // 2
+    for off in range(0, dest.nbytes, half):
+      stage, n = self._stage(0), min(half, dest.nbytes - off)
+      self.stage_done[0] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(stage.va, src.va + off, n))
+      self.dev.synchronize(value=self.stage_done[0])
       dest[off:off + n] = stage.view(0, n)
 
 def load_image(elf: bytes) -> bytes:
@@ -68,16 +98,20 @@ class AMDProgram:
     self.mem = dev.kfd.alloc(len(image), vram=True, host=True, executable=True)
     self.mem.view(0, len(image))[:] = image
     self.pgm = self.mem.va + co.text_addr + self.kernel.code_offset
+    self.code = LoadedCode(name, self.mem.va + co.text_addr, self.pgm, co.text)
+    dev.kfd.register_code(self.code)
     self.args = sorted(self.kernel.args, key=lambda a: a[".offset"])
     self.kernarg_size = max(kd.kernarg_size, 16)
     self.rsrc = (kd.rsrc1, kd.rsrc2 | (kd.private_segment_size > 0), kd.rsrc3)
-    self.tmpring = round_up(kd.private_segment_size * 32, 256) // 256 << 12
+    if kd.private_segment_size: dev.ensure_scratch(kd.private_segment_size)
     if getenv("PROFILE", False): profiler().add_program(self)
   def __del__(self) -> None:
+    if hasattr(self, "code"): self.dev.kfd.unregister_code(self.code.lo)
     if hasattr(self, "mem"): self.dev.kfd.free(self.mem)
-  def __call__(self, *bufs: GPUMem, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
-               vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
-    kernarg, va = self.dev.kernargs(self.kernarg_size)
+  def fill_args(self, kernarg: memoryview, bufs: Sequence[GPUMem], global_size: tuple[int, int, int], local_size: tuple[int, int, int],
+                vals: Sequence[int]) -> None:
+    """Write the kernel arguments: buffer addresses and values in argument order, the hidden launch sizes, zeros elsewhere."""
+    kernarg[:] = bytes(len(kernarg))
     hidden = dict(zip(HIDDEN_ARGS, (*global_size, *local_size, 0, 0, 0)))
     it_bufs, it_vals = iter(bufs), iter(vals)
     for a in self.args:
@@ -87,10 +121,14 @@ class AMDProgram:
       elif kind in hidden: v = hidden[kind]
       else: continue  # other hidden arguments stay zero
       kernarg[off:off + size] = (v % (1 << (8 * size))).to_bytes(size, "little")
+
+  def __call__(self, *bufs: GPUMem, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
+               vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
+    kernarg, va = self.dev.kernargs(self.kernarg_size)
+    self.fill_args(kernarg, bufs, global_size, local_size, vals)
     st = time.perf_counter()
     q = self.dev.compute
-    pkts = q.dispatch(self.pgm, self.rsrc, [va & 0xFFFFFFFF, va >> 32], global_size, local_size)
-    self.dev.submit(q, q.set_regs("COMPUTE_TMPRING_SIZE", self.tmpring) + pkts if self.tmpring else pkts)
+    self.dev.submit(q, q.scratch_regs() + q.dispatch(self.pgm, self.rsrc, [va & 0xFFFFFFFF, va >> 32], global_size, local_size))
     if not wait: return None
     self.dev.synchronize()
     return time.perf_counter() - st
@@ -106,6 +144,7 @@ class AMDDevice(Compiled):
     self.timeline, self.timeline_value = Signal(self.kfd, self.signals, 0), 0
     self.kernarg_mem, self.kernarg_off = self.kfd.alloc(1 << 20, vram=False), 0
     self.staging = self.kfd.alloc(2 << 20, vram=False)
+    self.submissions = 0  # command streams submitted to the queues (bench/amd.py counts them per jitted step)
     super().__init__(device, AMDAllocator(self), AMDCompiler(self.target), functools.partial(AMDProgram, self),
                      functools.partial(amd_renderer, self.target, device))
     if getenv("PROFILE", False): profiler().add_device(self)
@@ -113,6 +152,7 @@ class AMDDevice(Compiled):
   def submit(self, q: PM4Queue | SDMAQueue, cmds: list[int]) -> int:
     """Queue commands after everything queued before (on either queue); returns the timeline value that marks them done."""
     prev, self.timeline_value = self.timeline_value, self.timeline_value + 1
+    self.submissions += 1
     va = self.timeline.va
     if isinstance(q, PM4Queue): q.submit(q.wait_mem(va, prev) + cmds + q.release_mem(va, self.timeline_value))
     else: q.submit(q.wait_mem(va, prev) + cmds + q.fence(va, self.timeline_value))
@@ -129,10 +169,22 @@ class AMDDevice(Compiled):
     view[:] = bytes(size)
     return view, self.kernarg_mem.va + off
 
-  def synchronize(self, timeout: float = 60.0) -> None:
-    """Wait for all queued work. A GPU fault resets both queues (the work after it is lost) and raises a RuntimeError."""
-    try: self.timeline.wait(self.timeline_value, timeout)
-    except GPUFault:
+  def ensure_scratch(self, lane_bytes: int) -> None:
+    """Grow the compute queue's scratch to `lane_bytes` per work-item if it is smaller (after the queue drains)."""
+    if lane_bytes <= self.compute.scratch_layout.lane_bytes: return
+    self.synchronize()
+    self.compute.set_scratch(lane_bytes)
+
+  def graph(self, runs: list[tuple[Any, list[Any]]]) -> Any:
+    from tg.amd.graph import AMDGraph
+    return AMDGraph(self, runs)
+
+  def synchronize(self, timeout: float = 60.0, value: int | None = None) -> None:
+    """Wait for all queued work (or the work up to timeline `value`). A GPU fault, or no progress within `timeout` s, resets
+    both queues (the work queued after it is lost) and raises (GPUFault naming the kernel and where, or TimeoutError); work
+    queued afterwards runs."""
+    try: self.timeline.wait(self.timeline_value if value is None else value, timeout)
+    except (GPUFault, TimeoutError):
       self.compute.reset()
       self.sdma.reset()
       self.timeline.value = self.timeline_value

@@ -6,12 +6,14 @@ import ctypes, time
 from dataclasses import dataclass
 from tg.uop import round_up
 from tg.amd import hw
-from tg.amd.kfd import (KFD, TOPOLOGY, AcquireVM, AllocMemory, CreateEvent, CreateQueue, DestroyQueue, EventData, FreeMemory, MapMemory,
-                        WaitEvents, EVENT_HW_EXCEPTION, EVENT_MEMORY, MEM_GTT, MEM_VRAM, MEM_WRITABLE, MEM_EXECUTABLE, MEM_PUBLIC,
+from tg.amd.kfd import (KFD, TOPOLOGY, FaultingWave, AcquireVM, AllocMemory, CreateEvent, CreateQueue, DestroyQueue, EventData, FreeMemory,
+                        MapMemory, WaitEvents, HW_EXCEPTION_ECC, HW_EXCEPTION_GPU_HANG, EVENT_HW_EXCEPTION, EVENT_MEMORY, MEM_GTT, MEM_VRAM,
+                        MEM_WRITABLE, MEM_EXECUTABLE, MEM_PUBLIC,
                         MEM_COHERENT, MEM_UNCACHED, MAP_ANONYMOUS, MAP_FIXED, MAP_NORESERVE, MAP_PRIVATE, MAP_SHARED, PROT_NONE, PROT_READ,
                         PROT_WRITE, QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA)
 
 PAGE = 0x1000
+WAVE32 = 32
 
 def parse_properties(text: str) -> dict[str, int]:
   return {k: int(v) for k, v in (line.split() for line in text.splitlines() if len(line.split()) == 2)}
@@ -27,9 +29,61 @@ class GPUMem:
     if not self.host: raise RuntimeError(f"GPU memory at {self.va:#x} is not mapped on the host")
     n = self.size - offset if size is None else size
     return memoryview((ctypes.c_uint8 * n).from_address(self.va + offset)).cast("B")
+  def write_dwords(self, words: list[int], offset: int = 0) -> None:
+    """Packets (or any 32-bit words) into host-visible GPU memory."""
+    view = self.view(offset, len(words) * 4).cast("I")
+    for i, w in enumerate(words): view[i] = w & 0xFFFFFFFF
+
+@dataclass(frozen=True)
+class ScratchLayout:
+  """A compute queue's scratch (private segment) backing: `waves` slots per shader engine on `ses` engines, `wave_bytes` each
+  (one wave's 32 work-items). COMPUTE_TMPRING_SIZE describes it to the GPU; both the driver and the virtual GPU read it here."""
+  waves: int
+  ses: int
+  wave_bytes: int
+  @property
+  def nbytes(self) -> int: return self.waves * self.ses * self.wave_bytes
+  @property
+  def lane_bytes(self) -> int: return self.wave_bytes // WAVE32
+  @property
+  def tmpring(self) -> int: return self.waves | self.wave_bytes // hw.SCRATCH_UNIT << hw.TMPRING_WAVESIZE_SHIFT
+
+  @classmethod
+  def for_lanes(cls, props: dict[str, int], gc_version: tuple[int, ...], lane_bytes: int) -> ScratchLayout:
+    """Room for `lane_bytes` per work-item in every wave slot the GPU has (CUs x scratch slots per CU), the most WAVES holds."""
+    wave_bytes = round_up(lane_bytes * WAVE32, hw.SCRATCH_UNIT)
+    if wave_bytes // hw.SCRATCH_UNIT >= 1 << hw.TMPRING_WAVESIZE_BITS[gc_version]:
+      raise ValueError(f"a kernel needs {lane_bytes} bytes of scratch per work-item, more than COMPUTE_TMPRING_SIZE can describe "
+                       f"({((1 << hw.TMPRING_WAVESIZE_BITS[gc_version]) - 1) * hw.SCRATCH_UNIT // WAVE32} bytes): use less private memory")
+    ses = hw.shader_engines(props)
+    cus = max(props.get("simd_count", 2) // max(props.get("simd_per_cu", 2), 1), 1)
+    waves = -(-cus * props.get("max_slots_scratch_cu", 32) // ses)
+    return cls(min(waves, (1 << hw.TMPRING_WAVES_BITS) - 1), ses, wave_bytes)
+
+  @classmethod
+  def from_tmpring(cls, tmpring: int, ses: int, gc_version: tuple[int, ...]) -> ScratchLayout:
+    size = tmpring >> hw.TMPRING_WAVESIZE_SHIFT & ((1 << hw.TMPRING_WAVESIZE_BITS[gc_version]) - 1)
+    return cls(tmpring & ((1 << hw.TMPRING_WAVES_BITS) - 1), ses, size * hw.SCRATCH_UNIT)
 
 class GPUFault(RuntimeError):
-  """The GPU reported a fault (KFD memory or hardware exception event)."""
+  """The GPU reported a fault (KFD memory or hardware exception event): `kind` (memory, hang, illegal, exception), the address of
+  a memory fault, and where, when known: kernel name, pc offset from its entry, instruction text, wave, workgroup."""
+  def __init__(self, msg: str, kind: str, address: int | None = None, kernel: str | None = None, pc: int | None = None,
+               inst: str | None = None, wave: int | None = None, workgroup: tuple[int, int, int] | None = None):
+    super().__init__(msg)
+    self.kind, self.address, self.kernel, self.pc, self.inst, self.wave, self.workgroup = kind, address, kernel, pc, inst, wave, workgroup
+
+@dataclass(frozen=True)
+class LoadedCode:
+  """A kernel's code in GPU memory, so a fault's pc can be named: [lo, hi) holds `code` (the loaded text), `entry` its start."""
+  name: str
+  lo: int
+  entry: int
+  code: bytes
+  @property
+  def hi(self) -> int: return self.lo + len(self.code)
+
+WHAT = {"memory": "memory fault", "hang": "hang", "illegal": "illegal instruction", "badpc": "jump to an address that is no instruction"}
 
 class KFDDevice:
   """One GPU: KFD and render-node file descriptors, its VM, events, and its gfx target from the topology."""
@@ -52,6 +106,8 @@ class KFDDevice:
     self._gpu_ids = (ctypes.c_uint32 * 1)(self.gpu_id)
     self.fault_events = [self.create_event(EVENT_MEMORY), self.create_event(EVENT_HW_EXCEPTION)]
     self.doorbell_page = 0
+    self.code: dict[int, LoadedCode] = {}  # by lo
+    self.arch = "rdna3" if self.gc_version[0] == 11 else "rdna4"
 
   def ip_info(self, hwid: int) -> tuple[tuple[int, ...], list[int]]:
     """(major, minor, revision) and the register segment bases of an IP block, from sysfs IP discovery."""
@@ -74,13 +130,36 @@ class KFDDevice:
     r = self.kfd.ioctl(self.kfd_fd, "WAIT_EVENTS", WaitEvents(events_ptr=ctypes.addressof(evs), num_events=len(evs), wait_for_all=0,
                                                               timeout=timeout_ms))
     if r.wait_result != 0: return
+    wave = self.kfd.faulting_wave()
     mem = evs[0].memory_exception_data
     if mem.va or mem.failure.NotPresent or mem.failure.ReadOnly or mem.failure.NoExecute:
-      kind = "page not present" if mem.failure.NotPresent else "write to read-only page" if mem.failure.ReadOnly else \
-             "execute of a no-execute page" if mem.failure.NoExecute else "access"
-      raise GPUFault(f"GPU memory fault on {self.target}: {kind} at {mem.va:#x}{' (imprecise)' if mem.failure.imprecise else ''}")
+      why = "page not present" if mem.failure.NotPresent else "write to read-only page" if mem.failure.ReadOnly else \
+            "execute of a no-execute page" if mem.failure.NoExecute else "access"
+      raise self.fault("memory", f"address {mem.va:#x}, {why}{' (imprecise)' if mem.failure.imprecise else ''}", wave, mem.va)
     hwx = evs[1].hw_exception_data
-    raise GPUFault(f"GPU hardware exception on {self.target}: reset_type={hwx.reset_type} cause={hwx.reset_cause}")
+    kind = wave.kind if wave is not None else "hang" if hwx.reset_cause == HW_EXCEPTION_GPU_HANG else "exception"
+    cause = {HW_EXCEPTION_GPU_HANG: "hang", HW_EXCEPTION_ECC: "ECC error"}.get(hwx.reset_cause, f"cause {hwx.reset_cause}")
+    hint = " (a runaway loop?)" if kind == "hang" else ""
+    raise self.fault(kind, f"the GPU stopped the queue ({cause}, {'engine' if hwx.reset_type else 'whole GPU'} reset){hint}", wave)
+
+  def register_code(self, code: LoadedCode) -> None: self.code[code.lo] = code
+  def unregister_code(self, lo: int) -> None: self.code.pop(lo, None)
+
+  def fault(self, kind: str, detail: str, wave: FaultingWave | None, address: int | None = None) -> GPUFault:
+    """A GPUFault naming the kernel, the pc as an offset from its entry and the instruction there, the wave and workgroup."""
+    what = f"GPU {WHAT.get(kind, 'hardware exception')}"
+    code = next((c for c in self.code.values() if wave is not None and c.lo <= wave.pc < c.hi), None)
+    if wave is None or code is None:
+      at = "" if wave is None else f" at pc {wave.pc:#x} (in no loaded kernel)"
+      return GPUFault(f"{what} on {self.target}{at}: {detail}", kind, address)
+    from tg.amd_emu.decode import decode
+    at = wave.pc - code.lo
+    try: inst = decode(code.code, self.arch, at).disasm()
+    except ValueError: inst = f"undecodable word {code.code[at:at + 4][::-1].hex()}"
+    off = wave.pc - code.entry
+    where = f" in kernel {code.name} at pc {'-' if off < 0 else ''}{abs(off):#x} ({inst}), wave {wave.wave}"
+    where += f", workgroup {wave.workgroup}" if wave.workgroup is not None else ""
+    return GPUFault(f"{what}{where}: {detail} ({self.target})", kind, address, code.name, off, inst, wave.wave, wave.workgroup)
 
   # ***** memory *****
 
@@ -181,8 +260,17 @@ class HWQueue:
   def consumed(self) -> int: return self.rptr.value // 4 if self.queue_type == QUEUE_TYPE_SDMA else self.rptr.value
 
 class PM4Queue(HWQueue):
-  """Compute queue commands: PM4 type-3 packets."""
-  def __init__(self, dev: KFDDevice): super().__init__(dev, QUEUE_TYPE_COMPUTE)
+  """Compute queue commands: PM4 type-3 packets. The queue owns the scratch backing its dispatches use."""
+  def __init__(self, dev: KFDDevice):
+    super().__init__(dev, QUEUE_TYPE_COMPUTE)
+    self.scratch: GPUMem | None = None
+    self.scratch_layout = ScratchLayout(0, hw.shader_engines(dev.props), 0)
+
+  def set_scratch(self, lane_bytes: int) -> None:
+    """Back `lane_bytes` of private segment per work-item for every wave slot. The queue must be idle: the old backing is freed."""
+    layout = ScratchLayout.for_lanes(self.dev.props, self.dev.gc_version, lane_bytes)
+    if self.scratch is not None: self.dev.free(self.scratch)
+    self.scratch, self.scratch_layout = self.dev.alloc(layout.nbytes, vram=True, host=False), layout
 
   @staticmethod
   def pkt(opcode: int, *body: int) -> list[int]: return [hw.pm4_header(opcode, len(body)), *body]
@@ -207,12 +295,28 @@ class PM4Queue(HWQueue):
     """Stall the queue until the 32-bit value at va is >= value."""
     return self.pkt(hw.PACKET3_WAIT_REG_MEM, hw.WAIT_FUNC_GEQ | hw.WAIT_MEM_SPACE_MEMORY << 4, va & 0xFFFFFFFF, va >> 32, value, 0xFFFFFFFF, 0x4)
 
+  def scratch_regs(self) -> list[int]:
+    """The queue's scratch backing for the dispatches that follow (registers keep their values, also into indirect buffers)."""
+    base = self.scratch.va >> hw.SCRATCH_BASE_SHIFT if self.scratch is not None else 0
+    return self.set_regs("COMPUTE_TMPRING_SIZE", self.scratch_layout.tmpring) + \
+      self.set_regs("COMPUTE_DISPATCH_SCRATCH_BASE_LO", base & 0xFFFFFFFF, base >> 32)
+
+  def barrier(self) -> list[int]:
+    """Wait until the dispatches before have finished (CS_PARTIAL_FLUSH), so the next one reads what they wrote."""
+    return self.pkt(hw.PACKET3_EVENT_WRITE, hw.CS_PARTIAL_FLUSH | hw.EVENT_INDEX_CS_PARTIAL_FLUSH << 8)
+
+  def indirect(self, va: int, ndwords: int) -> list[int]:
+    """Run `ndwords` of packets at `va` (an indirect buffer), then continue here."""
+    if not 0 < ndwords <= hw.INDIRECT_BUFFER_SIZE_MASK:
+      raise ValueError(f"an indirect buffer of {ndwords} dwords: it holds 1 to {hw.INDIRECT_BUFFER_SIZE_MASK}")
+    return self.pkt(hw.PACKET3_INDIRECT_BUFFER, va & 0xFFFFFFFC, va >> 32, ndwords | hw.INDIRECT_BUFFER_VALID)
+
   def dispatch(self, pgm: int, rsrc: tuple[int, int, int], user: list[int], grid: tuple[int, int, int], block: tuple[int, int, int]) -> list[int]:
+    """A kernel launch (after scratch_regs: the scratch setup is the queue's, not the kernel's)."""
     out = self.acquire_mem()
     out += self.set_regs("COMPUTE_PGM_LO", pgm >> 8 & 0xFFFFFFFF, pgm >> 40)
     out += self.set_regs("COMPUTE_PGM_RSRC1", rsrc[0], rsrc[1])
     out += self.set_regs("COMPUTE_PGM_RSRC3", rsrc[2])
-    out += self.set_regs("COMPUTE_TMPRING_SIZE", 0)
     out += self.set_regs("COMPUTE_RESOURCE_LIMITS", 0)
     out += self.set_regs("COMPUTE_START_X", 0, 0, 0)
     out += self.set_regs("COMPUTE_NUM_THREAD_X", *block)

@@ -5,7 +5,10 @@ from __future__ import annotations
 # PM4 type-3 packets: header = 3 << 30 | (count - 1) << 16 | opcode << 8, count = dwords after the header
 PACKET3_NOP, PACKET3_SET_SH_REG, PACKET3_DISPATCH_DIRECT = 0x10, 0x76, 0x15
 PACKET3_RELEASE_MEM, PACKET3_ACQUIRE_MEM, PACKET3_WAIT_REG_MEM = 0x49, 0x58, 0x3C
+PACKET3_INDIRECT_BUFFER, PACKET3_EVENT_WRITE = 0x3F, 0x46
 PACKET3_SET_SH_REG_START, PACKET3_SET_SH_REG_END = 0x2C00, 0x3000
+INDIRECT_BUFFER_VALID, INDIRECT_BUFFER_SIZE_MASK = 1 << 23, 0xFFFFF  # INDIRECT_BUFFER dword 3: IB_SIZE (dwords) bits 0..19
+CS_PARTIAL_FLUSH, EVENT_INDEX_CS_PARTIAL_FLUSH = 7, 4  # EVENT_WRITE: wait until earlier dispatches finished
 CACHE_FLUSH_AND_INV_TS_EVENT, EVENT_INDEX_EOP = 20, 5
 RELEASE_MEM_GCR = {"GLM_WB": 1 << 12, "GLM_INV": 1 << 13, "GLV_INV": 1 << 14, "GL1_INV": 1 << 15, "GL2_INV": 1 << 20, "GL2_WB": 1 << 21,
                    "SEQ": 1 << 22}
@@ -21,9 +24,19 @@ def pm4_header(opcode: int, count: int) -> int: return 3 << 30 | (count - 1) << 
 COMPUTE_REGS = {gc: {"COMPUTE_DISPATCH_INITIATOR": (7072, 0), "COMPUTE_START_X": (7076, 0), "COMPUTE_NUM_THREAD_X": (7079, 0),
                      "COMPUTE_NUM_THREAD_Y": (7080, 0), "COMPUTE_NUM_THREAD_Z": (7081, 0), "COMPUTE_PGM_LO": (7084, 0),
                      "COMPUTE_PGM_HI": (7085, 0), "COMPUTE_PGM_RSRC1": (7090, 0), "COMPUTE_PGM_RSRC2": (7091, 0),
-                     "COMPUTE_RESOURCE_LIMITS": (7093, 0), "COMPUTE_TMPRING_SIZE": (7096, 0), "COMPUTE_PGM_RSRC3": (7112, 0),
+                     "COMPUTE_RESOURCE_LIMITS": (7093, 0), "COMPUTE_DISPATCH_SCRATCH_BASE_LO": (7088, 0),
+                     "COMPUTE_DISPATCH_SCRATCH_BASE_HI": (7089, 0), "COMPUTE_TMPRING_SIZE": (7096, 0), "COMPUTE_PGM_RSRC3": (7112, 0),
                      "COMPUTE_USER_DATA_0": (7136, 0)} for gc in ((11, 0, 0), (12, 0, 0))}
 USER_DATA_REGS = 16
+# COMPUTE_TMPRING_SIZE: WAVES (bits 0..11, wave slots per shader engine on gfx11+), WAVESIZE (bits 12.., per-wave scratch in
+# 256-byte units on gfx11+: 15 bits wide on gc 11, 18 on gc 12). COMPUTE_DISPATCH_SCRATCH_BASE_LO/HI hold the base >> 8.
+TMPRING_WAVES_BITS, TMPRING_WAVESIZE_SHIFT, SCRATCH_UNIT, SCRATCH_BASE_SHIFT = 12, 12, 256, 8
+TMPRING_WAVESIZE_BITS = {(11, 0, 0): 15, (12, 0, 0): 18}
+RSRC2_SCRATCH_EN = 1 << 0
+
+def shader_engines(props: dict[str, int]) -> int:
+  """Shader engines of a GPU from its KFD topology properties (COMPUTE_TMPRING_SIZE.WAVES counts wave slots per engine)."""
+  return max(props.get("array_count", 1) // max(props.get("simd_arrays_per_engine", 1), 1), 1)
 DISPATCH_INITIATOR = {"compute_shader_en": 1 << 0, "force_start_at_000": 1 << 2, "cs_w32_en": 1 << 15}
 
 # SDMA (6.0): op in bits 0..7, sub_op in bits 8..15 of dword 0

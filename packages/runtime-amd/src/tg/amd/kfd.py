@@ -3,6 +3,7 @@ handful of operations the driver uses (open, ioctl, mmap, munmap, sysfs reads, d
 real syscalls; tg.amd.mockgpu.MockKFD implements the same operations with a virtual GPU."""
 from __future__ import annotations
 import ctypes, ctypes.util, os
+from dataclasses import dataclass
 from typing import Protocol
 
 u32, u64 = ctypes.c_uint32, ctypes.c_uint64
@@ -47,6 +48,8 @@ IOCTL_NAMES = {nr: name for name, (nr, _) in IOCTLS.items()}
 
 QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA = 0, 1
 EVENT_SIGNAL, EVENT_HW_EXCEPTION, EVENT_MEMORY = 0, 3, 8
+HW_EXCEPTION_WHOLE_GPU_RESET, HW_EXCEPTION_PER_ENGINE_RESET = 0, 1  # hw_exception_data.reset_type
+HW_EXCEPTION_GPU_HANG, HW_EXCEPTION_ECC = 0, 1                       # hw_exception_data.reset_cause
 WAIT_COMPLETE, WAIT_TIMEOUT = 0, 1
 MEM_VRAM, MEM_GTT, MEM_USERPTR, MEM_DOORBELL = 1 << 0, 1 << 1, 1 << 2, 1 << 3
 MEM_WRITABLE, MEM_EXECUTABLE, MEM_PUBLIC, MEM_COHERENT, MEM_UNCACHED = 1 << 31, 1 << 30, 1 << 29, 1 << 26, 1 << 25
@@ -54,6 +57,14 @@ KFD_MMAP_TYPE_DOORBELL = 0x3 << 62
 PROT_NONE, PROT_READ, PROT_WRITE = 0, 1, 2
 MAP_SHARED, MAP_PRIVATE, MAP_FIXED, MAP_ANONYMOUS, MAP_NORESERVE = 0x01, 0x02, 0x10, 0x20, 0x4000
 TOPOLOGY = "/sys/devices/virtual/kfd/kfd/topology/nodes"
+
+@dataclass(frozen=True)
+class FaultingWave:
+  """Where a fault stopped a wave: its pc, its index in the workgroup, the workgroup, and why (memory, hang, illegal)."""
+  pc: int
+  wave: int
+  workgroup: tuple[int, int, int] | None
+  kind: str
 
 class KFD(Protocol):
   """Everything the driver asks of the operating system about the GPU."""
@@ -66,6 +77,9 @@ class KFD(Protocol):
   def listdir(self, path: str) -> list[str]: ...
   def ring(self, doorbell: int, value: int) -> None:
     """Write a queue's new write pointer to its doorbell (a 64-bit MMIO write)."""
+  def faulting_wave(self) -> FaultingWave | None:
+    """The wave the last reported fault stopped, when the interface knows it: the virtual GPU does; KFD's events carry only the
+    address (the pc needs a trap handler, which tg doesn't install)."""
 
 class HostKFD:
   """The real kernel interface through libc."""
@@ -91,3 +105,4 @@ class HostKFD:
     with open(path) as f: return f.read()
   def listdir(self, path: str) -> list[str]: return os.listdir(path)
   def ring(self, doorbell: int, value: int) -> None: ctypes.c_uint64.from_address(doorbell).value = value
+  def faulting_wave(self) -> FaultingWave | None: return None

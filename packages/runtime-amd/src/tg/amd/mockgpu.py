@@ -4,7 +4,11 @@ It answers sysfs topology and IP-discovery reads for an RDNA3 (gfx1100) or RDNA4
 GPU virtual-address map (tg.amd_emu.Memory over real anonymous host mappings at the same addresses, as a GPU with a
 shared VA space would see them), and implements queues: a doorbell write runs the queue's new packets through a PM4
 processor or an SDMA engine that parse the real packet formats. Dispatches run on tg.amd_emu; an access outside every
-mapping becomes a KFD memory-exception event, delivered through WAIT_EVENTS as on hardware, and stops the queue.
+mapping becomes a KFD memory-exception event, delivered through WAIT_EVENTS as on hardware, and stops the queue; a runaway
+wave (the emulator's instruction budget) or an illegal instruction becomes a hardware-exception event (a hang the GPU reset)
+and stops it too. `faulting_wave()` says which wave stopped where, which KFD alone can't. Dispatches get their scratch from
+the backing the driver programmed (COMPUTE_TMPRING_SIZE, COMPUTE_DISPATCH_SCRATCH_BASE); a setup that isn't backed by
+mapped memory faults, as the hardware would.
 With SQTT=1 (or PROFILE=1) each dispatch also writes a thread trace of one shader engine (tg.amd_emu.sqtt's timing
 model) to `thread_traces`."""
 from __future__ import annotations
@@ -13,9 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import getenv
 from tg.amd import hw
-from tg.amd_emu.emu import MemoryFault
-from tg.amd.kfd import (IOCTLS, TOPOLOGY, EventData, HostKFD, QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA, EVENT_MEMORY, WAIT_COMPLETE,
-                        WAIT_TIMEOUT, MAP_ANONYMOUS, MAP_FIXED, MAP_PRIVATE, PROT_READ, PROT_WRITE)
+from tg.amd_emu.emu import MemoryFault, WaveStop
+from tg.amd.driver import ScratchLayout
+from tg.amd.kfd import (IOCTLS, TOPOLOGY, EventData, FaultingWave, HostKFD, QUEUE_TYPE_COMPUTE, QUEUE_TYPE_SDMA, EVENT_HW_EXCEPTION,
+                        EVENT_MEMORY, HW_EXCEPTION_GPU_HANG, HW_EXCEPTION_PER_ENGINE_RESET, WAIT_COMPLETE, WAIT_TIMEOUT, MAP_ANONYMOUS,
+                        MAP_FIXED, MAP_PRIVATE, PROT_READ, PROT_WRITE)
 
 ARCHS = {"rdna3": {"gfx_target_version": 110000, "gc": (11, 0, 0), "sdma": (6, 0, 0), "nbif": (4, 3, 0)},
          "rdna4": {"gfx_target_version": 120000, "gc": (12, 0, 0), "sdma": (6, 0, 0), "nbif": (6, 3, 1)}}
@@ -55,17 +61,21 @@ class MockKFD:
     self.bos: dict[int, tuple[int, int]] = {}  # handle -> (va, size)
     self.queues: dict[int, MockQueue] = {}
     self.events: dict[int, MockEvent] = {}
+    self.props: list[dict[str, int]] = []
     self.files = self._sysfs()
     self.doorbell_page = 0
     self.thread_traces: list[tuple[int, bytes]] = []  # SQTT=1 or PROFILE=1: (kernel entry, SE 0's SQTT stream) per dispatch
+    self.stopped_wave: FaultingWave | None = None
 
   def _sysfs(self) -> dict[str, str]:
     files = {f"{TOPOLOGY}/0/properties": "cpu_cores_count 8\nsimd_count 0\n", f"{TOPOLOGY}/0/gpu_id": "0\n"}
     for i, arch in enumerate(self.archs):
       a = ARCHS[arch]
       props = {"cpu_cores_count": 0, "simd_count": 192, "max_waves_per_simd": 16, "lds_size_in_kb": 64, "wave_front_size": 32,
-               "array_count": 12, "simd_per_cu": 2, "vendor_id": 0x1002, "gfx_target_version": a["gfx_target_version"],
-               "drm_render_minor": RENDER_MINOR + i, "num_sdma_engines": 2, "num_cp_queues": 8}
+               "array_count": 12, "simd_arrays_per_engine": 2, "simd_per_cu": 2, "max_slots_scratch_cu": 32, "vendor_id": 0x1002,
+               "gfx_target_version": a["gfx_target_version"], "drm_render_minor": RENDER_MINOR + i, "num_sdma_engines": 2,
+               "num_cp_queues": 8}
+      self.props.append(props)
       files[f"{TOPOLOGY}/{i + 1}/properties"] = "".join(f"{k} {v}\n" for k, v in props.items())
       files[f"{TOPOLOGY}/{i + 1}/gpu_id"] = f"{GPU_ID + i}\n"
       disc = f"/sys/class/drm/renderD{RENDER_MINOR + i}/device/ip_discovery/die/0"
@@ -157,7 +167,7 @@ class MockKFD:
     fired = [e for e in evs if self.events[e.event_id].signaled]
     for e in fired:
       ev = self.events[e.event_id]
-      if ev.data is not None: e.memory_exception_data = ev.data
+      if ev.data is not None: setattr(e, "memory_exception_data" if ev.type == EVENT_MEMORY else "hw_exception_data", ev.data)
       ev.signaled = False
     a.wait_result = WAIT_COMPLETE if fired and (not a.wait_for_all or len(fired) == a.num_events) else WAIT_TIMEOUT
 
@@ -180,13 +190,20 @@ class MockKFD:
         return
       rptr.value += used * unit
 
-  def fault(self, q: MockQueue, err: MemoryFault) -> int:
-    """A memory fault: report it through the KFD memory-exception event and stop the queue (as the hardware does)."""
+  def faulting_wave(self) -> FaultingWave | None: return self.stopped_wave
+
+  def fault(self, q: MockQueue, err: MemoryFault | WaveStop) -> int:
+    """A memory fault, through the KFD memory-exception event; a runaway or illegal wave, through the hardware-exception event
+    (a hang the GPU reset). Either stops the queue, as the hardware does."""
+    gpu_id = GPU_ID + self.archs.index(self.arch)
+    if isinstance(err, MemoryFault):
+      data: Any = type(EventData().memory_exception_data)(va=err.address, gpu_id=gpu_id)
+      data.failure.NotPresent = 1
+    else: data = type(EventData().hw_exception_data)(reset_type=HW_EXCEPTION_PER_ENGINE_RESET, reset_cause=HW_EXCEPTION_GPU_HANG, gpu_id=gpu_id)
+    kind = "memory" if isinstance(err, MemoryFault) else "hang" if err.kind == "budget" else err.kind
+    self.stopped_wave = FaultingWave(err.pc, err.wave or 0, err.workgroup, kind) if err.pc is not None else None
     for ev in self.events.values():
-      if ev.type == EVENT_MEMORY:
-        ev.signaled = True
-        ev.data = type(EventData().memory_exception_data)(va=err.address, gpu_id=GPU_ID)
-        ev.data.failure.NotPresent = 1
+      if ev.type == (EVENT_MEMORY if isinstance(err, MemoryFault) else EVENT_HW_EXCEPTION): ev.signaled, ev.data = True, data
     return -1
 
   def pm4(self, q: MockQueue, w: list[int], avail: int, ring: Any, start: int, ndw: int) -> int:
@@ -196,14 +213,17 @@ class MockKFD:
     count, op = (h >> 16 & 0x3FFF) + 1, h >> 8 & 0xFF
     if count + 1 > avail: raise MockError(f"PM4: packet {op:#x} of {count + 1} dwords runs past the write pointer")
     body = ring_words(ring, start + 1, count, ndw)
-    need = {hw.PACKET3_DISPATCH_DIRECT: 4, hw.PACKET3_RELEASE_MEM: 7, hw.PACKET3_ACQUIRE_MEM: 7, hw.PACKET3_WAIT_REG_MEM: 6}
+    need = {hw.PACKET3_DISPATCH_DIRECT: 4, hw.PACKET3_RELEASE_MEM: 7, hw.PACKET3_ACQUIRE_MEM: 7, hw.PACKET3_WAIT_REG_MEM: 6,
+            hw.PACKET3_INDIRECT_BUFFER: 3, hw.PACKET3_EVENT_WRITE: 1}
     if op in need and count != need[op]: raise MockError(f"PM4: packet {op:#x} has {count} body dwords, expected {need[op]}")
     if op == hw.PACKET3_NOP: pass
     elif op == hw.PACKET3_SET_SH_REG:
       if count < 2 or body[0] + count - 1 > hw.PACKET3_SET_SH_REG_END - hw.PACKET3_SET_SH_REG_START:
         raise MockError(f"PM4: SET_SH_REG at offset {body[0]:#x} with {count - 1} values is outside the SH register window")
       for k, v in enumerate(body[1:]): q.regs[hw.PACKET3_SET_SH_REG_START + body[0] + k] = v
-    elif op == hw.PACKET3_ACQUIRE_MEM: pass  # caches are coherent here
+    elif op in (hw.PACKET3_ACQUIRE_MEM, hw.PACKET3_EVENT_WRITE): pass  # caches are coherent, dispatches run one after another
+    elif op == hw.PACKET3_INDIRECT_BUFFER:
+      if self.indirect(q, body[0] | body[1] << 32, body[2]) < 0: return -1
     elif op == hw.PACKET3_WAIT_REG_MEM:
       if body[0] >> 4 & 3 != hw.WAIT_MEM_SPACE_MEMORY: raise MockError("PM4: WAIT_REG_MEM on a register is not supported")
       val = struct.unpack("<I", self.memory.read(body[1] | body[2] << 32, 4))[0] & body[4]
@@ -215,9 +235,22 @@ class MockKFD:
       elif sel != hw.DATA_SEL_NONE: raise MockError(f"PM4: RELEASE_MEM data_sel {sel} is not supported")
     elif op == hw.PACKET3_DISPATCH_DIRECT:
       try: self.dispatch(q, body[:3])
-      except MemoryFault as e: return self.fault(q, e)
+      except (MemoryFault, WaveStop) as e: return self.fault(q, e)
     else: raise MockError(f"PM4: unsupported packet opcode {op:#x}")
     return count + 1
+
+  def indirect(self, q: MockQueue, va: int, ctl: int) -> int:
+    """Run an indirect buffer's packets to its end (-1 if one faulted). A wait inside one that isn't met yet is not supported."""
+    n = ctl & hw.INDIRECT_BUFFER_SIZE_MASK
+    if not ctl & hw.INDIRECT_BUFFER_VALID or va % 4 or n == 0: raise MockError(f"PM4: INDIRECT_BUFFER at {va:#x} ({ctl:#x}) is not valid")
+    try: words, pos = self.memory.view(va, n * 4).view("<u4"), 0
+    except MemoryFault as e: return self.fault(q, e)
+    while pos < n:
+      used = self.pm4(q, ring_words(words, pos, min(n - pos, 16), n), n - pos, words, pos, n)
+      if used < 0: return used
+      if used == 0: raise MockError(f"PM4: a wait inside the indirect buffer at {va:#x} (dword {pos}) is not met: unsupported")
+      pos += used
+    return n
 
   def dispatch(self, q: MockQueue, grid: list[int]) -> None:
     from tg.amd_emu.codeobj import KernelDescriptor
@@ -232,14 +265,30 @@ class MockKFD:
     if any(user[4:]): raise MockError(f"dispatch with user SGPRs {user}: the virtual GPU loads at most 4 nonzero ones")
     user += [0] * (4 - len(user))
     props = 1 << 10 | 1 << 1 | 1 << 3  # wave32; the emulator loads the 'dispatch_ptr' and 'kernarg' pairs in order: s0..s3 verbatim
-    scratch = (r("COMPUTE_TMPRING_SIZE") >> 12 & 0x3FFFF) * 256 // 32
-    kd = KernelDescriptor(private_segment_size=scratch, rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, properties=props)
+    kd = KernelDescriptor(rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, properties=props)
     block = [r("COMPUTE_NUM_THREAD_X", k) & 0xFFFF for k in range(3)]
+    base = (r("COMPUTE_DISPATCH_SCRATCH_BASE_LO") | (r("COMPUTE_DISPATCH_SCRATCH_BASE_HI") & 0xFF) << 32) << hw.SCRATCH_BASE_SHIFT
+    nwaves = -(-block[0] * block[1] * block[2] // 32)
+    scratch = self.scratch(base, r("COMPUTE_TMPRING_SIZE"), nwaves) if rsrc2 & hw.RSRC2_SCRATCH_EN else (0, 0)
     code = self.code_at(pgm)
     trace = Recorder() if getenv("SQTT", False) or getenv("PROFILE", False) else None
     dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm, dispatch_ptr=user[0] | user[1] << 32,
-             trace=trace)
+             scratch=scratch, trace=trace)
     if trace is not None: self.thread_traces.append((pgm, trace.stream(self.arch)))
+
+  def scratch(self, base: int, tmpring: int, nwaves: int) -> tuple[int, int]:
+    """(host address, bytes per work-item) of a dispatch's scratch: the backing COMPUTE_TMPRING_SIZE describes at the scratch base.
+    Backing that isn't one mapping faults at its first byte outside (the hardware would, at the first access); with no room
+    (WAVESIZE 0) every scratch access faults; fewer slots than the workgroup's waves would never start, so that faults too."""
+    layout = ScratchLayout.from_tmpring(tmpring, hw.shader_engines(self.props[self.archs.index(self.arch)]), ARCHS[self.arch]["gc"])
+    if layout.wave_bytes == 0: return (0, 0)
+    if layout.waves * layout.ses < nwaves:
+      raise MemoryFault(f"memory fault: scratch for {nwaves} waves, COMPUTE_TMPRING_SIZE has {layout.waves * layout.ses} slots", base)
+    hi = next((hi for lo, hi, _, _ in self.memory.ranges if lo <= base < hi), None)
+    if hi is None or hi < base + layout.nbytes:  # the backing is one buffer: running into a neighbour is as wrong as no mapping
+      at = base if hi is None else hi
+      raise MemoryFault(f"memory fault: scratch backing {base:#x}+{layout.nbytes:#x} is not mapped at {at:#x}", at)
+    return (self.memory.view(base, 1).ctypes.data, layout.lane_bytes)
 
   def code_at(self, pgm: int) -> bytes:
     """The code the program counter starts at: the rest of its mapping (at most 64 KiB)."""

@@ -2,22 +2,38 @@
 loops.
 
 The innermost axis gets dimension 0. With more axes than the device has dimensions, the outer ones share the
-last dimension (split again with div/mod)."""
+last dimension (split again with div/mod). A dimension may not exceed the device's limit (global_max, local_max): when
+that order breaks one, the axes are regrouped over the dimensions so that each fits, or a ValueError names the sizes."""
 from __future__ import annotations
+import itertools
 from tg.uop import UOp, Ops, AxisType, UPat, PatternMatcher, graph_rewrite, prod
 from tg.codegen.renderer import Renderer
 from tg.codegen.ranges import all_ranges, range_size
 
-def _ids(rngs: list[UOp], prefix: str, dims: int) -> dict[UOp, UOp]:
-  """RANGE -> index expression over at most `dims` SPECIALs."""
+MAX_REGROUP_AXES = 8  # regrouping tries every assignment of axes to dimensions: 3**8 at most
+
+def _groups(rngs: list[UOp], maxes: tuple[int, ...]) -> list[list[UOp]]:
+  """The axes (innermost first) of each dimension: one each, the rest in the last, unless that breaks a limit; then the
+  first assignment of axes to dimensions under every limit."""
+  inner_first, dims = list(reversed(rngs)), len(maxes)
+  sizes = {r: range_size(r) for r in rngs}
+  if any(s is None for s in sizes.values()): raise NotImplementedError("symbolic GPU dims")
+  def fits(gs: list[list[UOp]]) -> bool: return all(prod([sizes[r] for r in g]) <= m for g, m in zip(gs, maxes))  # type: ignore[misc]
+  default = [[r] for r in inner_first[:dims - 1]] + [inner_first[dims - 1:]]
+  if fits(default): return default
+  if len(rngs) <= MAX_REGROUP_AXES:
+    for assign in itertools.product(range(dims), repeat=len(inner_first)):
+      gs: list[list[UOp]] = [[r for r, d in zip(inner_first, assign) if d == k] for k in range(dims)]
+      if fits(gs): return gs
+  raise ValueError(f"GPU axes of sizes {[sizes[r] for r in inner_first]} don't fit the device's launch limits {maxes}")
+
+def _ids(rngs: list[UOp], prefix: str, maxes: tuple[int, ...]) -> dict[UOp, UOp]:
+  """RANGE -> index expression over at most len(maxes) SPECIALs, each at most its limit."""
   if not rngs: return {}
-  inner_first = list(reversed(rngs))
-  groups = [[r] for r in inner_first[:dims - 1]] + [inner_first[dims - 1:]]
   out: dict[UOp, UOp] = {}
-  for d, g in enumerate(groups):
+  for d, g in enumerate(_groups(rngs, maxes)):
     if not g: continue
     sizes = [range_size(r) for r in g]
-    if any(s is None for s in sizes): raise NotImplementedError("symbolic GPU dims")
     sp = UOp.special(prod(sizes), f"{prefix}{d}")  # type: ignore[arg-type]
     stride = 1
     for r, s in zip(g, sizes):
@@ -37,8 +53,8 @@ pm_gpudims = PatternMatcher([
 def add_gpudims(sink: UOp, ren: Renderer) -> UOp:
   if ren.global_max is None: return sink
   rngs = all_ranges(sink)
-  sub = _ids([r for r in rngs if r.arg[1] is AxisType.GLOBAL], "gidx", len(ren.global_max))
-  sub |= _ids([r for r in rngs if r.arg[1] in (AxisType.LOCAL, AxisType.GROUP_REDUCE)], "lidx", len(ren.local_max or ()))
+  sub = _ids([r for r in rngs if r.arg[1] is AxisType.GLOBAL], "gidx", ren.global_max)
+  sub |= _ids([r for r in rngs if r.arg[1] in (AxisType.LOCAL, AxisType.GROUP_REDUCE)], "lidx", ren.local_max or ())
   return graph_rewrite(sink, pm_gpudims, ctx=sub, bottom_up=True, name="gpudims") if sub else sink
 
 def launch_size(uops: list[UOp], prefix: str) -> tuple[int, int, int]:

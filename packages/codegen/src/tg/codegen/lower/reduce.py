@@ -43,15 +43,18 @@ def lower_reduce(ctx: ReduceContext, red: UOp) -> UOp:
 
 def lower_group_reduce(ctx: ReduceContext, red: UOp, groups: list[UOp]) -> UOp:
   """A reduce split over the threads of a workgroup: each thread reduces its share, writes it to shared memory, and
-  after a barrier every thread reduces the shares (so every thread holds the result; their stores agree)."""
+  after a barrier every thread reduces the shares (so every thread holds the result; their stores agree). Threads of the
+  workgroup that compute other outputs (LOCAL axes) have shares of their own in shared memory."""
   x, rngs = red.src[0], red.src[1:]
-  partial = lower_reduce(ctx, x.reduce(*[r for r in rngs if r not in groups], arg=red.arg))
-  sizes = [r.src[0].arg for r in groups]
-  lds = UOp(Ops.DEFINE_LOCAL, x.dtype.scalar().ptr(prod(sizes), AddrSpace.LOCAL), arg=next(ctx.locals))
+  rest = [r for r in rngs if r not in groups]  # none when the whole reduce is the group's
+  partial = lower_reduce(ctx, x.reduce(*rest, arg=red.arg)) if rest else x
+  locs = sorted((r for r in open_ranges(x) if r.arg[1] is AxisType.LOCAL and r not in rngs), key=range_key)
+  sizes, loc_sizes = [r.src[0].arg for r in groups], [r.src[0].arg for r in locs]
+  lds = UOp(Ops.DEFINE_LOCAL, x.dtype.scalar().ptr(prod(loc_sizes + sizes), AddrSpace.LOCAL), arg=next(ctx.locals))
   if x.dtype.count != 1: raise NotImplementedError("a grouped reduce of vectors")
   shares = [UOp.range(s, next(ctx.axes), AxisType.REDUCE) for s in sizes]
-  written = lds.index(flat(groups, sizes)).store(partial).barrier()
-  return lower_reduce(ctx, lds.after(written).index(flat(shares, sizes)).reduce(*shares, arg=red.arg))
+  written = lds.index(flat(locs + groups, loc_sizes + sizes)).store(partial).barrier()
+  return lower_reduce(ctx, lds.after(written).index(flat(locs + shares, loc_sizes + sizes)).reduce(*shares, arg=red.arg))
 
 def flat(idx: list[UOp], sizes: list[int]) -> UOp:
   out = idx[0]

@@ -12,6 +12,7 @@ tests/codegen/test_transcendental.py) is about 1 ulp:
   sin or cos of r by Taylor series, chosen and signed by k mod 4."""
 from __future__ import annotations
 import functools, math
+from typing import Any
 from dataclasses import dataclass
 from tg.uop import UOp, Ops, UPat, PatternMatcher, DType, dtypes
 
@@ -241,10 +242,13 @@ def sin_f(x: UOp, f: Fmt, fma: bool) -> UOp:
 # ***** the pass *****
 IMPLS = {Ops.EXP2: exp2_f, Ops.LOG2: log2_f, Ops.SIN: sin_f}
 
-def lower_transcendental(ctx: object, u: UOp) -> UOp | None:
-  if u.op in ctx.native_ops or not dtypes.is_float(u.dtype): return None  # type: ignore[attr-defined]
-  x, impl, fma = u.src[0], IMPLS[u.op], Ops.MULACC in ctx.native_ops  # type: ignore[attr-defined]
+def lower_transcendental(ctx: Any, u: UOp) -> UOp | None:
+  """Polynomials where the device lacks the op for the dtype; a dtype without a polynomial (bfloat16) goes through float32,
+  where the device may have the op itself."""
+  if not dtypes.is_float(u.dtype) or ctx.native_for(u.op, u.dtype.scalar()): return None
+  x, impl, fma = u.src[0], IMPLS[u.op], Ops.MULACC in ctx.native_ops
   if (f := FMTS.get(u.dtype.scalar())) is not None: return impl(x, f, fma)
-  return impl(x.cast(_v(dtypes.float32, x)), FMTS[dtypes.float32], fma).cast(u.dtype)
+  x32 = x.cast(_v(dtypes.float32, x))
+  return (x32.alu(u.op) if ctx.native_for(u.op, dtypes.float32) else impl(x32, FMTS[dtypes.float32], fma)).cast(u.dtype)
 
 pm_transcendental = PatternMatcher([(UPat((Ops.EXP2, Ops.LOG2, Ops.SIN), name="u"), lower_transcendental)])

@@ -11,7 +11,9 @@
   gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone;
 - a reduce to one value: UNROLL it, so independent accumulators break the add chain;
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
-- on devices with workgroups: a LOCAL split of the innermost global axis."""
+- on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
+  row-sum of a short matrix) is shared by a workgroup (GROUPTOP, partial sums in shared memory), or one thread would
+  do all of it."""
 from __future__ import annotations
 import math
 from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid
@@ -22,6 +24,7 @@ from tg.codegen.ranges import output_axes, reduce_axes, range_size
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
 
+GROUP_MIN_REDUCE, GROUP_MAX_OUTPUTS = 256, 64  # a reduce this long to at most this many values is shared by a workgroup
 EXPENSIVE = (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.RECIPROCAL, Ops.POW)
 
 def _loads(k: UOp) -> list[UOp]:
@@ -81,7 +84,9 @@ def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
     # a tile of accumulators in registers, the innermost axis in the vector lanes
     tiled = any(sizes[-2] % ti == 0 and sizes[-1] % tj == 0 and sizes[-2] >= 2 * ti and sizes[-1] >= 2 * tj and
                 K.attempt(Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) for ti, tj in ((8, 16), (8, 8), (4, 4)))
-  if reds and outs and not tiled and _upcast_reduce(K, deps): pass
+  if reds and not tiled and ren.has_shared and red_size is not None and red_size >= GROUP_MIN_REDUCE and \
+     math.prod(sizes) <= GROUP_MAX_OUTPUTS and any(red_size % a == 0 and K.attempt(Opt(OptOps.GROUPTOP, 0, a)) for a in (16, 8, 4)): pass
+  elif reds and outs and not tiled and _upcast_reduce(K, deps): pass
   elif reds and not tiled and red_size is not None:
     for amt in (8, 4, 2):
       if red_size % amt == 0 and red_size >= 4 * amt and K.attempt(Opt(OptOps.UNROLL, 0, amt)): break

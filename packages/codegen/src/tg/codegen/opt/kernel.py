@@ -83,6 +83,10 @@ def apply_opt(ast: UOp, opt: Opt, renderer: object) -> UOp:
   if opt.axis is None or not 0 <= opt.axis < len(axes): raise KernelOptError(f"{opt}: axis out of range, kernel has {len(axes)} such axes")
   r = axes[opt.axis]
   size = range_size(r)
+  kinds = {x.arg[1] for x in all_ranges(ast)}
+  if (opt.op in (OptOps.GROUP, OptOps.GROUPTOP) and kinds & {AxisType.UPCAST, AxisType.UNROLL}) or \
+     (opt.op in (OptOps.UPCAST, OptOps.UNROLL) and AxisType.GROUP_REDUCE in kinds):
+    raise KernelOptError(f"{opt}: a reduce shared by a workgroup keeps scalar partials (no UPCAST/UNROLL with GROUP)")
   amt = opt.arg if opt.arg else size
   if opt.op is OptOps.UPCAST: ast = split_range(ast, r, amt, AxisType.UPCAST)  # type: ignore[arg-type]
   elif opt.op is OptOps.UNROLL: ast = split_range(ast, r, amt, AxisType.UNROLL)  # type: ignore[arg-type]

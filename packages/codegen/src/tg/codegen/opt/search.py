@@ -19,26 +19,39 @@ def choose_opts(ast: UOp, ren: Renderer) -> UOp:
   return hand_coded_optimizations(ast, ren)
 
 def actions(k: UOp, ren: Renderer) -> list[Opt]:
+  """Every opt the search may try next: UPCAST/UNROLL/LOCAL splits, GROUP/GROUPTOP (a reduce shared by a workgroup), PADTO
+  (round an axis up so it splits), SWAP (output axes' order), NOLOCALS; apply_opt rejects those that don't fit the kernel."""
   outs, reds = output_axes(k), reduce_axes(k)
-  acts = [Opt(OptOps.UPCAST, i, a) for i, r in enumerate(outs) for a in (2, 3, 4, 8) if (range_size(r) or 1) % a == 0 and range_size(r) != a]
+  def divides(r: UOp, a: int) -> bool: return (range_size(r) or 1) % a == 0
+  acts = [Opt(OptOps.UPCAST, i, a) for i, r in enumerate(outs) for a in (2, 3, 4, 8) if divides(r, a) and range_size(r) != a]
   acts += [Opt(OptOps.UPCAST, i, 0) for i, r in enumerate(outs) if (range_size(r) or 99) <= 8]
-  acts += [Opt(OptOps.UNROLL, i, a) for i, r in enumerate(reds) for a in (2, 4, 8, 16) if (range_size(r) or 1) % a == 0]
-  if ren.has_local: acts += [Opt(OptOps.LOCAL, i, a) for i, r in enumerate(outs) for a in (2, 4, 8, 16, 32) if (range_size(r) or 1) % a == 0]
+  acts += [Opt(OptOps.UNROLL, i, a) for i, r in enumerate(reds) for a in (2, 4, 8, 16) if divides(r, a)]
+  acts += [Opt(OptOps.PADTO, i, a) for i, r in enumerate(outs) for a in (8, 16, 32) if (range_size(r) or 0) > a and not divides(r, a)]
+  acts += [Opt(OptOps.SWAP, i, j) for i, r in enumerate(outs) for j, o in enumerate(outs) if i < j and r.arg[1] is o.arg[1]]
+  if ren.has_local:
+    acts += [Opt(OptOps.LOCAL, i, a) for i, r in enumerate(outs) for a in (2, 4, 8, 16, 32) if divides(r, a)]
+    acts.append(Opt(OptOps.NOLOCALS))
+  if ren.has_shared:
+    acts += [Opt(op, i, a) for op in (OptOps.GROUP, OptOps.GROUPTOP) for i, r in enumerate(reds) for a in (4, 8, 16, 32) if divides(r, a)]
   return acts
 
 def upcast_lanes(k: UOp) -> int:
   return math.prod(range_size(u) or 1 for u in k.toposort() if u.op is Ops.RANGE and u.arg[1].name in ("UPCAST", "UNROLL"))
 
 def time_kernel(k: UOp, ren: Renderer, runs: int = 3) -> float:
-  """Best wall time of a few runs of the lowered kernel on random-free scratch buffers (inf if it fails to build)."""
+  """Best wall time of a few runs of the lowered kernel on random-free scratch buffers. A candidate that fails to lower,
+  compile or run scores inf, and DEBUG>=2 says which and why (a failing opt is a bug to see, not a slow kernel)."""
   from tg.codegen.pipeline import get_program, CompiledRunner
   from tg.codegen.device import Buffer
-  try: p = get_program(k, ren, opts=())
-  except (KernelOptError, NotImplementedError, RuntimeError): return math.inf
-  bufs = [Buffer(ren.device, max(b.dtype.size, 1), b.dtype.base).allocate() for b in p.buffers]  # type: ignore[union-attr]
-  var_vals = {v.arg[0]: v.arg[2] for v in p.vars}
-  runner = CompiledRunner(p)
-  return min(runner(bufs, var_vals, wait=True) or math.inf for _ in range(runs))
+  try:
+    p = get_program(k, ren, opts=())
+    bufs = [Buffer(ren.device, max(b.dtype.size, 1), b.dtype.base).allocate() for b in p.buffers]  # type: ignore[union-attr]
+    var_vals = {v.arg[0]: v.arg[2] for v in p.vars}
+    runner = CompiledRunner(p)
+    return min(runner(bufs, var_vals, wait=True) or math.inf for _ in range(runs))
+  except (KernelOptError, NotImplementedError, RuntimeError, ValueError, TypeError) as e:
+    if DEBUG >= 2: print(f"BEAM candidate {getattr(k.arg, 'applied_opts', ())} failed: {type(e).__name__}: {(str(e) or '-').splitlines()[0]}")
+    return math.inf
 
 def beam_search(ast: UOp, ren: Renderer, width: int) -> UOp:
   from tg.codegen.device import diskcache_get, diskcache_put

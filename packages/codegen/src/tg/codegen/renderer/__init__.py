@@ -18,6 +18,11 @@ class Renderer:
   vector_alu: frozenset[Ops] = frozenset()      # ops kept on float vectors (of vector_alu_widths lanes); the rest is split
   vector_alu_widths: tuple[int, ...] = ()
   emulated_dtypes: frozenset[DType] = frozenset()  # stored as bits, computed in float32 (bfloat16, fp8 on C)
+  index32: bool = False                      # index math in int32 where vmin/vmax prove it fits (GPUs: 64-bit math is slow)
+  def native_for(self, op: Ops, dtype: DType) -> bool:
+    """Whether the device computes `op` on scalars of `dtype` itself (a renderer whose hardware has it for some float types only,
+    such as AMD's exp2/log2 for float32/float16, narrows this)."""
+    return op in self.native_ops
   def render(self, uops: list[UOp], name: str = "kernel") -> str: raise NotImplementedError(f"{type(self).__name__} can't render")
   def threads_for(self, uops: list[UOp]) -> int:
     """How many host threads run the outermost GLOBAL loop (has_threads devices)."""

@@ -5,7 +5,10 @@
 in LDS (3) and accumulators in private memory (5); SPECIAL ids are workgroup/workitem ids. Loops are a header block
 with a phi, a body and a latch; gated loads and stores branch around the access so a masked-off address is never
 touched. Arithmetic is IEEE exact (no fast-math flags) except where the result is the same: MULACC is llvm.fma (the
-CPU device fuses it too), exp2/log2 use the hardware's 1-ulp instructions (`afn`)."""
+CPU device fuses it too). On AMD, float32/float16 exp2, log2, sqrt and reciprocal are the hardware's instructions
+(v_exp_f32, v_log_f32, v_sqrt_f32, v_rcp_f32 and their f16 forms, through LLVM's `afn`), with their documented accuracy
+of 1 ulp (LLVM still scales float32 denormals around v_exp/v_log, so those are right too); float64 stays exact (sqrt,
+division) or polynomial (exp2, log2), as no instruction exists for it."""
 from __future__ import annotations
 import itertools, math, struct
 from tg.uop import UOp, Ops, DType, PtrDType, AddrSpace, dtypes, GroupOp
@@ -17,7 +20,7 @@ LL_TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int
             dtypes.bfloat16: "bfloat", dtypes.float32: "float", dtypes.float64: "double", dtypes.void: "void"}
 INT_OPS = {Ops.ADD: "add", Ops.SUB: "sub", Ops.MUL: "mul", Ops.AND: "and", Ops.OR: "or", Ops.XOR: "xor", Ops.SHL: "shl"}
 FLOAT_OPS = {Ops.ADD: "fadd", Ops.SUB: "fsub", Ops.MUL: "fmul", Ops.FDIV: "fdiv"}
-INTRINSICS = {Ops.SQRT: ("sqrt", ""), Ops.TRUNC: ("trunc", ""), Ops.EXP2: ("exp2", "afn "), Ops.LOG2: ("log2", "afn "), Ops.MULACC: ("fma", "")}
+INTRINSICS = {Ops.SQRT: "sqrt", Ops.TRUNC: "trunc", Ops.EXP2: "exp2", Ops.LOG2: "log2", Ops.MULACC: "fma"}
 
 def ltype(dt: DType) -> str: return LL_TYPES[dt] if dt.count == 1 else f"<{dt.count} x {LL_TYPES[dt.scalar()]}>"
 
@@ -40,6 +43,9 @@ class LLVMRenderer(Renderer):
   emulated_dtypes = frozenset({dtypes.bfloat16})
   global_space, private_space = 0, 0  # LLVM address spaces of buffers and of accumulators (LDS is 3)
   kernel_cc = ""
+  approx_ops: frozenset[Ops] = frozenset()  # rendered with `afn` (the hardware's approximation) on approx_dtypes
+  approx_dtypes: frozenset[DType] = frozenset()
+  def flags(self, op: Ops, dt: DType) -> str: return "afn " if op in self.approx_ops and dt in self.approx_dtypes else ""
 
   def addrspace(self, space: AddrSpace) -> int: return {AddrSpace.GLOBAL: self.global_space, AddrSpace.LOCAL: 3}.get(space, self.private_space)
   def ptype(self, dt: PtrDType) -> str:
@@ -202,7 +208,7 @@ class LLVMRenderer(Renderer):
     elif u.op is Ops.NEG:
       if sc == dtypes.bool: val(u, f"xor {t} {s[0]}, {self._splat(u.dtype, 'true')}")
       else: val(u, f"fneg {t} {s[0]}" if isf else f"sub {t} {self._splat(u.dtype, '0')}, {s[0]}")
-    elif u.op is Ops.RECIPROCAL: val(u, f"fdiv {t} {self._splat(u.dtype, lconst(1.0, sc))}, {s[0]}")
+    elif u.op is Ops.RECIPROCAL: val(u, f"fdiv {self.flags(u.op, sc)}{t} {self._splat(u.dtype, lconst(1.0, sc))}, {s[0]}")
     elif u.op is Ops.MAX:
       if isf:
         a = val(u, f"fcmp ogt {t} {s[0]}, {s[1]}")
@@ -212,7 +218,7 @@ class LLVMRenderer(Renderer):
       val(u, f"select {ltype(dtypes.bool.vec(dt.count))} {c}, {t} {s[0]}, {t} {s[1]}")
     elif u.op in (Ops.IDIV, Ops.MOD): self._divmod(u, s, t, val)
     elif u.op in INTRINSICS and isf:
-      fn, flags = INTRINSICS[u.op]
+      fn, flags = INTRINSICS[u.op], self.flags(u.op, sc)
       suffix = f"v{dt.count}f{sc.itemsize * 8}" if dt.count > 1 else {dtypes.float16: "f16", dtypes.bfloat16: "bf16", dtypes.float32: "f32",
                                                                       dtypes.float64: "f64"}[sc]
       decls.add(f"declare {t} @llvm.{fn}.{suffix}({', '.join([t] * len(s))})")
@@ -246,6 +252,11 @@ class AMDGPURenderer(LLVMRenderer):
   global_max, local_max, shared_max = (2**31 - 1, 65535, 65535), (1024, 1024, 1024), 65536
   global_space, private_space = 1, 5
   kernel_cc = "amdgpu_kernel "
+  index32 = True
+  native_ops = LLVMRenderer.native_ops | {Ops.EXP2, Ops.LOG2}
+  approx_ops, approx_dtypes = frozenset({Ops.EXP2, Ops.LOG2, Ops.SQRT, Ops.RECIPROCAL}), frozenset({dtypes.float32, dtypes.float16})
+  def native_for(self, op: Ops, dtype: DType) -> bool:
+    return op in self.native_ops and (op not in (Ops.EXP2, Ops.LOG2) or dtype in self.approx_dtypes)
   def __init__(self, arch: str = "gfx1100", device: str = "AMD"):
     self.arch, self.device = arch, device
   def __reduce__(self) -> tuple: return (type(self), (self.arch, self.device))

@@ -1,0 +1,43 @@
+"""Device memory on the virtual GPUs: small buffers are sub-allocated from shared 2 MiB allocations (a KFD allocation
+each no more), without overlapping; a host-to-GPU copy returns while the GPU is still busy with earlier work (the host
+waits only for the staging memory it reuses), and lands after that work, in order."""
+import time
+import numpy as np
+import pytest
+from tg.amd.driver import PAGE, Signal
+from tg.codegen.device import Device
+
+ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
+
+@ARCHS
+def test_small_buffers_share_allocations(dev):
+  d, alloc = Device[dev], Device[dev].allocator
+  before = len(d.kfd.kfd.bos)
+  sizes = [4, 100, 256, 1000, 4096, 5000, 65536] * 20
+  bufs = [alloc._alloc(n) for n in sizes]
+  assert len(d.kfd.kfd.bos) - before <= 7  # at most one slab per size class (256 B .. 64 KiB): was one allocation per buffer
+  spans = sorted((b.va, b.va + n) for b, n in zip(bufs, sizes))
+  assert all(hi <= lo for (_, hi), (lo, _) in zip(spans, spans[1:]))  # no two buffers overlap
+  data = [np.full(n, k % 251, np.uint8) for k, n in enumerate(sizes)]
+  for b, x in zip(bufs, data): alloc.copyin(b, memoryview(x))
+  for b, x in zip(bufs, data):
+    out = np.empty_like(x)
+    alloc.copyout(memoryview(out), b)
+    np.testing.assert_array_equal(out, x)
+  for b, n in zip(bufs, sizes): alloc._free(b, n)
+  assert len(d.kfd.kfd.bos) - before <= 7
+
+@ARCHS
+def test_copyin_does_not_wait_for_busy_gpu(dev):
+  """The compute queue is stalled on a gate the host holds closed: the copy is queued behind it and the call returns."""
+  d = Device[dev]
+  gate = Signal(d.kfd, d.kfd.alloc(PAGE, vram=False, uncached=True), 0)
+  d.submit(d.compute, d.compute.wait_mem(gate.va, 1))
+  buf, x = d.allocator.alloc(3 << 19), np.arange(3 << 17, dtype=np.float32)  # 1.5 MiB: both staging halves
+  st = time.monotonic()
+  d.allocator.copyin(buf, memoryview(x).cast("B"))
+  assert time.monotonic() - st < 10 and gate.value == 0
+  gate.value = 1
+  out = np.empty_like(x)
+  d.allocator.copyout(memoryview(out).cast("B"), buf)
+  np.testing.assert_array_equal(out, x)
