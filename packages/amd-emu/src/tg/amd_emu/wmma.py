@@ -17,7 +17,8 @@ import re
 from tg.uop import UOp, Ops, dtypes, AxisType
 from .inst import Inst
 from .lower import Unsupported, V
-from .shapes import Builder, InstCtx, FLOAT_CONSTS, WAVE
+from .operands import FLOAT_CONSTS
+from .shapes import Builder, InstCtx, WAVE
 from .numfmt import f8_to_f32
 
 NAME = re.compile(r"V_WMMA_(F32|F16|BF16|I32)_16X16X16_(F16|BF16|IU8|IU4|FP8|BF8)(?:_(FP8|BF8))?")
