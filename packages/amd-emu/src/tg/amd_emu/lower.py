@@ -22,7 +22,7 @@ class Widths(dict):
 FDT = Widths({16: dtypes.float16, 32: dtypes.float32, 64: dtypes.float64})
 UDT = Widths({8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64})
 IDT = Widths({8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64})
-FBITS = {16: (10, 5), 32: (23, 8), 64: (52, 11)}  # mantissa, exponent bits
+FBITS = {w: dtypes.finfo(dt)[::-1] for w, dt in FDT.items()}  # mantissa, exponent bits
 
 def container(w: int) -> int:
   for c in (8, 16, 32, 64):

@@ -28,7 +28,7 @@ def to_norm(x: V, signed: bool) -> V:
   return V(r.cast(dtypes.int16 if signed else dtypes.uint16), "i" if signed else "u", 16)
 
 # ***** 8-bit floats (OCP FP8): fp8 is E4M3 (no infinities, NaN is S.1111.111), bf8 is E5M2 (IEEE-like) *****
-FP8 = {"fp8": (4, 3, 7), "bf8": (5, 2, 15)}  # exponent bits, mantissa bits, bias
+FP8 = {fmt: (*dtypes.finfo(dt), dtypes.bias(dt)) for fmt, dt in (("fp8", dtypes.fp8e4m3), ("bf8", dtypes.fp8e5m2))}  # exponent, mantissa bits, bias
 
 def u32(x: int) -> UOp: return UOp.const(dtypes.uint32, x)
 

@@ -127,6 +127,10 @@ class dtypes:
     if not dtypes.is_float(x): raise TypeError(f"finfo needs a float dtype, got {x}")
     return FLOAT_FORMATS[x.scalar()][:2]
   @staticmethod
+  def bias(x: DType) -> int:
+    """The exponent bias of a float type: 2^(exponent bits - 1) - 1 (IEEE's, which the OCP fp8 formats keep)."""
+    return 2 ** (dtypes.finfo(x)[0] - 1) - 1
+  @staticmethod
   def min(x: DType) -> int | float | bool:
     x = x.scalar()
     if x == dtypes.bool: return False
