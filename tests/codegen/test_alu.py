@@ -124,12 +124,20 @@ def test_mulacc_pow(dt: DType, dev: str):
   err = ulps(run(dev, dt, lambda x, y: x.pow(y), (pa, dt), (pb, dt)), np.power(pa.astype(np.longdouble), pb), dt)
   assert err.max() <= 16, f"pow: {err.max()} ulp"  # the error of log2 is scaled by |b*log2(a)| <= 16
 
+# Random123's known-answer vectors for threefry2x32, 20 rounds: (ctr0, ctr1), (key0, key1) -> (out0, out1)
+THREEFRY_KAT = [((0, 0), (0, 0), (0x6B200159, 0x99BA4EFE)),
+                ((0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF), (0x1CB996FC, 0xBB002BE7)),
+                ((0x243F6A88, 0x85A308D3), (0x13198A2E, 0x03707344), (0xC4923A9C, 0x483DF7A0))]
+def _pack(words: tuple[int, int]) -> int: return (words[1] << 32) | words[0]
+
 @pytest.mark.parametrize("dev", DEVS)
 def test_threefry(dev: str):
   rng = np.random.default_rng(11)
   x, k = rng.integers(0, 2**64, N, np.uint64, endpoint=False), rng.integers(0, 2**64, N, np.uint64, endpoint=False)
+  x[:3], k[:3] = [_pack(c) for c, _, _ in THREEFRY_KAT], [_pack(key) for _, key, _ in THREEFRY_KAT]
   u64 = dtypes.uint64
   got = run(dev, u64, lambda a, b: a.alu(Ops.THREEFRY, b), (x, u64), (k, u64))
+  assert [int(g) for g in got[:3]] == [_pack(out) for _, _, out in THREEFRY_KAT]
   np.testing.assert_array_equal(got, np.array([_threefry2x32(int(a), int(b)) for a, b in zip(x, k)], np.uint64))
 
 SAME_SIZE = [[dtypes.int8, dtypes.uint8], [dtypes.int16, dtypes.uint16, dtypes.float16, dtypes.bfloat16],
