@@ -1,9 +1,9 @@
 """ALU ops run on CPU and PYTHON against numpy: every integer op on every integer dtype bit-exact (wraparound; C's truncating
-division, x/0 == 0 in tg), bool ops, THREEFRY against tg.uop.ops' Python definition, MULACC and POW within their error
-bounds, bitcasts between same-size types (NaN payloads kept); float + - * / sqrt correctly rounded and MAX/TRUNC/RECIPROCAL/NEG/
-compares/WHERE exact on float16/bfloat16/float32/float64 (inf, nan, denormals, signed zeros), EXP2/LOG2/SIN within their ulp
-bounds, CAST between every pair of dtypes (fp8 against hand-computed OCP encodings too). One kernel of many elements per
-(op, dtype, device), so the suite stays fast."""
+division, x/0 == 0 in tg), bool ops, THREEFRY against Random123's known answers and tg.uop.ops' Python definition, MULACC
+and POW within their error bounds, bitcasts between same-size types (NaN payloads kept); float + - * / sqrt correctly rounded
+and MAX/TRUNC/RECIPROCAL/NEG/compares/WHERE exact on float16/bfloat16/float32/float64 (inf, nan, denormals, signed zeros),
+EXP2/LOG2/SIN within their ulp bounds, CAST between every pair of dtypes (fp8 against hand-computed OCP encodings too), and
+tg.uop.floatconv's bf16/fp8 builders. One kernel of many elements per (op, dtype, device), so the suite stays fast."""
 import math
 import numpy as np
 import pytest
