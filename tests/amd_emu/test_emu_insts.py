@@ -1,7 +1,10 @@
 """Single instructions on one wave (tg.amd_emu.emu.run_wave) against numpy / IEEE references and hand-computed values."""
 from __future__ import annotations
+import decimal
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
+from tg.uop import Ops
 from tg.amd_emu import rdna3 as r3, rdna4 as r4
 from tg.amd_emu.asm import assemble
 from tg.amd_emu.emu import run_wave, Memory, MemoryFault
@@ -303,3 +306,18 @@ def test_f16_f64_denormal_mode(denorm16_64: int, want: tuple[int, int, int]) -> 
   assert (int(w.v[1][0]), int(w.v[2][0]), int(w.v[4][0]) | int(w.v[5][0]) << 32) == want
   assert int(w.v[8][0]) == 1  # f32 keeps its denormal (its own mode bits are 3)
   assert int(w.v[10][0]) == 0x8000 | want[0]  # a flushed negative denormal is -0
+
+I64 = st.integers(-(1 << 63), (1 << 63) - 1)
+
+@settings(max_examples=300, deadline=None)
+@given(I64, I64.filter(bool) | st.sampled_from([3, -3, 7]), st.sampled_from([Ops.IDIV, Ops.MOD]))
+def test_pcode_int_division_folds_exactly_past_2_53(a: int, b: int, op: Ops) -> None:
+  """The pseudocode's constant fold divides as C does (toward zero), exactly for 64-bit values: no float on the way."""
+  from tg.amd_emu.lower import alu, const
+  with decimal.localcontext() as ctx:
+    ctx.prec = 60
+    q = int(decimal.Decimal(a) / decimal.Decimal(b))  # int() of a Decimal truncates toward zero
+  want = q if op is Ops.IDIV else a - q * b
+  if -(1 << 63) <= want < (1 << 63):  # INT64_MIN / -1 overflows in C
+    assert alu(op, const("i", 64, a), const("i", 64, b), "i", 64).const == want
+  assert alu(op, const("i", 64, a), const("i", 64, 0), "i", 64).const == 0  # x / 0 and x % 0 fold to 0, as tg.uop defines them

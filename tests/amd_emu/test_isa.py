@@ -94,3 +94,14 @@ def test_random_operands_roundtrip(name: str, dst: int, a, b, c, clamp: bool) ->
   inst = getattr(r3, name)(v[dst], *srcs, clmp=int(clamp))
   assert decode(inst.to_bytes(), "rdna3") == inst
   assert parse_line(inst.disasm(), "rdna3") == inst
+
+# the inline float constants as the RDNA3 ISA manual's operand table lists them (source codes 240..248)
+MANUAL_INLINE_FLOATS = [(240, 0.5), (241, -0.5), (242, 1.0), (243, -1.0), (244, 2.0), (245, -2.0), (246, 4.0), (247, -4.0)]
+
+@pytest.mark.parametrize("code,val", MANUAL_INLINE_FLOATS)
+def test_inline_float_table_both_directions(code: int, val: float) -> None:
+  from tg.amd_emu.operands import decode_const, encode_const
+  for ftype in ("f16", "f32", "f64"):
+    assert encode_const(val, ftype, 64 if ftype == "f64" else 32) == (code, None)
+    assert decode_const(code, ftype) == val
+  assert decode_const(249, "f32") is None and decode_const(239, "f32") is None

@@ -1,9 +1,9 @@
 """ALU ops run on CPU and PYTHON against numpy: every integer op on every integer dtype bit-exact (wraparound; C's truncating
-division, x/0 == 0 in tg), bool ops, THREEFRY against tg.uop.ops' Python definition, MULACC and POW within their error
-bounds, bitcasts between same-size types (NaN payloads kept); float + - * / sqrt correctly rounded and MAX/TRUNC/RECIPROCAL/NEG/
-compares/WHERE exact on float16/bfloat16/float32/float64 (inf, nan, denormals, signed zeros), EXP2/LOG2/SIN within their ulp
-bounds, CAST between every pair of dtypes (fp8 against hand-computed OCP encodings too). One kernel of many elements per
-(op, dtype, device), so the suite stays fast."""
+division, x/0 == 0 in tg), bool ops, THREEFRY against Random123's known answers and tg.uop.ops' Python definition, MULACC
+and POW within their error bounds, bitcasts between same-size types (NaN payloads kept); float + - * / sqrt correctly rounded
+and MAX/TRUNC/RECIPROCAL/NEG/compares/WHERE exact on float16/bfloat16/float32/float64 (inf, nan, denormals, signed zeros),
+EXP2/LOG2/SIN within their ulp bounds, CAST between every pair of dtypes (fp8 against hand-computed OCP encodings too), and
+tg.uop.floatconv's bf16/fp8 builders. One kernel of many elements per (op, dtype, device), so the suite stays fast."""
 import math
 import numpy as np
 import pytest
@@ -124,12 +124,20 @@ def test_mulacc_pow(dt: DType, dev: str):
   err = ulps(run(dev, dt, lambda x, y: x.pow(y), (pa, dt), (pb, dt)), np.power(pa.astype(np.longdouble), pb), dt)
   assert err.max() <= 16, f"pow: {err.max()} ulp"  # the error of log2 is scaled by |b*log2(a)| <= 16
 
+# Random123's known-answer vectors for threefry2x32, 20 rounds: (ctr0, ctr1), (key0, key1) -> (out0, out1)
+THREEFRY_KAT = [((0, 0), (0, 0), (0x6B200159, 0x99BA4EFE)),
+                ((0xFFFFFFFF, 0xFFFFFFFF), (0xFFFFFFFF, 0xFFFFFFFF), (0x1CB996FC, 0xBB002BE7)),
+                ((0x243F6A88, 0x85A308D3), (0x13198A2E, 0x03707344), (0xC4923A9C, 0x483DF7A0))]
+def _pack(words: tuple[int, int]) -> int: return (words[1] << 32) | words[0]
+
 @pytest.mark.parametrize("dev", DEVS)
 def test_threefry(dev: str):
   rng = np.random.default_rng(11)
   x, k = rng.integers(0, 2**64, N, np.uint64, endpoint=False), rng.integers(0, 2**64, N, np.uint64, endpoint=False)
+  x[:3], k[:3] = [_pack(c) for c, _, _ in THREEFRY_KAT], [_pack(key) for _, key, _ in THREEFRY_KAT]
   u64 = dtypes.uint64
   got = run(dev, u64, lambda a, b: a.alu(Ops.THREEFRY, b), (x, u64), (k, u64))
+  assert [int(g) for g in got[:3]] == [_pack(out) for _, _, out in THREEFRY_KAT]
   np.testing.assert_array_equal(got, np.array([_threefry2x32(int(a), int(b)) for a, b in zip(x, k)], np.uint64))
 
 SAME_SIZE = [[dtypes.int8, dtypes.uint8], [dtypes.int16, dtypes.uint16, dtypes.float16, dtypes.bfloat16],
@@ -347,3 +355,38 @@ def test_fp8_hand_values(dt: DType, dev: str):
   assert_same_float(to_bits([fp8_to_float(b, dt) for b in dbits + (0x7F, 0xFF)], dtypes.float32), want, dtypes.float32, "fp8_to_float")
   back = run(dev, dtypes.float32, lambda v: v.cast(dtypes.float32), (np.array(dbits + (0x7F, 0xFF), np.uint8), dt))
   assert_same_float(back, want, dtypes.float32, f"{dt} ->")
+
+# ***** tg.uop's float-conversion builders (the emulator's pseudocode and WMMA build these), run on CPU *****
+def _f32_specials(rng: np.random.Generator) -> np.ndarray:
+  tie = np.array([0x3F808000, 0x3F818000, 0x7F7FFFFF, 0x00000001, 0x80400000, 0x7F800000, 0xFF800000], np.uint32).view(np.float32)
+  return np.concatenate([tie, np.float32([0.0, -0.0, 1.0, -2.5]), rng.normal(0, 1e3, N - 11).astype(np.float32)])
+
+def test_f32_to_bf16_bits_rounds_to_nearest_even() -> None:
+  from tg.uop import f32_to_bf16_bits
+  from tg.uop.dtype import float_to_bits
+  x = _f32_specials(np.random.default_rng(5))
+  got = run("CPU", dtypes.uint32, f32_to_bf16_bits, (x, dtypes.float32))
+  assert [int(g) for g in got] == [float_to_bits(float(v), dtypes.bfloat16) for v in x]  # round_to_float_format's exact rounding
+  assert got[0] == 0x3F80 and got[1] == 0x3F82  # 1 + 2^-8 ties down to even 0x3F80; 0x3F818000 ties up to 0x3F82
+  nan = run("CPU", dtypes.uint32, f32_to_bf16_bits, (np.array([0x7F800001, 0xFFC00000] * (N // 2), np.uint32).view(np.float32), dtypes.float32))
+  assert list(nan[:2]) == [0x7FC0, 0xFFC0]  # a signalling NaN comes back quiet, the sign kept
+
+@pytest.mark.parametrize("dt,boundary", [(dtypes.fp8e4m3, 464.0), (dtypes.fp8e5m2, 61440.0)])
+def test_fp8_builders_round_trip_and_overflow(dt: DType, boundary: float) -> None:
+  """Every fp8 code decodes as fp8_to_float does; f32 -> fp8 rounds to nearest even as float_to_fp8, except that past the
+  overflow boundary (hand-computed: halfway above the largest finite value, 464 ties down to 448, 61440 ties up) the
+  hardware's non-saturating conversion gives NaN (E4M3) or infinity (E5M2) where float_to_fp8 saturates."""
+  from tg.uop import f32_to_fp8_bits, fp8_bits_to_f32
+  codes = np.arange(256, dtype=np.uint32)
+  dec = run("CPU", dtypes.float32, lambda c: fp8_bits_to_f32(c, dt), (codes, dtypes.uint32))
+  want = np.array([fp8_to_float(int(c), dt) for c in codes], np.float32)
+  np.testing.assert_array_equal(np.isnan(dec), np.isnan(want))
+  np.testing.assert_array_equal(dec[~np.isnan(want)], want[~np.isnan(want)])
+  edge = np.float32([boundary, -boundary, np.nextafter(np.float32(boundary), 0), np.nan])
+  x = np.concatenate([_f32_specials(np.random.default_rng(6))[:N - 4] / 16, edge])
+  got = run("CPU", dtypes.uint32, lambda v: f32_to_fp8_bits(v, dt), (x, dtypes.float32))
+  over = 0x7F if dt == dtypes.fp8e4m3 else 0x7C
+  for v, g in zip(x, got):
+    if math.isnan(v): assert g == (0x7F if dt == dtypes.fp8e4m3 else 0x7E)
+    elif abs(v) > boundary or (abs(v) == boundary and dt == dtypes.fp8e5m2): assert g == over | (0x80 if v < 0 else 0), v
+    else: assert g == float_to_fp8(float(v), dt), v

@@ -22,6 +22,15 @@ def test_properties_match_numpy(dt: DType) -> None:
   elif npdt.kind == "f": assert (dt.min, dt.max) == (-math.inf, math.inf) and dtypes.finfo(dt)[1] == np.finfo(npdt).nmant
   else: assert (dt.min, dt.max) == (False, True)
 
+@pytest.mark.parametrize("dt", [dtypes.float16, dtypes.float32, dtypes.float64])
+def test_float_format_matches_numpy(dt: DType) -> None:
+  info = np.finfo(NUMPY_DTYPES[dt])
+  assert (dtypes.finfo(dt), dtypes.bias(dt), dt.max) == ((info.nexp, info.nmant), info.maxexp - 1, math.inf)
+  assert math.ldexp(2 - 2.0 ** -info.nmant, dtypes.bias(dt)) == float(info.max)  # the largest finite value from the table's fields
+
+def test_narrow_float_biases() -> None:
+  assert [dtypes.bias(d) for d in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2)] == [127, 7, 15]  # OCP FP8 spec, bf16 = f32's
+
 def test_narrow_floats_and_special_dtypes() -> None:
   assert [(d.itemsize, dtypes.finfo(d)) for d in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2)] == [(2, (8, 7)), (1, (4, 3)), (1, (5, 2))]
   assert dtypes.fp8e4m3.max == 448.0 and dtypes.fp8e4m3.min == -448.0  # E4M3FN has no infinity

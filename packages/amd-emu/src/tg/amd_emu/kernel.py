@@ -8,9 +8,10 @@ and are packed after the loop.
 from __future__ import annotations
 import functools
 import hashlib
+import inspect
 import pathlib
 from dataclasses import dataclass
-from tg.uop import UOp, Ops, dtypes, AxisType
+from tg.uop import UOp, Ops, dtypes, AxisType, round_half_even, f32_to_bf16_bits, fp8_bits_to_f32, f32_to_fp8_bits
 from tg.codegen import render_c_function, diskcache_get, diskcache_put
 from .inst import Inst
 from .pcode import PcodeError
@@ -45,7 +46,9 @@ ENTRY_ARGS = "unsigned int* st, unsigned char* mem, unsigned long long* tab, con
 def _version() -> str:
   here = pathlib.Path(__file__).parent
   files = ("pcode.py", "lower.py", "shapes.py", "kernel.py", "wmma.py", "numfmt.py")
-  return hashlib.sha256(b"".join((here / f).read_bytes() for f in files)).hexdigest()[:16]
+  builders = (round_half_even, f32_to_bf16_bits, fp8_bits_to_f32, f32_to_fp8_bits)  # tg.uop's conversions the shapes build
+  src = b"".join((here / f).read_bytes() for f in files) + "".join(inspect.getsource(b) for b in builders).encode()
+  return hashlib.sha256(src).hexdigest()[:16]
 
 _mem_cache: dict[tuple, ShapeCode] = {}
 _unsaved: list[tuple[str, ShapeCode]] = []

@@ -10,7 +10,7 @@ import math
 import re
 import struct
 from typing import Any, Callable
-from tg.uop import UOp, Ops, dtypes, DType
+from tg.uop import UOp, Ops, dtypes, DType, python_alu
 from .pcode import parse
 
 class Unsupported(NotImplementedError): pass
@@ -22,7 +22,7 @@ class Widths(dict):
 FDT = Widths({16: dtypes.float16, 32: dtypes.float32, 64: dtypes.float64})
 UDT = Widths({8: dtypes.uint8, 16: dtypes.uint16, 32: dtypes.uint32, 64: dtypes.uint64})
 IDT = Widths({8: dtypes.int8, 16: dtypes.int16, 32: dtypes.int32, 64: dtypes.int64})
-FBITS = {16: (10, 5), 32: (23, 8), 64: (52, 11)}  # mantissa, exponent bits
+FBITS = {w: dtypes.finfo(dt)[::-1] for w, dt in FDT.items()}  # mantissa, exponent bits
 
 def container(w: int) -> int:
   for c in (8, 16, 32, 64):
@@ -56,16 +56,9 @@ def wrap(x: int, kind: str, width: int) -> int:
   x &= (1 << width) - 1
   return x - (1 << width) if kind == "i" and x >> (width - 1) else x
 
-FOLD: dict[Ops, Callable] = {Ops.ADD: lambda a, b: a + b, Ops.SUB: lambda a, b: a - b, Ops.MUL: lambda a, b: a * b, Ops.AND: lambda a, b: a & b,
-                             Ops.OR: lambda a, b: a | b, Ops.XOR: lambda a, b: a ^ b, Ops.SHL: lambda a, b: a << b, Ops.SHR: lambda a, b: a >> b,
-                             Ops.CMPLT: lambda a, b: a < b, Ops.CMPEQ: lambda a, b: a == b, Ops.CMPNE: lambda a, b: a != b,
-                             Ops.IDIV: lambda a, b: c_div(a, b), Ops.MOD: lambda a, b: a - b * c_div(a, b) if b else 0}
-
-def c_div(a: int, b: int) -> int:
-  """C's integer division (toward zero), exact for 64-bit values (no float on the way); x / 0 folds to 0."""
-  if b == 0: return 0
-  q = abs(a) // abs(b)
-  return q if (a < 0) == (b < 0) else -q
+# constant folding uses tg.uop's meaning of each op (C's: division truncates toward zero, exact on 64-bit ints; x / 0 and x % 0 fold to 0)
+FOLD: dict[Ops, Callable] = {op: python_alu[op] for op in (Ops.ADD, Ops.SUB, Ops.MUL, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL, Ops.SHR, Ops.CMPLT,
+                                                           Ops.CMPEQ, Ops.CMPNE, Ops.IDIV, Ops.MOD)}
 
 def alu(op: Ops, a: V, b: V, kind: str, width: int) -> V:
   """a op b in (kind, width), folded when both are integer constants."""

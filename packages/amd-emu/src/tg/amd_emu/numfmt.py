@@ -6,16 +6,8 @@ Each works on `V` values (lower.py) and builds UOps; the emulator calls them fro
 """
 from __future__ import annotations
 import functools
-from tg.uop import UOp, dtypes
-from .lower import V, conv, f_floor
-
-def rne(u: UOp) -> UOp:
-  """A float rounded to the nearest integer, ties to even (in the float's own type)."""
-  fl = f_floor(u)
-  d = u - fl
-  half, one, two = (UOp.const(u.dtype, x) for x in (0.5, 1.0, 2.0))
-  odd = (fl - f_floor(fl / two) * two).eq(one)
-  return ((d > half) | (d.eq(half) & odd)).where(fl + one, fl)
+from tg.uop import UOp, dtypes, round_half_even, fp8_bits_to_f32, f32_to_fp8_bits
+from .lower import V, conv
 
 def to_norm(x: V, signed: bool) -> V:
   """f16/f32 to a 16-bit snorm (signed) or unorm, by Direct3D's rule: NaN gives 0, the value is clamped to [-1, 1] or [0, 1],
@@ -24,44 +16,16 @@ def to_norm(x: V, signed: bool) -> V:
   lo, hi = UOp.const(dtypes.float64, -1.0 if signed else 0.0), UOp.const(dtypes.float64, 1.0)
   c = (f < lo).where(lo, (f > hi).where(hi, f))
   c = f.ne(f).where(UOp.const(dtypes.float64, 0.0), c)
-  r = rne(c * UOp.const(dtypes.float64, 32767.0 if signed else 65535.0))
+  r = round_half_even(c * UOp.const(dtypes.float64, 32767.0 if signed else 65535.0))
   return V(r.cast(dtypes.int16 if signed else dtypes.uint16), "i" if signed else "u", 16)
 
-# ***** 8-bit floats (OCP FP8): fp8 is E4M3 (no infinities, NaN is S.1111.111), bf8 is E5M2 (IEEE-like) *****
-FP8 = {"fp8": (4, 3, 7), "bf8": (5, 2, 15)}  # exponent bits, mantissa bits, bias
+# ***** 8-bit floats (OCP FP8): fp8 is E4M3 (no infinities, NaN is S.1111.111), bf8 is E5M2 (IEEE-like); tg.uop builds them *****
+FP8 = {"fp8": dtypes.fp8e4m3, "bf8": dtypes.fp8e5m2}
+
+def f8_to_f32(x: V, fmt: str) -> V: return V(fp8_bits_to_f32(conv(x, "u", 32).u, FP8[fmt]), "f", 32)
+def f32_to_f8(x: V, fmt: str) -> V: return V(f32_to_fp8_bits(conv(x, "f", 32).u, FP8[fmt]).cast(dtypes.uint8), "u", 8)
 
 def u32(x: int) -> UOp: return UOp.const(dtypes.uint32, x)
-
-def f8_to_f32(x: V, fmt: str) -> V:
-  """An fp8/bf8 value (its 8 bits) as f32: exact, NaN stays NaN, bf8's infinities stay infinite."""
-  eb, mb, bias = FP8[fmt]
-  raw = conv(x, "u", 32).u & u32(0xFF)
-  sign, e, m = (raw >> u32(7)) << u32(31), (raw >> u32(mb)) & u32((1 << eb) - 1), raw & u32((1 << mb) - 1)
-  normal = sign | ((e + u32(127 - bias)) << u32(23)) | (m << u32(23 - mb))
-  denorm = (m.cast(dtypes.float32) * UOp.const(dtypes.float32, 2.0 ** (1 - bias - mb))).bitcast(dtypes.uint32) | sign
-  out = e.eq(u32(0)).where(denorm, normal)
-  top = e.eq(u32((1 << eb) - 1))
-  if fmt == "fp8": out = (top & m.eq(u32(7))).where(sign | u32(0x7FC00000), out)
-  else: out = top.where(sign | m.eq(u32(0)).where(u32(0x7F800000), u32(0x7FC00000)), out)
-  return V(out.bitcast(dtypes.float32), "f", 32)
-
-def f32_to_f8(x: V, fmt: str) -> V:
-  """f32 to fp8/bf8, rounding to nearest even; a result beyond the largest finite value (and an infinity) is NaN for fp8 and
-  infinity for bf8 (the OCP formats' non-saturating conversion); NaN is 0x7F / 0x7E with its sign."""
-  eb, mb, bias = FP8[fmt]
-  b = conv(x, "f", 32).u.bitcast(dtypes.uint32)
-  sign = (b >> u32(31)) << u32(7)
-  a = (b & u32(0x7FFFFFFF)).bitcast(dtypes.float32)
-  e = ((b >> u32(23)) & u32(0xFF)).cast(dtypes.int32) - UOp.const(dtypes.int32, 127)
-  e = (e < UOp.const(dtypes.int32, 1 - bias)).where(UOp.const(dtypes.int32, 1 - bias), e)  # below the normal range: denormal steps
-  quantum = ((e + UOp.const(dtypes.int32, 127 - mb)).cast(dtypes.uint32) << u32(23)).bitcast(dtypes.float32)
-  n = rne(a / quantum).cast(dtypes.int32)  # the value in quanta: exact division by a power of two
-  code = ((e + UOp.const(dtypes.int32, bias)) << UOp.const(dtypes.int32, mb)) + n - UOp.const(dtypes.int32, 1 << mb)
-  maxcode, over = (0x7E, 0x7F) if fmt == "fp8" else (0x7B, 0x7C)
-  big = (code > UOp.const(dtypes.int32, maxcode)) | (b & u32(0x7FFFFFFF)).eq(u32(0x7F800000))
-  out = big.where(u32(over), code.cast(dtypes.uint32))
-  out = a.ne(a).where(u32(0x7F if fmt == "fp8" else 0x7E), out) | sign
-  return V(out.cast(dtypes.uint8), "u", 8)
 
 # ***** 2/pi *****
 TWO_OVER_PI_BITS = 1201  # the ISA's constant: the first 1201 bits of 2/pi's fraction

@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 
 SGPR, VCC_CODE, TTMP, NULL_CODE, M0_CODE, EXEC_CODE, LITERAL, VGPR = 0, 106, 108, 124, 125, 126, 255, 256
 INLINE_FLOATS = {0.5: 240, -0.5: 241, 1.0: 242, -1.0: 243, 2.0: 244, -2.0: 245, 4.0: 246, -4.0: 247}
+FLOAT_CONSTS = {code: val for val, code in INLINE_FLOATS.items()}  # the same table read from the code side
 INV_2PI = {"f16": 0x3118, "f32": 0x3E22F983, "f64": 0x3FC45F306DC9C882}
 SPECIAL = {106: ("vcc_lo", "vcc"), 107: ("vcc_hi",), 124: ("null",), 125: ("m0",), 126: ("exec_lo", "exec"), 127: ("exec_hi",),
            235: ("src_shared_base",), 236: ("src_shared_limit",), 237: ("src_private_base",), 238: ("src_private_limit",),
@@ -121,6 +122,4 @@ def decode_const(code: int, ftype: str) -> int | float | None:
   if 128 <= code <= 192: return code - 128
   if 193 <= code <= 208: return 192 - code
   if code == 248: return 1 / (2 * math.pi)
-  for val, c in INLINE_FLOATS.items():
-    if c == code: return val
-  return None
+  return FLOAT_CONSTS.get(code)

@@ -8,7 +8,6 @@ check records a memory fault in the state instead of touching memory.
 from __future__ import annotations
 import functools
 import re
-import struct
 from dataclasses import dataclass
 from typing import Any
 from tg.uop import UOp, Ops, dtypes
@@ -16,7 +15,7 @@ from .inst import Inst
 from .isa import get_arch, Op
 from .lower import FBITS, V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, select, \
   join_words, slice_bits, UDT
-from .operands import INV_2PI
+from .operands import FLOAT_CONSTS, INV_2PI, float_bits
 from .pcode import PcodeError
 from . import dpp, numfmt
 
@@ -30,14 +29,8 @@ TAB = 128  # memory ranges in the translation table: lo[TAB], hi[TAB], delta[TAB
 WAVE = 32
 SHARED_HI, PRIVATE_HI = 0x10000000, 0x20000000  # FLAT apertures: the high 32 bits of LDS and scratch flat addresses
 APERTURES = {235: SHARED_HI << 32, 236: (SHARED_HI << 32) | 0xFFFFFFFF, 237: PRIVATE_HI << 32, 238: (PRIVATE_HI << 32) | 0xFFFFFFFF}
-FLOAT_CONSTS = {240: 0.5, 241: -0.5, 242: 1.0, 243: -1.0, 244: 2.0, 245: -2.0, 246: 4.0, 247: -4.0}
 MEM_FMTS = ("DS", "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH", "SMEM")
 VAR_BITS = ("offset", "offset0", "offset1", "ioffset", "simm16", "literal")
-
-def fpbits(x: float, ftype: str) -> int:
-  if ftype == "f16": return struct.unpack("<H", struct.pack("<e", x))[0]
-  if ftype == "f32": return struct.unpack("<I", struct.pack("<f", x))[0]
-  return struct.unpack("<Q", struct.pack("<d", x))[0]
 
 def pair64(lo: UOp, hi: UOp) -> UOp:
   """A 64-bit value from two 32-bit register words."""
@@ -259,8 +252,8 @@ class InstCtx:
     code = k[1]
     if INLINE_INT[0] <= code <= INLINE_INT[1]: return const("u", nbits, inline_int(code) & ((1 << nbits) - 1))
     if code in FLOAT_CONSTS or code == 248:
-      bitsv = fpbits(FLOAT_CONSTS[code], ftype) if code != 248 else INV_2PI[ftype]
-      if "F" not in dfmt and code != 248: bitsv = fpbits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")  # s_mov_b64 s[0:1], 1.0
+      bitsv = float_bits(FLOAT_CONSTS[code], ftype) if code != 248 else INV_2PI[ftype]
+      if "F" not in dfmt and code != 248: bitsv = float_bits(FLOAT_CONSTS[code], "f64" if nbits == 64 else "f32")  # s_mov_b64 s[0:1], 1.0
       return const("u", nbits, bitsv)
     if code == 124: return const("u", nbits, 0)
     if code in APERTURES: return const("u", nbits, APERTURES[code] if nbits == 64 else APERTURES[code] >> 32)

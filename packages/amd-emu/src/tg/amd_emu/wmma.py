@@ -14,10 +14,11 @@ from __future__ import annotations
 import functools
 import operator
 import re
-from tg.uop import UOp, Ops, dtypes, AxisType
+from tg.uop import UOp, Ops, dtypes, AxisType, f32_to_bf16_bits
 from .inst import Inst
 from .lower import Unsupported, V
-from .shapes import Builder, InstCtx, FLOAT_CONSTS, WAVE
+from .operands import FLOAT_CONSTS
+from .shapes import Builder, InstCtx, WAVE
 from .numfmt import f8_to_f32
 
 NAME = re.compile(r"V_WMMA_(F32|F16|BF16|I32)_16X16X16_(F16|BF16|IU8|IU4|FP8|BF8)(?:_(FP8|BF8))?")
@@ -33,9 +34,7 @@ def to_f32(raw: UOp, fmt: str) -> UOp:
 def from_f32(x: UOp, fmt: str) -> UOp:
   """An f32 rounded to nearest even as a 16-bit float's bits (in a uint32); a bf16 NaN stays a quiet NaN."""
   if fmt == "F16": return x.cast(dtypes.float16).bitcast(dtypes.uint16).cast(dtypes.uint32)
-  b = x.bitcast(dtypes.uint32)
-  rounded = (b + u32(0x7FFF) + ((b >> u32(16)) & u32(1))) >> u32(16)
-  return x.ne(x).where((b >> u32(16)) | u32(0x40), rounded)
+  return f32_to_bf16_bits(x)
 
 def const_value(code: int, dfmt: str) -> UOp:
   """An inline constant C (src2): every element of the C matrix, as f32 (or i64 for i32)."""

@@ -127,6 +127,10 @@ class dtypes:
     if not dtypes.is_float(x): raise TypeError(f"finfo needs a float dtype, got {x}")
     return FLOAT_FORMATS[x.scalar()][:2]
   @staticmethod
+  def bias(x: DType) -> int:
+    """The exponent bias of a float type: 2^(exponent bits - 1) - 1 (IEEE's, which the OCP fp8 formats keep)."""
+    return 2 ** (dtypes.finfo(x)[0] - 1) - 1
+  @staticmethod
   def min(x: DType) -> int | float | bool:
     x = x.scalar()
     if x == dtypes.bool: return False
@@ -206,14 +210,14 @@ def float_to_fp8(x: float, dtype: DType) -> int:
   r = abs(round_to_float_format(x, dtype, saturate=dtype == dtypes.fp8e4m3 or not math.isinf(x)))
   if math.isinf(r): return sign | 0x7C
   if r == 0: return sign
-  bias, (m, e) = 2**(ebits - 1) - 1, math.frexp(r)  # r = m * 2**e, 0.5 <= m < 1
+  bias, (m, e) = dtypes.bias(dtype), math.frexp(r)  # r = m * 2**e, 0.5 <= m < 1
   if e - 1 + bias <= 0: return sign | int(r / math.ldexp(1.0, 1 - bias - mbits))  # subnormal
   return sign | ((e - 1 + bias) << mbits) | (int(m * 2**(mbits + 1)) & ((1 << mbits) - 1))
 
 def fp8_to_float(bits: int, dtype: DType) -> float:
   ebits, mbits, _, has_inf = FLOAT_FORMATS[dtype]
   sign, e, m = -1.0 if bits & 0x80 else 1.0, (bits >> mbits) & ((1 << ebits) - 1), bits & ((1 << mbits) - 1)
-  bias = 2**(ebits - 1) - 1
+  bias = dtypes.bias(dtype)
   if dtype == dtypes.fp8e4m3 and e == 15 and m == 7: return math.nan
   if has_inf and e == (1 << ebits) - 1: return sign * math.inf if m == 0 else math.nan
   if e == 0: return sign * math.ldexp(m, 1 - bias - mbits)

@@ -98,18 +98,22 @@ def _pow(x: float, y: float) -> float:
 def _shr(x: int, y: int) -> int: return x >> y
 def _shl(x: int, y: int) -> int: return x << y
 
-def _threefry2x32(x: int, key: int) -> int:
-  """Threefry-2x32 with 20 rounds: x and key are packed 64-bit (hi:lo) words; returns the packed result."""
-  rotations = ((13, 15, 26, 6), (17, 29, 16, 24))
-  m = 0xFFFFFFFF
-  k0, k1 = key & m, (key >> 32) & m
+def threefry2x32_words(x0: Any, x1: Any, k0: Any, k1: Any, wrap: Callable[[Any], Any] = lambda v: v) -> tuple[Any, Any]:
+  """Threefry-2x32 with 20 rounds on 32-bit words: Python ints (wrap reduces mod 2^32) or uint32 UOps (they wrap by
+  themselves), so the constant folder and the codegen decomposition are one function. Returns (x0, x1)."""
   ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
-  x0, x1 = (x & m) + ks[0] & m, ((x >> 32) & m) + ks[1] & m
+  x0, x1 = wrap(x0 + ks[0]), wrap(x1 + ks[1])
   for i in range(5):
-    for r in rotations[i % 2]:
-      x0 = (x0 + x1) & m
-      x1 = (((x1 << r) | (x1 >> (32 - r))) & m) ^ x0
-    x0, x1 = (x0 + ks[(i + 1) % 3]) & m, (x1 + ks[(i + 2) % 3] + i + 1) & m
+    for r in ((13, 15, 26, 6), (17, 29, 16, 24))[i % 2]:
+      x0 = wrap(x0 + x1)
+      x1 = wrap((x1 << r) | (x1 >> (32 - r))) ^ x0
+    x0, x1 = wrap(x0 + ks[(i + 1) % 3]), wrap(x1 + ks[(i + 2) % 3] + (i + 1))
+  return x0, x1
+
+def _threefry2x32(x: int, key: int) -> int:
+  """Threefry-2x32 of 64-bit words packed hi:lo; returns the packed result."""
+  m = 0xFFFFFFFF
+  x0, x1 = threefry2x32_words(x & m, (x >> 32) & m, key & m, (key >> 32) & m, lambda v: v & m)
   return (x1 << 32) | x0
 
 python_alu: dict[Ops, Callable[..., Any]] = {

@@ -6,22 +6,14 @@
 - bfloat16 and fp8 arithmetic in float32 (renderers that only store them).
 - EXP2, LOG2, SIN by polynomials (tg.codegen.lower.transcendental) for renderers without them."""
 from __future__ import annotations
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite, threefry2x32_words
 from tg.codegen.renderer import Renderer
 
 def threefry2x32(x: UOp, key: UOp) -> UOp:
-  """Threefry-2x32, 20 rounds, on uint64 words packed hi:lo (the same function as tg.uop.ops' Python one)."""
-  u32 = dtypes.uint32
-  def lo(v: UOp) -> UOp: return (v & 0xFFFFFFFF).cast(u32)
-  def hi(v: UOp) -> UOp: return (v >> 32).cast(u32)
-  k0, k1 = lo(key), hi(key)
-  ks = (k0, k1, k0 ^ k1 ^ 0x1BD11BDA)
-  x0, x1 = lo(x) + ks[0], hi(x) + ks[1]
-  for i in range(5):
-    for r in ((13, 15, 26, 6), (17, 29, 16, 24))[i % 2]:
-      x0 = x0 + x1
-      x1 = ((x1 << r) | (x1 >> (32 - r))) ^ x0
-    x0, x1 = x0 + ks[(i + 1) % 3], x1 + ks[(i + 2) % 3] + (i + 1)
+  """Threefry-2x32 (tg.uop's threefry2x32_words) on uint64 words packed hi:lo, in uint32 UOps."""
+  def lo(v: UOp) -> UOp: return (v & 0xFFFFFFFF).cast(dtypes.uint32)
+  def hi(v: UOp) -> UOp: return (v >> 32).cast(dtypes.uint32)
+  x0, x1 = threefry2x32_words(lo(x), hi(x), lo(key), hi(key))
   return (x1.cast(dtypes.uint64) << 32) | x0.cast(dtypes.uint64)
 
 def magic_divide(x: UOp, c: int) -> UOp | None:

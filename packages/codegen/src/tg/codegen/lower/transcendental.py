@@ -61,18 +61,22 @@ class Fmt:
   dt: DType        # the float computed in
   it: DType        # signed integer of the same size
   ut: DType        # unsigned integer of the same size
-  p: int           # significand bits (with the implicit one)
-  bias: int
   exp_terms: int   # Taylor terms of 2^f, |f| <= 1/2
   log_terms: int   # odd atanh terms after s
   sin_terms: int   # Taylor terms of sin(r)/r - 1 and (cos(r) - 1 + r^2/2)/r^4, |r| <= pi/4
   kb: int          # Cody-Waite for k = round(x*2/pi) < 2^kb
   limbs: int       # 32-bit limbs of the Payne-Hanek window of 2/pi
   @property
-  def mbits(self) -> int: return self.p - 1
+  def mbits(self) -> int: return dtypes.finfo(self.dt)[1]
+  @property
+  def p(self) -> int:
+    """Significand bits, with the implicit one."""
+    return self.mbits + 1
+  @property
+  def bias(self) -> int: return dtypes.bias(self.dt)
 
-FMTS = {dtypes.float32: Fmt(dtypes.float32, dtypes.int32, dtypes.uint32, 24, 127, 8, 5, 5, 9, 4),
-        dtypes.float64: Fmt(dtypes.float64, dtypes.int64, dtypes.uint64, 53, 1023, 14, 11, 8, 18, 6)}
+FMTS = {dtypes.float32: Fmt(dtypes.float32, dtypes.int32, dtypes.uint32, 8, 5, 5, 9, 4),
+        dtypes.float64: Fmt(dtypes.float64, dtypes.int64, dtypes.uint64, 14, 11, 8, 18, 6)}
 
 # ***** small helpers (vector-safe: dtypes follow the operand's lane count) *****
 def _v(dt: DType, like: UOp) -> DType: return dt.vec(like.dtype.count) if like.dtype.count > 1 else dt
