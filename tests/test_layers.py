@@ -67,3 +67,52 @@ def test_public_api_checker_sees_internals(tmp_path):
                "from tg.codegenx import y\nimport tg.uop\n")
   assert codegen_imports(f) == ["tg.codegen:Device", "tg.codegen:compile_c", "tg.codegen.device", "tg.codegen.lower.linearize"]
   assert {"compile_c", "render_c_function", "CLibrary"} <= codegen_all() and "linearize" not in codegen_all()
+
+def module_imports(path: pathlib.Path, package: str) -> set[str]:
+  """The modules of `package` a file imports, at any depth of the file (a function-level import counts too), by dotted name;
+  `from package.sub import name` counts as package.sub.name when that is a module."""
+  pkg_dir = ROOT / "packages" / FOLDERS[package.split(".")[1]] / "src"
+  here = ".".join(path.relative_to(pkg_dir).with_suffix("").parts).removesuffix(".__init__")
+  base = here if path.name == "__init__.py" else here.rpartition(".")[0]
+  out = set()
+  for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    if isinstance(node, ast.ImportFrom):
+      mod = ".".join(base.split(".")[:len(base.split(".")) - node.level + 1] + [node.module or ""]).strip(".") if node.level else node.module or ""
+      names = [f"{mod}.{a.name}" for a in node.names]
+    elif isinstance(node, ast.Import): mod, names = "", [a.name for a in node.names]
+    else: continue
+    for n in names or [mod]:
+      target = n if (pkg_dir / (n.replace(".", "/") + ".py")).exists() or (pkg_dir / n.replace(".", "/")).is_dir() else mod
+      if target.startswith(package + ".") or target == package: out.add(target)
+  return out - {here}
+
+def import_cycles(package: str) -> list[list[str]]:
+  """Cycles among the modules of a package (its __init__, which only re-exports, left out)."""
+  src = ROOT / "packages" / FOLDERS[package.split(".")[1]] / "src"
+  graph = {".".join(f.relative_to(src).with_suffix("").parts).removesuffix(".__init__"): module_imports(f, package)
+           for f in (src / package.replace(".", "/")).rglob("*.py")}
+  graph.pop(package)
+  cycles = []
+  for start in sorted(graph):
+    stack = [(start, [start])]
+    while stack:
+      node, path = stack.pop()
+      for nxt in sorted(graph.get(node, ()) - {package}):
+        if nxt == start: cycles.append(path)
+        elif nxt not in path and nxt > start: stack.append((nxt, path + [nxt]))
+  return cycles
+
+def test_codegen_imports_one_way():
+  """Inside tg.codegen dependencies point one way (ranges <- opt/lower <- pipeline; renderers don't import devices; the beam
+  search gets its timer from the pipeline; the thread pool and the CPU device share devices.clang): no import cycles."""
+  assert not (cycles := import_cycles("tg.codegen")), "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+def test_cycle_checker_sees_a_cycle(tmp_path, monkeypatch):
+  pkg = tmp_path / "packages" / "codegen" / "src" / "tg" / "codegen"
+  (pkg / "sub").mkdir(parents=True)
+  (pkg / "__init__.py").write_text("from tg.codegen.a import x\n")
+  (pkg / "a.py").write_text("def f():\n  from tg.codegen.sub.b import y\n")
+  (pkg / "sub" / "__init__.py").write_text("")
+  (pkg / "sub" / "b.py").write_text("from ..a import f\n")
+  monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
+  assert import_cycles("tg.codegen") == [["tg.codegen.a", "tg.codegen.sub.b"]]

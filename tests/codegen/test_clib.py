@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp, Ops, dtypes, AxisType
 from tg.codegen import CFunctionError, CLibrary, CompilerError, c_compiler_id, compile_c, render_c_function
-from tg.codegen.devices import cpu
+from tg.codegen.devices import clang
 
 def axpy_graph() -> UOp:
   """out[i] = x[i] * 3 + k for i < 5: a loop, two buffers, a variable (float math, checked against numpy)."""
@@ -46,14 +46,14 @@ def test_opt_levels_are_different_compilers():
 
 def test_compiler_probed_once_per_process(monkeypatch):
   """`cc --version` cost ~35 ms per emulated program when every program made its own compiler (issue 15)."""
-  cpu.cc_version.cache_clear()
+  clang.cc_version.cache_clear()
   calls, real = [], subprocess.run
   def counting(args, *a, **k):
     if "--version" in args: calls.append(args)
     return real(args, *a, **k)
-  monkeypatch.setattr(cpu.subprocess, "run", counting)
+  monkeypatch.setattr(clang.subprocess, "run", counting)
   for level in (0, 2, 0):
-    assert cpu.ClangCompiler(level).family in ("clang", "gcc")
+    assert clang.ClangCompiler(level).family in ("clang", "gcc")
   assert len(calls) == 1
 
 def test_missing_compiler_from_compile_c(monkeypatch):

@@ -5,7 +5,8 @@ import pytest
 from tg.uop import DType, dtypes
 from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device
 from tg.codegen.diskcache import cache_db_path
-from tg.codegen.devices.cpu import ClangCompiler, CompilerError, CPUProgram
+from tg.codegen.devices.clang import ClangCompiler, CompilerError
+from tg.codegen.devices.cpu import CPUProgram
 from tg.codegen.devices.cpu_pool import Batch
 
 @pytest.fixture

@@ -15,10 +15,10 @@ def matmul(n: int) -> UOp:
 
 def test_beam_search_times_picks_and_caches(tmp_path, monkeypatch):
   monkeypatch.setenv("CACHEDB", str(tmp_path / "cache.db"))
-  import tg.codegen.opt.search as search
+  import tg.codegen.pipeline as pipeline
   timed = []
-  real = search.time_kernel
-  monkeypatch.setattr(search, "time_kernel", lambda k, ren, runs=3: timed.append(k) or real(k, ren, runs))
+  real = pipeline.time_kernel
+  monkeypatch.setattr(pipeline, "time_kernel", lambda k, ren, runs=3: timed.append(k) or real(k, ren, runs))
   with Context(BEAM=2):
     p = get_program(matmul(16), Device["CPU"].renderer)
     n_timed = len(timed)
@@ -48,7 +48,7 @@ def test_beam_actions_cover_every_opt():
 def test_beam_reports_a_failing_candidate(monkeypatch, capsys):
   """A candidate that fails to build is inf and, at DEBUG>=2, printed with its opts and the error (it was silent)."""
   import tg.codegen.pipeline as pipeline
-  from tg.codegen.opt.search import time_kernel
+  from tg.codegen.pipeline import time_kernel
   def broken(*a, **kw): raise RuntimeError("clang exploded\nlong log")
   monkeypatch.setattr(pipeline, "get_program", broken)
   with Context(DEBUG=2): assert time_kernel(matmul(4), Device["CPU"].renderer) == float("inf")

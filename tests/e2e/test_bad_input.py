@@ -43,7 +43,7 @@ def test_good_cpu_threads_still_computes(monkeypatch):
 # ***** the C compiler and the disk cache *****
 
 def test_missing_c_compiler_points_to_the_python_device(monkeypatch, tmp_path):
-  from tg.codegen.devices.cpu import ClangCompiler, CompilerError
+  from tg.codegen.devices.clang import ClangCompiler, CompilerError
   monkeypatch.setenv("CC", "/nonexistent/cc")
   with pytest.raises(CompilerError, match=r"^no C compiler found \(looked for /nonexistent/cc\): .* DEV=PYTHON"): ClangCompiler().compile("int x;")
   small = "from tg.tensor import Tensor; print((Tensor([1.0, 2.0]) + 1).tolist())"

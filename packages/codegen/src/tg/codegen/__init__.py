@@ -13,7 +13,7 @@ from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError
 from tg.codegen.diskcache import diskcache_get, diskcache_put
 from tg.codegen.clib import CFunction, CFunctionError, render_c_function, compile_c, c_compiler_id, CLibrary
-from tg.codegen.devices.cpu import CompilerError
+from tg.codegen.devices.clang import CompilerError
 from tg.codegen import profile
 from tg.codegen.opt.search import BEAM, NOOPT  # registered, so Context(BEAM=..., NOOPT=...) works before any kernel is built
 

@@ -2,14 +2,14 @@
 
 The AMD emulator builds its instructions this way (tg.amd_emu.kernel and .program); this is its documented way into
 tg.codegen, so it never cuts rendered kernels apart nor subclasses the CPU compiler. The compiler is found and its
-version probed once per process (tg.codegen.devices.cpu.find_cc, cc_version)."""
+version probed once per process (tg.codegen.devices.clang.find_cc, cc_version)."""
 from __future__ import annotations
 import ctypes
 import functools
 from dataclasses import dataclass
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp
-from tg.codegen.devices.cpu import ClangCompiler, load_library
+from tg.codegen.devices.clang import ClangCompiler, load_library
 from tg.codegen.lower.linearize import linearize
 
 class CFunctionError(ValueError):

@@ -4,7 +4,7 @@ The lowering is a fixed sequence of passes, each one graph_rewrite of a PatternM
 flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> split shared reduce ranges -> lower REDUCE -> merge ENDs -> GPU dims
 -> add loads -> devectorize -> decompose -> linearize -> render."""
 from __future__ import annotations
-import re
+import math, re
 from typing import Any
 from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, track, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, dtypes
 from tg.codegen.program import ProgramSpec, estimate
@@ -18,7 +18,9 @@ from tg.codegen.lower.decompositions import pm_decompose, pm_narrow_floats, pm_f
 from tg.codegen.lower.transcendental import pm_transcendental
 from tg.codegen.lower.index32 import pm_index32
 from tg.codegen.lower.linearize import linearize
-from tg.codegen.opt.kernel import Opt, apply_opts
+from tg.codegen.opt.kernel import Opt, KernelOptError, apply_opts
+from tg.codegen.opt.search import choose_opts
+from tg.codegen.device import Buffer, Device
 
 def kernel_info(ast: UOp) -> KernelInfo: return ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
 
@@ -26,8 +28,7 @@ def optimize(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | N
   """Apply `opts`, or KernelInfo.opts_to_apply when given (exactly those), or the optimizer's choice (BEAM or heuristics)."""
   if opts is None: opts = kernel_info(ast).opts_to_apply
   if opts is not None: return apply_opts(ast, opts, renderer)
-  from tg.codegen.opt.search import choose_opts
-  return choose_opts(ast, renderer)
+  return choose_opts(ast, renderer, lambda k: time_kernel(k, renderer))
 
 def lower(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None = None) -> UOp:
   """The kernel AST, optimized and lowered to the graph the linearizer orders."""
@@ -83,7 +84,6 @@ def _get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt]
 class CompiledRunner:
   """A ProgramSpec compiled for its device; call it with the buffers in slot order and the variables' values."""
   def __init__(self, p: ProgramSpec, lib: bytes | None = None):
-    from tg.codegen.device import Device
     self.p, self.dev = p, Device[p.device]
     self.lib = lib if lib is not None else self.dev.compiler.compile_cached(p.src)
     self._prg = self.dev.runtime(p.name, self.lib)
@@ -95,3 +95,16 @@ class CompiledRunner:
     vals = tuple(var_vals[v.arg[0]] for v in self.p.vars)
     return self._prg(*[b.ensure_allocated()._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, vals=vals,
                      wait=wait)
+
+def time_kernel(k: UOp, ren: Renderer, runs: int = 3) -> float:
+  """Best wall time of a few runs of the lowered kernel on random-free scratch buffers. A candidate that fails to lower,
+  compile or run scores inf, and DEBUG>=2 says which and why (a failing opt is a bug to see, not a slow kernel)."""
+  try:
+    p = get_program(k, ren, opts=())
+    bufs = [Buffer(ren.device, max(b.dtype.size, 1), b.dtype.base).allocate() for b in p.buffers]  # type: ignore[union-attr]
+    var_vals = {v.arg[0]: v.arg[2] for v in p.vars}
+    runner = CompiledRunner(p)
+    return min(runner(bufs, var_vals, wait=True) or math.inf for _ in range(runs))
+  except (KernelOptError, NotImplementedError, RuntimeError, ValueError, TypeError) as e:
+    if DEBUG >= 2: print(f"BEAM candidate {getattr(k.arg, 'applied_opts', ())} failed: {type(e).__name__}: {(str(e) or '-').splitlines()[0]}")
+    return math.inf

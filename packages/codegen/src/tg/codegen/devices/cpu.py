@@ -1,73 +1,17 @@
-"""CPU: C source compiled by the system C compiler into a shared object, loaded with ctypes and run on host threads."""
+"""CPU: C source compiled by the system C compiler (devices.clang) into a shared object, loaded with ctypes and run on host
+threads (devices.cpu_pool)."""
 from __future__ import annotations
-import ctypes, functools, os, shutil, subprocess, tempfile, time
+import ctypes, os, time
 from typing import Any
-from tg.codegen.device import Buffer, Compiled, Compiler, MallocAllocator, OutOfBoundsError
+from tg.codegen.device import Buffer, Compiled, MallocAllocator, OutOfBoundsError
 from tg.uop import getenv
+from tg.codegen.devices.clang import ClangCompiler, load_library
 from tg.codegen.devices.cpu_pool import MAX_THREADS, Batch, run_parallel
 from tg.codegen.renderer import Renderer
-
-class CompilerError(RuntimeError):
-  """The C compiler is missing or rejected a source."""
-
-class ClangCompiler(Compiler):
-  """C -> shared object bytes, by clang or gcc. -ffp-contract=on fuses a*b+c only inside one C expression, which the C
-  renderer writes for MULACC alone (every other op is its own statement, so stays two IEEE roundings; gcc before 14 fuses
-  nothing); -fno-math-errno lets sqrt be an instruction; -fwrapv gives signed integers the wraparound the C renderer relies on.
-  `family_flags` are one compiler's own: -fno-slp-vectorize because clang 19's SLP vectorizer miscompiles some of the kernels
-  (the renderer writes the vectors itself); gcc rejects that flag."""
-  common_flags: tuple[str, ...] = ("-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv")
-  flags: tuple[str, ...] = ("-O2", *common_flags)
-  family_flags: dict[str, tuple[str, ...]] = {"clang": ("-fno-slp-vectorize",), "gcc": ()}
-  def __init__(self, opt_level: int = 2):
-    if opt_level not in (0, 1, 2, 3): raise ValueError(f"opt_level {opt_level!r}: the C compiler takes 0, 1, 2 or 3 (-O0 ... -O3)")
-    self.flags = (f"-O{opt_level}", *self.common_flags)
-  @property
-  def cc(self) -> str:
-    """CC from the environment, else clang, clang-19 or gcc, whichever is installed first (looked up once per process per CC)."""
-    return find_cc(os.environ.get("CC", ""))
-  @property
-  def version(self) -> str: return cc_version(self.cc)
-  @property
-  def family(self) -> str:
-    """'clang' or 'gcc' from the --version banner (Debian's cc is gcc), '' for another compiler (common flags only)."""
-    first = self.version.partition("\n")[0].lower()
-    return "clang" if "clang" in first else "gcc" if "gcc" in first or "free software foundation" in self.version.lower() else ""
-  @property
-  def all_flags(self) -> tuple[str, ...]: return self.flags + self.family_flags.get(self.family, ())
-  @property
-  def cachekey(self) -> str: return f"{self.cc}\n{self.version}\n{' '.join(self.all_flags)}"
-  def compile(self, src: str) -> bytes:
-    with tempfile.TemporaryDirectory() as tmp:
-      out = os.path.join(tmp, "kernel.so")
-      r = subprocess.run([self.cc, *self.all_flags, "-x", "c", "-", "-o", out], input=src, capture_output=True, text=True)
-      if r.returncode != 0: raise CompilerError(f"{os.path.basename(self.cc)} failed to compile:\n{r.stderr}\n--- source ---\n{src}")
-      with open(out, "rb") as f: return f.read()
-
-@functools.cache
-def find_cc(cc_env: str) -> str:
-  """The C compiler's path: cc_env (the CC variable) if set, else the first installed of clang, clang-19, gcc, cc."""
-  names = [cc_env] if cc_env else ["clang", "clang-19", "gcc", "cc"]
-  for n in names:
-    if path := shutil.which(n): return path
-  raise CompilerError(f"no C compiler found (looked for {', '.join(names)}): install one with `apt-get install clang` (or gcc), "
-                      "or set DEV=PYTHON to run on the interpreter, which needs none (slowly)")
-
-@functools.cache
-def cc_version(path: str) -> str:
-  """`path --version`, run once per process per compiler (a process start costs tens of ms)."""
-  try: return subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60).stdout.strip()
-  except OSError as e: raise CompilerError(f"C compiler {path} doesn't run: {e}") from None
 
 def cpu_threads() -> int:
   """CPU_THREADS, else one per core; at most MAX_THREADS (the pool's workers and the caller)."""
   return getenv("CPU_THREADS", min(os.cpu_count() or 1, MAX_THREADS), lo=1, hi=MAX_THREADS)
-
-def load_library(lib: bytes) -> ctypes.CDLL:
-  with tempfile.NamedTemporaryFile(suffix=".so") as f:  # dlopen maps the file: it may go once loaded
-    f.write(lib)
-    f.flush()
-    return ctypes.CDLL(f.name)
 
 class CPUProgram:
   """A kernel of a shared object. ABI: void NAME(T0* data0, ..., long long var_a, ..., int core_id, int n_cores);

@@ -8,6 +8,7 @@ forked child starts workers of its own. A threaded kernel exports, besides its f
 int core_id, int n_cores): its arguments as 64-bit words (buffer addresses, then the variables' values), for the pool."""
 from __future__ import annotations
 import ctypes, functools
+from tg.codegen.devices.clang import ClangCompiler, load_library
 
 MAX_THREADS = 256  # the caller and up to 255 workers
 
@@ -90,7 +91,6 @@ int tg_parallel(tg_job job, const long long* args, int n) {
 
 @functools.cache
 def _pool() -> ctypes.CDLL:
-  from tg.codegen.devices.cpu import ClangCompiler, load_library
   lib = load_library(ClangCompiler().compile_cached(POOL_SRC))
   lib.tg_parallel.argtypes, lib.tg_parallel.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int], ctypes.c_int
   lib.tg_batch.argtypes, lib.tg_batch.restype = [ctypes.c_void_p, ctypes.c_int], ctypes.c_int

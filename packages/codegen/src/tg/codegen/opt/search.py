@@ -1,21 +1,23 @@
-"""Choosing opts: hand-written heuristics by default, or BEAM=n: a beam search that times candidates on the device
-(NOOPT=1: none).
-The beam's choice is cached on disk, keyed by the kernel and the device."""
+"""Choosing opts: hand-written heuristics by default, or BEAM=n: a beam search over candidates scored by a timer (NOOPT=1:
+none). The timer (the pipeline's time_kernel) builds and runs a candidate; the search itself only applies opts, so it
+sits below the pipeline. The beam's choice is cached on disk, keyed by the kernel and the device."""
 from __future__ import annotations
 import hashlib, math, pickle
+from typing import Callable
 from tg.uop import UOp, Ops, getenv, ContextVar, DEBUG
 from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, globalize
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.heuristic import hand_coded_optimizations
+from tg.codegen.diskcache import diskcache_get, diskcache_put
 
 BEAM = ContextVar("BEAM", 0)
 NOOPT = ContextVar("NOOPT", 0)  # no opts at all: each kernel as lowered (its output ranges still map to the launch grid)
 
-def choose_opts(ast: UOp, ren: Renderer) -> UOp:
+def choose_opts(ast: UOp, ren: Renderer, timer: Callable[[UOp], float]) -> UOp:
   ast = globalize(ast)
   if NOOPT: return ast
-  if BEAM >= 1 and ren.device: return beam_search(ast, ren, int(BEAM))
+  if BEAM >= 1 and ren.device: return beam_search(ast, ren, int(BEAM), timer)
   return hand_coded_optimizations(ast, ren)
 
 def actions(k: UOp, ren: Renderer) -> list[Opt]:
@@ -38,28 +40,14 @@ def actions(k: UOp, ren: Renderer) -> list[Opt]:
 def upcast_lanes(k: UOp) -> int:
   return math.prod(range_size(u) or 1 for u in k.toposort() if u.op is Ops.RANGE and u.arg[1].name in ("UPCAST", "UNROLL"))
 
-def time_kernel(k: UOp, ren: Renderer, runs: int = 3) -> float:
-  """Best wall time of a few runs of the lowered kernel on random-free scratch buffers. A candidate that fails to lower,
-  compile or run scores inf, and DEBUG>=2 says which and why (a failing opt is a bug to see, not a slow kernel)."""
-  from tg.codegen.pipeline import get_program, CompiledRunner
-  from tg.codegen.device import Buffer
-  try:
-    p = get_program(k, ren, opts=())
-    bufs = [Buffer(ren.device, max(b.dtype.size, 1), b.dtype.base).allocate() for b in p.buffers]  # type: ignore[union-attr]
-    var_vals = {v.arg[0]: v.arg[2] for v in p.vars}
-    runner = CompiledRunner(p)
-    return min(runner(bufs, var_vals, wait=True) or math.inf for _ in range(runs))
-  except (KernelOptError, NotImplementedError, RuntimeError, ValueError, TypeError) as e:
-    if DEBUG >= 2: print(f"BEAM candidate {getattr(k.arg, 'applied_opts', ())} failed: {type(e).__name__}: {(str(e) or '-').splitlines()[0]}")
-    return math.inf
-
-def beam_search(ast: UOp, ren: Renderer, width: int) -> UOp:
-  from tg.codegen.device import diskcache_get, diskcache_put
+def beam_search(ast: UOp, ren: Renderer, width: int, timer: Callable[[UOp], float]) -> UOp:
+  """The `width` fastest kernels (by `timer`, seconds; inf for a candidate that fails), grown one opt at a time while the
+  best gets faster."""
   key = hashlib.sha256(pickle.dumps((ast, ren.device, type(ren).__name__, width))).hexdigest()
   if not getenv("IGNORE_BEAM_CACHE", False) and (opts := diskcache_get("beam", key)) is not None:
     for o in opts: ast = apply_opt(ast, o, ren)
     return ast
-  beam: list[tuple[UOp, float]] = [(ast, time_kernel(ast, ren))]
+  beam: list[tuple[UOp, float]] = [(ast, timer(ast))]
   best = beam[0]
   while True:
     candidates: list[UOp] = []
@@ -68,7 +56,7 @@ def beam_search(ast: UOp, ren: Renderer, width: int) -> UOp:
         try: nk = apply_opt(k, act, ren)
         except KernelOptError: continue
         if upcast_lanes(nk) <= ren.max_upcast: candidates.append(nk)
-    timed = sorted(((c, time_kernel(c, ren)) for c in candidates), key=lambda x: x[1])[:width]
+    timed = sorted(((c, timer(c)) for c in candidates), key=lambda x: x[1])[:width]
     if not timed or timed[0][1] >= best[1]: break
     best, beam = timed[0], timed
     if DEBUG >= 2: print(f"BEAM {best[1] * 1e6:8.1f} us  {best[0].arg.applied_opts}")
