@@ -223,20 +223,23 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     key = const_uop(Tensor._seed & 0xFFFFFFFFFFFFFFFF, dtypes.uint64, dev, (n,))
     return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
   @staticmethod
-  def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+  def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
     """Uniform in [0, 1): as many random bits as dt's mantissa holds exactly (float32's 24 at most), so rounding to a
-    narrow float (float16) never gives 1.0."""
+    narrow float (float16) never gives 1.0. contiguous (tinygrad's default): the numbers are computed once into their
+    own buffer; lazily, threefry would be recomputed inside every kernel that reads them, once per use (a reduce over a
+    broadcast reads each element many times: LayerNorm's backward on a randn input compiled for minutes)."""
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
     bits = Tensor._random_bits(prod(shp), device)
     nb = min(24, dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 24
-    return ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt).reshape(shp).requires_grad_(kw.get("requires_grad"))
+    out = ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt).reshape(shp)
+    return (out.contiguous() if contiguous else out).requires_grad_(kw.get("requires_grad"))
   @staticmethod
-  def randn(*shape: Any, dtype: DType | str | None = None, **kw: Any) -> Tensor:
-    """Standard normal by Box-Muller."""
+  def randn(*shape: Any, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
+    """Standard normal by Box-Muller, computed into its own buffer unless contiguous=False (as Tensor.rand)."""
     shp = _shape(shape)
-    u = Tensor.rand(2, prod(shp), **{k: v for k, v in kw.items() if k != "requires_grad"})
-    r = ((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()
-    return r.reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float).requires_grad_(kw.get("requires_grad"))
+    u = Tensor.rand(2, prod(shp), contiguous=False, **{k: v for k, v in kw.items() if k != "requires_grad"})
+    r = (((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()).reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
+    return (r.contiguous() if contiguous else r).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
     if high <= low: raise ValueError(f"randint needs low < high, got {low} and {high}")
