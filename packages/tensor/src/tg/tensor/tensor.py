@@ -238,7 +238,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """Standard normal by Box-Muller, computed into its own buffer unless contiguous=False (as Tensor.rand)."""
     shp = _shape(shape)
     u = Tensor.rand(2, prod(shp), contiguous=False, **{k: v for k, v in kw.items() if k != "requires_grad"})
-    r = (((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()).reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
+    r = ((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()
+    r = r.reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
     return (r.contiguous() if contiguous else r).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
