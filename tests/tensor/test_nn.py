@@ -163,3 +163,79 @@ def test_layernorm_backward_on_a_random_input():
   np.testing.assert_allclose(x.grad.numpy(), dx, rtol=1e-3, atol=1e-4)
   np.testing.assert_allclose(ln.weight.grad.numpy(), xhat.sum((0, 1)), rtol=1e-4, atol=1e-4)
   np.testing.assert_allclose(ln.bias.grad.numpy(), np.full((4, 5), 6.0))
+
+@pytest.mark.parametrize("cls,spatial,k,d", [(nn.Conv1d, (11,), 3, 1), (nn.Conv2d, (9, 7), 5, 1), (nn.Conv2d, (8, 9), 9, 1),
+                                             (nn.Conv2d, (10, 10), 3, 3), (nn.Conv2d, (6, 7), (2, 4), (1, 2))])
+def test_conv_same_padding(cls, spatial, k, d):
+  """padding="same" keeps the spatial size; the total padding d * (k - 1) is split with the odd one after (PyTorch's rule)."""
+  c = cls(3, 4, k, padding="same", dilation=d)
+  w, b, x = set_(c.weight, rand(*c.weight.shape)), set_(c.bias, rand(4)), rand(2, 3, *spatial)
+  ks, ds = c.kernel_size, (d,) * len(spatial) if isinstance(d, int) else d
+  pads = [(0, 0), (0, 0)] + [(dd * (kk - 1) // 2, dd * (kk - 1) - dd * (kk - 1) // 2) for kk, dd in zip(ks, ds)]
+  out = c(Tensor(x)).numpy()
+  assert out.shape == (2, 4, *spatial)
+  np.testing.assert_allclose(out, np_conv(np.pad(x, pads), w, b, dilation=ds), rtol=1e-4, atol=1e-4)
+
+def test_conv_same_padding_errors():
+  with pytest.raises(ValueError, match="padding='same' needs stride 1"): nn.Conv2d(2, 2, 3, stride=2, padding="same")
+  with pytest.raises(ValueError, match="'valid' is not a padding mode"): nn.Conv1d(2, 2, 3, padding="valid")
+
+def test_conv_transpose1d():
+  c = nn.ConvTranspose1d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2)
+  assert c.weight.shape == (4, 3, 3)
+  w, b, x = set_(c.weight, rand(4, 3, 3)), set_(c.bias, rand(6)), rand(2, 4, 5)
+  full = np.zeros((2, 6, (5 - 1) * 2 + 3 + 1), np.float64)  # each input scatters weight * value, then the padding is cut
+  for g in range(2):
+    for i in range(5): full[:, g * 3:(g + 1) * 3, i * 2:i * 2 + 3] += np.einsum("nc,cok->nok", x[:, g * 2:(g + 1) * 2, i], w[g * 2:(g + 1) * 2])
+  ref = full[:, :, 1:1 + (5 - 1) * 2 - 2 + 3 + 1] + b.reshape(1, -1, 1)
+  np.testing.assert_allclose(c(Tensor(x)).numpy(), ref, rtol=1e-4, atol=1e-5)
+
+def _np_norm(x, axes, eps=1e-5):
+  x = x.astype(np.float64)
+  return (x - x.mean(axes, keepdims=True)) / np.sqrt(x.var(axes, keepdims=True) + eps)
+
+@pytest.mark.parametrize("shape", [(3, 4, 5, 6), (2, 4, 3, 2, 5)])
+def test_instancenorm(shape):
+  inorm = nn.InstanceNorm(4)
+  w, b, x = set_(inorm.weight, rand(4)), set_(inorm.bias, rand(4)), rand(*shape) * 3 + 1
+  bc = (1, -1) + (1,) * (len(shape) - 2)
+  ref = _np_norm(x, tuple(range(2, len(shape)))) * w.reshape(bc) + b.reshape(bc)
+  np.testing.assert_allclose(inorm(Tensor(x)).numpy(), ref, rtol=1e-4, atol=1e-4)
+  assert nn.InstanceNorm(4, affine=False).weight is None
+  with pytest.raises(ValueError, match="InstanceNorm of 4 channels"): inorm(Tensor(rand(2, 3, 5)))
+
+def test_layernorm2d_normalizes_channels():
+  ln = nn.LayerNorm2d(5)
+  w, b, x = set_(ln.weight, rand(5)), set_(ln.bias, rand(5)), rand(2, 5, 3, 4)
+  ref = _np_norm(x, 1) * w.reshape(1, 5, 1, 1) + b.reshape(1, 5, 1, 1)
+  np.testing.assert_allclose(ln(Tensor(x)).numpy(), ref, rtol=1e-4, atol=1e-4)
+
+def test_rmsnorm_half_is_computed_in_float():
+  x = (rand(2, 8) * 300).astype(np.float16)  # squares past float16's 65504
+  out = nn.RMSNorm(8, elementwise_affine=False)(Tensor(x))
+  xf = x.astype(np.float64)
+  assert out.dtype == dtypes.float16
+  np.testing.assert_allclose(out.numpy().astype(np.float64), xf / np.sqrt((xf * xf).mean(-1, keepdims=True) + 1e-6), rtol=2e-3, atol=2e-3)
+
+def _sig(v): return 1 / (1 + np.exp(-v))
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_lstm_cell(bias):
+  cell = nn.LSTMCell(6, 4, bias=bias)
+  assert cell.weight_ih.shape == (16, 6) and cell.weight_hh.shape == (16, 4) and (cell.bias_ih is None) == (not bias)
+  assert np.abs(cell.weight_ih.numpy()).max() <= 0.5 + 1e-6  # U(-1/sqrt(H), 1/sqrt(H))
+  wi, wh = set_(cell.weight_ih, rand(16, 6)), set_(cell.weight_hh, rand(16, 4))
+  bi, bh = (set_(cell.bias_ih, rand(16)), set_(cell.bias_hh, rand(16))) if bias else (np.zeros(16), np.zeros(16))
+  def ref(x, h, c):
+    i, f, g, o = np.split(x @ wi.T + bi + h @ wh.T + bh, 4, axis=1)
+    c = _sig(f) * c + _sig(i) * np.tanh(g)
+    return _sig(o) * np.tanh(c), c
+  x = rand(3, 6)
+  h, c = cell(Tensor(x))
+  rh, rc = ref(x, np.zeros((3, 4)), np.zeros((3, 4)))
+  np.testing.assert_allclose(h.numpy(), rh, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(c.numpy(), rc, rtol=1e-4, atol=1e-5)
+  h, c = cell(Tensor(x), (h, c))
+  rh, rc = ref(x, rh, rc)
+  np.testing.assert_allclose(h.numpy(), rh, rtol=1e-4, atol=1e-5)
+  np.testing.assert_allclose(c.numpy(), rc, rtol=1e-4, atol=1e-5)
