@@ -239,3 +239,18 @@ def test_lstm_cell(bias):
   rh, rc = ref(x, rh, rc)
   np.testing.assert_allclose(h.numpy(), rh, rtol=1e-4, atol=1e-5)
   np.testing.assert_allclose(c.numpy(), rc, rtol=1e-4, atol=1e-5)
+
+def test_embedding_is_one_gather_kernel():
+  """One kernel, with no reduce in it (a load at each index, not a loop comparing against the whole vocabulary), nor an
+  (N, vocab) one-hot buffer; out-of-range indices give zero rows (tinygrad's one-hot semantics)."""
+  emb = nn.Embedding(50, 6)
+  w = emb.weight.numpy()
+  idx = np.array([[1, 5, 49], [0, 3, 7]], np.int32)
+  out = emb(Tensor(idx))
+  sched = out.schedule()
+  assert len(sched) == 1 and not any(u.op is Ops.REDUCE for u in sched[0].ast.toposort())
+  assert [b.size for b in sched[0].bufs] == [2 * 3 * 6, 6, 50 * 6]
+  run_schedule(sched)
+  np.testing.assert_array_equal(out.numpy(), w[idx])
+  np.testing.assert_array_equal(emb(Tensor(np.array([50, -1, 2], np.int32))).numpy(), np.stack([np.zeros(6), np.zeros(6), w[2]]))
+  assert emb(Tensor(np.zeros((4, 0), np.int32))).shape == (4, 0, 6)

@@ -161,7 +161,8 @@ class LSTMCell:
 
 class Embedding:
   """A lookup table; the lookup is a one-hot select from the table (where, not a product: a NaN row stays in its row),
-  so it fuses and has a gradient."""
+  so it has a gradient, and the scheduler makes it a gather: one kernel loading each row at its index, no loop over the
+  vocabulary (an index out of range gives zeros, as tinygrad's)."""
   def __init__(self, vocab_size: int, embed_size: int):
     self.vocab_size, self.embed_size = vocab_size, embed_size
     self.weight = Tensor.normal(vocab_size, embed_size)
