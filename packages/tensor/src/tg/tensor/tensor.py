@@ -4,11 +4,11 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, math, weakref
+import contextlib, ctypes, math, weakref
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
-from tg.codegen.device import Buffer, Device
+from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer
 from tg.tensor.realize import run_schedule, Counters
@@ -40,6 +40,8 @@ def _from_np_dtype(d: Any) -> DType:
   raise TypeError(f"no tg dtype for numpy {d}")
 
 def _flatten_py(x: Any) -> tuple[list, tuple[int, ...]]:
+  """The values of a nested list (numpy arrays in it count as nested lists of Python values) and its shape."""
+  if isinstance(x, np.ndarray): x = x.tolist()
   if not isinstance(x, (list, tuple)): return [x], ()
   if len(x) == 0: return [], (0,)
   parts = [_flatten_py(e) for e in x]
@@ -175,6 +177,16 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
     return Tensor(new_buffer(device or Device.DEFAULT, prod(shp), dt).reshape(shp), **kw)
   @staticmethod
+  def from_blob(ptr: int, shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+    """A tensor on memory you own at host address ptr, not copied: kernels read and write it there, so it must outlive the
+    tensor. Only host devices (CPU, PYTHON) take a host address."""
+    shp, dt, dev = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float, Device.canonicalize(device or Device.DEFAULT)
+    if not isinstance(Device[dev].allocator, MallocAllocator): raise TensorValueError(f"from_blob takes host memory: {dev} isn't a host device")
+    if not isinstance(ptr, int) or ptr <= 0: raise TensorValueError(f"from_blob needs a memory address (a positive int), got {ptr!r}")
+    n = prod(shp)
+    buf = Buffer(dev, n, dt, opaque=(ctypes.c_uint8 * (n * dt.itemsize)).from_address(ptr)) if n else None
+    return Tensor(new_buffer(dev, n, dt, buf).reshape(shp), **kw)
+  @staticmethod
   def full(shape: Any, fill: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     shp = _shape((shape,) if isinstance(shape, int) else shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill)
@@ -272,8 +284,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(shp[1:]))
     return Tensor.normal(*shp, mean=0.0, std=std, **kw)
   def requires_grad_(self, requires_grad: bool | None = True) -> Tensor:
+    """A constant made a leaf gets a buffer of its own (filled when first realized): equal constants are one UOp, and two
+    of them as leaves (Tensor.full((3,), 3.5, requires_grad=True) twice) would otherwise share one gradient, their sum."""
     self.requires_grad = requires_grad
-    if requires_grad: _grad_tensors.add(self)
+    if requires_grad:
+      _grad_tensors.add(self)
+      if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self.uop.toposort()):
+        n = self.numel()
+        self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self.uop.reshape((n,)))).reshape(self.shape)
     return self
 
   # ***** dtypes *****
