@@ -10,7 +10,7 @@ import functools
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
-  flat_index, move_index
+  flat_index, move_index, split_and
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
 
@@ -190,14 +190,6 @@ class KernelBuilder:
       return val.reduce(*rngs, arg=red_op)
     raise NotImplementedError(f"the scheduler can't lower {op} inside a kernel")
 
-def _and_terms(u: UOp) -> list[UOp]:
-  out, stack = [], [u]
-  while stack:
-    x = stack.pop()
-    if x.op is Ops.AND and x.dtype == dtypes.bool: stack.extend(x.src)
-    else: out.append(x)
-  return out
-
 def _pick_one_hot(val: UOp, rngs: list[UOp]) -> UOp | None:
   """A sum over ranges r of where(r == e & ..., v(r), 0), each e an integer that doesn't depend on the ranges (the one-hot
   select of indexing, gather and Embedding), is v(e) where 0 <= e < n, else 0: a load at a computed address (a gather)
@@ -206,7 +198,7 @@ def _pick_one_hot(val: UOp, rngs: list[UOp]) -> UOp | None:
   if val.op is not Ops.WHERE or val.src[2].op is not Ops.CONST or val.src[2].arg != 0: return None
   picks: dict[UOp, UOp] = {}
   hits: dict[UOp, UOp] = {}  # the compares that picked: true at r = e
-  for t in _and_terms(val.src[0]):
+  for t in split_and(val.src[0]):
     if t.op is not Ops.CMPEQ or not dtypes.is_int(t.src[0].dtype): continue
     for e, side in (t.src, t.src[::-1]):
       core, e = side.simplify(), e.simplify()  # (unsimplified, a view's index math can mention r and cancel it)

@@ -4,7 +4,7 @@ from tg.uop.dtype import DType, PtrDType, AddrSpace, dtypes, least_upper_dtype, 
 from tg.uop.ops import Ops, GroupOp, AxisType, KernelInfo, exec_alu, python_alu
 from tg.uop.uop import UOp, Invalid, UndecidableError, exec_uop
 from tg.uop.rewrite import UPat, PatternMatcher, graph_rewrite, graph_rewrite_map, RewriteLoop
-from tg.uop.symbolic import symbolic, symbolic_simple, simplify_given_valid
+from tg.uop.symbolic import symbolic, symbolic_simple, simplify_given_valid, split_and
 from tg.uop.view import flat_index, unflat_index, move_index, view_index
 from tg.uop.spec import type_verify, tensor_spec, kernel_spec, program_spec, SpecError
 
@@ -13,4 +13,5 @@ __all__ = ["Context", "ContextVar", "EnvError", "Timing", "getenv", "DEBUG", "SP
            "DType", "PtrDType", "AddrSpace", "dtypes", "least_upper_dtype", "least_upper_float", "sum_acc_dtype", "to_dtype", "truncate",
            "Ops", "GroupOp", "AxisType", "KernelInfo", "exec_alu", "python_alu", "UOp", "Invalid", "UndecidableError", "exec_uop",
            "UPat", "PatternMatcher", "graph_rewrite", "graph_rewrite_map", "RewriteLoop", "symbolic", "symbolic_simple", "simplify_given_valid",
-           "flat_index", "unflat_index", "move_index", "view_index", "type_verify", "tensor_spec", "kernel_spec", "program_spec", "SpecError"]
+           "split_and", "flat_index", "unflat_index", "move_index", "view_index", "type_verify", "tensor_spec", "kernel_spec", "program_spec",
+           "SpecError"]
