@@ -1,10 +1,10 @@
-"""tg.tensor benchmark: Python overhead of a tiny op, elementwise, reduce, matmul and conv2d through the Tensor API,
+"""tg.tensor benchmark: Python overhead of a tiny op, elementwise, reduce, matmul, conv2d and a LayerNorm step (cold and warm)
 beside numpy (and PyTorch on CPU when it is importable). Prints a table; --json for machine-readable figures."""
 from __future__ import annotations
-import argparse, json, time
+import argparse, json, os, tempfile, time
 from typing import Callable
 import numpy as np
-from tg.tensor import Tensor
+from tg.tensor import Tensor, nn
 
 def best(fn: Callable[[], object], reps: int = 5) -> float:
   """Best wall time of fn in seconds (after one warm-up run that compiles)."""
@@ -15,6 +15,32 @@ def best(fn: Callable[[], object], reps: int = 5) -> float:
     fn()
     times.append(time.perf_counter() - t0)
   return min(times)
+
+def layernorm_step(shape: tuple[int, ...] = (20, 5, 10, 10)) -> Callable[[], object]:
+  """tinygrad's LayerNorm test step: a randn input, LayerNorm over the last two axes, sum, backward, every gradient read.
+  It took minutes here: the random input was recomputed inside every kernel reading it (now Tensor.rand is contiguous)
+  and the weight gradient's 100-lane tile was devectorized lane by lane."""
+  ln = nn.LayerNorm(shape[-2:])
+  ln.weight.requires_grad_(), ln.bias.requires_grad_()
+  def step() -> object:
+    x = Tensor.randn(*shape, requires_grad=True)
+    ln.weight.grad = ln.bias.grad = None
+    ln(x).sum().backward()
+    return [t.numpy() for t in (x, x.grad, ln.weight.grad, ln.bias.grad)]
+  return step
+
+def cold(fn: Callable[[], object]) -> float:
+  """Wall time of fn's first run with an empty compile cache (what a new user's first call, or a test, pays)."""
+  old = os.environ.get("CACHEDB")
+  with tempfile.TemporaryDirectory() as d:
+    os.environ["CACHEDB"] = os.path.join(d, "cache.db")
+    try:
+      t0 = time.perf_counter()
+      fn()
+      return time.perf_counter() - t0
+    finally:
+      if old is None: del os.environ["CACHEDB"]
+      else: os.environ["CACHEDB"] = old
 
 def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__)
@@ -46,6 +72,14 @@ def main() -> None:
       best(lambda: torch.from_numpy(m1) @ torch.from_numpy(m2)) if torch else None, 2 * 1024 ** 3 / 1e9, "GFLOP/s")
   row("conv2d 32x32->64 32x32 3x3", best(lambda: tx.conv2d(tw).realize(), 3), None,
       best(lambda: torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w)), 3) if torch else None, conv_flops / 1e9, "GFLOP/s")
+  def torch_ln() -> object:
+    x = torch.randn(20, 5, 10, 10, requires_grad=True)
+    layer = torch.nn.LayerNorm([10, 10])
+    layer(x).sum().backward()
+    return x.grad
+  ln = layernorm_step()
+  row("layernorm fwd+bwd 20x5x10x10, cold", cold(ln), None, cold(torch_ln) if torch else None, 1, "calls/s")
+  row("layernorm fwd+bwd 20x5x10x10", best(ln), None, best(torch_ln) if torch else None, 1, "calls/s")
   if args.json: print(json.dumps(rows, indent=1)); return
   print(f"{'bench':34} {'tg':>10} {'numpy':>10} {'torch':>10} {'tg rate':>12}")
   for r in rows:

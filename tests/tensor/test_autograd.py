@@ -111,3 +111,17 @@ def test_backward_accumulates_and_no_grad():
   np.testing.assert_allclose(g.numpy(), [2.0, 0.0, 4.0])
   x = Tensor([1.0], requires_grad=True)
   assert (x.detach() * 5).sum().gradient(x)[0].numpy().tolist() == [0.0]
+
+def test_constant_leaves_get_their_own_gradients():
+  """Equal constants are one UOp: as leaves they must still be distinct (d/da of 2a + 3b is 2, not 5), and constant
+  arithmetic folded before backward (ones + 1, zeros + 2) must not merge the paths to them."""
+  a, b = Tensor.full((3,), 3.5, requires_grad=True), Tensor.full((3,), 3.5, requires_grad=True)
+  (a * 2 + b * 3).sum().backward()
+  assert a.grad.tolist() == [2.0] * 3 and b.grad.tolist() == [3.0] * 3
+  o, z = Tensor.ones(2, 2, requires_grad=True), Tensor.zeros(2, 2, requires_grad=True)
+  ((o + 1) * (z + 2)).sum().backward()
+  assert o.grad.tolist() == [[2.0, 2.0]] * 2 and z.grad.tolist() == [[2.0, 2.0]] * 2
+  assert o.tolist() == [[1.0, 1.0]] * 2 and z.tolist() == [[0.0, 0.0]] * 2
+  e = Tensor.zeros(0, 3, requires_grad=True)
+  e.clone().sum().backward()
+  assert e.grad.shape == (0, 3)

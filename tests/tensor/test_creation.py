@@ -36,3 +36,33 @@ def test_rand_compiles_once():
   Counters.reset()
   draws = [Tensor.rand(7).numpy() for _ in range(3)]
   assert Counters.compiled == 0 and len({d.tobytes() for d in draws}) == 3
+
+def test_lists_of_numpy_arrays_and_mixed_values():
+  """numpy arrays inside a list count as nested lists; mixed Python values take the widest kind (bool < int < float)."""
+  for data in ([np.array([1, 2, 3]), np.array([4, 5, 6])], [np.array([1.5, 2.0]), np.array([1, 2])], [np.array(1.0), np.array(2.0)]):
+    np.testing.assert_array_equal(Tensor(data).numpy(), np.array(data))
+  assert Tensor([np.array([1, 2]), np.array([3, 4])]).dtype == dtypes.int32
+  assert Tensor([1, 2.5, True]).dtype == dtypes.float32 and Tensor([1, 2.5, True]).tolist() == [1.0, 2.5, 1.0]
+  assert Tensor([True, 2]).dtype == dtypes.int32 and Tensor([True, 2]).tolist() == [1, 2]
+  np.testing.assert_array_equal(Tensor([1.0, float("inf"), float("-inf"), float("nan")]).numpy(), [1.0, np.inf, -np.inf, np.nan])
+  with pytest.raises(ValueError, match="ragged"): Tensor([np.array([1, 2]), np.array([3])])
+
+def test_from_blob_shares_the_memory():
+  """Tensor.from_blob reads (and writes) memory it doesn't own, in place: a change to the memory is seen by the next kernel."""
+  arr = np.zeros(4, np.int32)
+  t = Tensor.from_blob(arr.ctypes.data, (2, 2), dtype=dtypes.int32)
+  assert (t + 1).tolist() == [[1, 1], [1, 1]]
+  arr[:] = [0, 1, 2, 3]
+  assert (t + 1).tolist() == [[1, 2], [3, 4]]
+  t.assign(t * 10).realize()
+  assert arr.tolist() == [0, 10, 20, 30]
+  with pytest.raises(ValueError, match="memory address"): Tensor.from_blob(0, (2,))
+
+def test_element_size_and_distinct_buffers():
+  assert Tensor([1.0]).element_size() == 4 and Tensor([1], dtype=dtypes.int16).element_size() == 2
+  assert Tensor([1.0], dtype=dtypes.float64).nbytes() == 8
+  for make in (lambda: Tensor.empty(3), lambda: Tensor.zeros(3).contiguous(), lambda: Tensor.eye(3).contiguous()):
+    a, b = make().realize(), make().realize()
+    a.assign(Tensor.full(a.shape, 1.0)).realize()
+    b.assign(Tensor.full(b.shape, 2.0)).realize()  # writing one leaves the other as it was
+    assert (a.numpy() == 1).all() and (b.numpy() == 2).all()

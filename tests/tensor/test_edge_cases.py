@@ -186,3 +186,13 @@ def test_long_float_sums_keep_their_precision():
   y = x[:20_000_000].reshape(4, 5_000_000)
   np.testing.assert_allclose(Tensor(y).mean(1).numpy(), y.astype(np.float64).mean(1), rtol=1e-5)
   np.testing.assert_allclose(Tensor(y).sum(1, keepdim=True).numpy(), y.astype(np.float64).sum(1, keepdims=True), rtol=1e-5)
+
+def test_indexing_past_2_to_the_31():
+  """Views of more than 2^31 (here 6.4e9) elements, with no memory behind them (a broadcast, stride 0): element positions
+  and the div/mod of a flattened index past 2^31 and 2^32 need 64-bit index arithmetic (int32 would wrap to other rows)."""
+  n = 2 ** 31 + 5
+  x = Tensor([1.0, 2.0, 3.0]).reshape(3, 1).expand(3, n)
+  assert x[2, n - 2].item() == 3.0 and x[:, n - 4:].sum().item() == 24.0
+  f = x.reshape(-1)
+  assert (f[n - 1].item(), f[n].item(), f[3 * n - 1].item()) == (1.0, 2.0, 3.0)
+  assert f[2 * n - 1:2 * n + 1].tolist() == [2.0, 3.0]

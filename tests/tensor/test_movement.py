@@ -132,3 +132,13 @@ def test_movement_errors():
   with pytest.raises(IndexError, match="axis 3 is out of range for a tensor of 3 dimensions"): t.sum(3)
   with pytest.raises(ValueError, match=r"permute order \(0, 0, 1\) is not a permutation of 3 axes"): t.permute(0, 0, 1)
   assert t.bool().dtype == dtypes.bool
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_shrink_to_and_pad_to(device):
+  check(lambda x: x.shrink_to(2, None, 3), lambda x: x[:2, :, :3], A, device=device)
+  check(lambda x: x.shrink_to((1, 4, 5)), lambda x: x[:1], A, device=device)
+  check(lambda x: x.pad_to(4, None, 7), lambda x: np.pad(x, ((0, 1), (0, 0), (0, 2))), A, device=device)
+  t = Tensor(A, device=device)
+  with pytest.raises(ValueError, match="bigger than"): t.shrink_to(4, 4, 5)
+  with pytest.raises(ValueError, match="smaller than"): t.pad_to(2, 4, 5)
+  with pytest.raises(ValueError, match="has 2 axes"): t.pad_to(3, 4)

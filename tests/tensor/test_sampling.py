@@ -45,3 +45,13 @@ def test_multinomial_without_replacement():
   np.testing.assert_allclose(np.bincount(draws[:, 0], minlength=5) / 2000, w / w.sum(), atol=0.035)  # the first draw is weighted
   with pytest.raises(ValueError, match="can't draw 6 classes out of 5"): Tensor(w).multinomial(6)
   with pytest.raises(ValueError, match="weights of shape"): Tensor.ones(2, 2, 2).multinomial()
+
+def test_rand_like_on_another_device_draws_the_same_numbers():
+  """rand_like(device=...) makes the tensor there; threefry gives the same bits on every device for the same seed."""
+  x = Tensor.ones(2, 3)
+  Tensor.manual_seed(3)
+  py = x.rand_like(device="PYTHON")
+  Tensor.manual_seed(3)
+  cpu = x.rand_like()
+  assert py.device == "PYTHON" and py.shape == (2, 3)
+  np.testing.assert_array_equal(py.numpy(), cpu.numpy())

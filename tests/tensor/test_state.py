@@ -31,7 +31,7 @@ def test_load_state_dict_copies_in_place_and_checks():
     load_state_dict(b, {**{k: v for k, v in sd.items() if k != "c.bias"}, "extra": Tensor([1.0])})
   load_state_dict(b, {"c.bias": Tensor([5.0, 6.0])}, strict=False)
   assert b.c.bias.tolist() == [5.0, 6.0]
-  with pytest.raises(ValueError, match=r"c.weight: the model has shape \(2, 1, 3, 3\), the state dict \(2, 1, 3\)"):
+  with pytest.raises(ValueError, match=r"Shape mismatch in layer `c.weight`: Expected shape \(2, 1, 3, 3\), but found \(2, 1, 3\) in state dict"):
     load_state_dict(b, {"c.weight": Tensor.zeros(2, 1, 3)}, strict=False)
   with pytest.raises(TypeError, match="c.bias: the model has dtype float32, the state dict int32|c.bias: the model has dtype dtypes.float"):
     load_state_dict(b, {"c.bias": Tensor([1, 2])}, strict=False)
@@ -120,3 +120,16 @@ def test_fuzz_mutated_files_against_the_reference(tmp_path, mutation):
   if theirs is not None:
     assert ours is not None and sorted(ours) == sorted(theirs)
     for k, v in theirs.items(): assert ours[k].dtype == v.dtype and ours[k].shape == v.shape and ours[k].tobytes() == v.tobytes(), k
+
+def test_load_state_dict_num_batches_tracked():
+  """PyTorch saves BatchNorm's counter 0-d int64; a checkpoint without it (PyTorch's older ones) loads too."""
+  bn = nn.BatchNorm(3)
+  sd = {"weight": Tensor([1.0, 2.0, 3.0]), "bias": Tensor.zeros(3), "running_mean": Tensor.zeros(3), "running_var": Tensor.ones(3),
+        "num_batches_tracked": Tensor(np.array(7, np.int64))}
+  load_state_dict(bn, sd)
+  assert bn.num_batches_tracked.shape == (1,) and bn.num_batches_tracked.dtype == dtypes.int32 and bn.num_batches_tracked.item() == 7
+  del sd["num_batches_tracked"]
+  load_state_dict(bn, sd)
+  assert bn.num_batches_tracked.item() == 7 and bn.weight.tolist() == [1.0, 2.0, 3.0]
+  with pytest.raises(ValueError, match=r"Shape mismatch in layer `weight`: Expected shape \(2, 2\), but found \(4, 4\) in state dict."):
+    load_state_dict(nn.Linear(2, 2, bias=False), {"weight": Tensor.zeros(4, 4)})

@@ -69,6 +69,16 @@ class MovementMixin:
     full = tuple((0, s) if a is None else a for a, s in zip(arg, self.shape))
     if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)): raise ValueError(f"shrink {full} is out of bounds of {self.shape}")
     return self._mop(Ops.SHRINK, full)
+  def shrink_to(self: Tensor, *shape: int | None) -> Tensor:
+    """The first shape[i] elements of each axis (None keeps the axis)."""
+    new = _target_shape(self.shape, shape, "shrink_to")
+    if any(n > s for n, s in zip(new, self.shape)): raise TensorShapeError(f"shrink_to {new} is bigger than the tensor's shape {self.shape}")
+    return self.shrink([(0, n) for n in new])
+  def pad_to(self: Tensor, *shape: int | None) -> Tensor:
+    """Zeros after the elements of each axis up to shape[i] (None keeps the axis)."""
+    new = _target_shape(self.shape, shape, "pad_to")
+    if any(n < s for n, s in zip(new, self.shape)): raise TensorShapeError(f"pad_to {new} is smaller than the tensor's shape {self.shape}")
+    return self.pad([(0, n - s) for n, s in zip(new, self.shape)])
   def flip(self: Tensor, axis: int | Sequence[int]) -> Tensor:
     listed = [self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)]
     if len(set(listed)) != len(listed): raise TensorValueError(f"flip axes {axis} name an axis twice")
@@ -212,3 +222,9 @@ class MovementMixin:
       pos = (1 - i if i < 2 else i) if indexing == "xy" and len(ts) > 1 else i
       out.append(t.reshape([-1 if j == pos else 1 for j in range(len(ts))]).expand(shape))
     return tuple(out)
+
+def _target_shape(shape: tuple[int, ...], args: tuple, name: str) -> tuple[int, ...]:
+  """shrink_to/pad_to's shape from f(2, 3) or f((2, 3)), None meaning the axis's own size."""
+  new = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+  if len(new) != len(shape): raise TensorShapeError(f"{name} {new} has {len(new)} axes, the tensor {len(shape)} ({shape})")
+  return tuple(s if n is None else n for n, s in zip(new, shape))

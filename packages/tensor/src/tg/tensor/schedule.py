@@ -6,10 +6,11 @@ elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
 copies), with the elementwise work before and after a reduce in the same kernel."""
 from __future__ import annotations
+import functools
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
-  flat_index, move_index, track
+  flat_index, move_index, track, split_and
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
 
@@ -184,8 +185,36 @@ class KernelBuilder:
         s = src[0].shape[a]
         if s == 1: new[a] = UOp.const(dtypes.index, 0)
         else: new[a] = r = self.axis(s, AxisType.REDUCE); rngs.append(r)
-      return self.lower(src[0], tuple(new), valid).reduce(*rngs, arg=red_op)
+      val = self.lower(src[0], tuple(new), valid)
+      if red_op is Ops.ADD and rngs and (picked := _pick_one_hot(val, rngs)) is not None: return picked
+      return val.reduce(*rngs, arg=red_op)
     raise NotImplementedError(f"the scheduler can't lower {op} inside a kernel")
+
+def _pick_one_hot(val: UOp, rngs: list[UOp]) -> UOp | None:
+  """A sum over ranges r of where(r == e & ..., v(r), 0), each e an integer that doesn't depend on the ranges (the one-hot
+  select of indexing, gather and Embedding), is v(e) where 0 <= e < n, else 0: a load at a computed address (a gather)
+  instead of a loop over the whole axis. The loads that move with r are gated by the range check, so an index out of
+  range reads nothing and gives 0, as the one-hot did."""
+  if val.op is not Ops.WHERE or val.src[2].op is not Ops.CONST or val.src[2].arg != 0: return None
+  picks: dict[UOp, UOp] = {}
+  hits: dict[UOp, UOp] = {}  # the compares that picked: true at r = e
+  for t in split_and(val.src[0]):
+    if t.op is not Ops.CMPEQ or not dtypes.is_int(t.src[0].dtype): continue
+    for e, side in (t.src, t.src[::-1]):
+      core, e = side.simplify(), e.simplify()  # (unsimplified, a view's index math can mention r and cancel it)
+      if core.op is Ops.CAST: core = core.src[0]
+      if core in rngs and core not in picks and not any(x in rngs for x in e.toposort()):
+        picks[core] = e if e.dtype == dtypes.index else e.cast(dtypes.index)
+        hits[t] = UOp.const(dtypes.bool, True)
+        break
+  if len(picks) != len(rngs): return None
+  gate = functools.reduce(lambda a, b: a & b, [(e >= 0) & (e < r.src[0].arg) for r, e in picks.items()])
+  moved: dict[UOp, UOp] = {}
+  for ix in val.toposort():
+    if ix.op is not Ops.INDEX or not any(x in picks for x in ix.src[1].toposort()): continue
+    i, g = (ix.src[1].src[1], gate & ix.src[1].src[0]) if ix.src[1].op is Ops.WHERE else (ix.src[1], gate)
+    moved[ix] = UOp(Ops.INDEX, ix.dtype, (ix.src[0], i.substitute(picks).valid(g), *ix.src[2:]), ix.arg)
+  return gate.where(val.substitute({**hits, **moved, **picks}), val.src[2])
 
 def kernel_name(root: UOp) -> str:
   red = [u for u in root.toposort() if u.op is Ops.REDUCE_AXIS]

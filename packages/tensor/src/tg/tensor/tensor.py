@@ -4,11 +4,11 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, math, weakref
+import contextlib, ctypes, math, weakref
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
-from tg.codegen.device import Buffer, Device
+from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer
 from tg.tensor.realize import run_schedule, Counters
@@ -41,6 +41,8 @@ def _from_np_dtype(d: Any) -> DType:
   raise TypeError(f"no tg dtype for numpy {d}")
 
 def _flatten_py(x: Any) -> tuple[list, tuple[int, ...]]:
+  """The values of a nested list (numpy arrays in it count as nested lists of Python values) and its shape."""
+  if isinstance(x, np.ndarray): x = x.tolist()
   if not isinstance(x, (list, tuple)): return [x], ()
   if len(x) == 0: return [], (0,)
   parts = [_flatten_py(e) for e in x]
@@ -188,6 +190,16 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
     return Tensor(new_buffer(device or Device.DEFAULT, prod(shp), dt).reshape(shp), **kw)
   @staticmethod
+  def from_blob(ptr: int, shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+    """A tensor on memory you own at host address ptr, not copied: kernels read and write it there, so it must outlive the
+    tensor. Only host devices (CPU, PYTHON) take a host address."""
+    shp, dt, dev = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float, Device.canonicalize(device or Device.DEFAULT)
+    if not isinstance(Device[dev].allocator, MallocAllocator): raise TensorValueError(f"from_blob takes host memory: {dev} isn't a host device")
+    if not isinstance(ptr, int) or ptr <= 0: raise TensorValueError(f"from_blob needs a memory address (a positive int), got {ptr!r}")
+    n = prod(shp)
+    buf = Buffer(dev, n, dt, opaque=(ctypes.c_uint8 * (n * dt.itemsize)).from_address(ptr)) if n else None
+    return Tensor(new_buffer(dev, n, dt, buf).reshape(shp), **kw)
+  @staticmethod
   def full(shape: Any, fill: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     shp = _shape((shape,) if isinstance(shape, int) else shape)
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill)
@@ -237,20 +249,24 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     key = const_uop(Tensor._seed & 0xFFFFFFFFFFFFFFFF, dtypes.uint64, dev, (n,))
     return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
   @staticmethod
-  def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+  def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
     """Uniform in [0, 1): as many random bits as dt's mantissa holds exactly (float32's 24 at most), so rounding to a
-    narrow float (float16) never gives 1.0."""
+    narrow float (float16) never gives 1.0. contiguous (tinygrad's default): the numbers are computed once into their
+    own buffer; lazily, threefry would be recomputed inside every kernel that reads them, once per use (a reduce over a
+    broadcast reads each element many times: LayerNorm's backward on a randn input compiled for minutes)."""
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
     bits = Tensor._random_bits(prod(shp), device)
     nb = min(24, dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 24
-    return ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt).reshape(shp).requires_grad_(kw.get("requires_grad"))
+    out = ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt).reshape(shp)
+    return (out.contiguous() if contiguous else out).requires_grad_(kw.get("requires_grad"))
   @staticmethod
-  def randn(*shape: Any, dtype: DType | str | None = None, **kw: Any) -> Tensor:
-    """Standard normal by Box-Muller."""
+  def randn(*shape: Any, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
+    """Standard normal by Box-Muller, computed into its own buffer unless contiguous=False (as Tensor.rand)."""
     shp = _shape(shape)
-    u = Tensor.rand(2, prod(shp), **{k: v for k, v in kw.items() if k != "requires_grad"})
+    u = Tensor.rand(2, prod(shp), contiguous=False, **{k: v for k, v in kw.items() if k != "requires_grad"})
     r = ((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()
-    return r.reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float).requires_grad_(kw.get("requires_grad"))
+    r = r.reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
+    return (r.contiguous() if contiguous else r).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
     if high <= low: raise ValueError(f"randint needs low < high, got {low} and {high}")
@@ -282,8 +298,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     std = math.sqrt(2.0 / (1 + a ** 2)) / math.sqrt(prod(shp[1:]))
     return Tensor.normal(*shp, mean=0.0, std=std, **kw)
   def requires_grad_(self, requires_grad: bool | None = True) -> Tensor:
+    """A constant made a leaf gets a buffer of its own (filled when first realized): equal constants are one UOp, and two
+    of them as leaves (Tensor.full((3,), 3.5, requires_grad=True) twice) would otherwise share one gradient, their sum."""
     self.requires_grad = requires_grad
-    if requires_grad: _grad_tensors.add(self)
+    if requires_grad:
+      _grad_tensors.add(self)
+      if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self.uop.toposort()):
+        n = self.numel()
+        self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self.uop.reshape((n,)))).reshape(self.shape)
     return self
 
   # ***** dtypes *****

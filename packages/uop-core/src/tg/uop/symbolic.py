@@ -233,6 +233,7 @@ def parse_clause(c: UOp) -> tuple[UOp, int | None, int | None] | None:
   return None
 
 def split_and(c: UOp) -> list[UOp]:
+  """The terms of a bool AND tree (a gate's clauses), iteratively."""
   out, stack = [], [c]
   while stack:
     u = stack.pop()

@@ -68,14 +68,12 @@ def push_gep(g: UOp) -> UOp | None:
   return gep_through(g)
 
 def _lane_addrs(idx: UOp) -> list[tuple[UOp, UOp | None]]:
-  """(index, gate) of each lane of a vector INDEX, simplified."""
-  n = idx.dtype.vcount
-  out = []
-  for i in range(n):
-    li = graph_rewrite(idx.src[1].gep(i), pm_devectorize_math, name="lane index")
-    lg = graph_rewrite(idx.src[2].gep(i), pm_devectorize_math, name="lane gate") if len(idx.src) > 2 else None
-    out.append((li, lg))
-  return out
+  """(index, gate) of each lane of a vector INDEX, simplified: all lanes in one rewrite (of a SINK holding them), so the
+  parts they share are simplified once, not once per lane (a 100-lane accumulator tile took 17 s lane by lane)."""
+  n, gated = idx.dtype.vcount, len(idx.src) > 2
+  lanes = [idx.src[1].gep(i) for i in range(n)] + ([idx.src[2].gep(i) for i in range(n)] if gated else [])
+  done = graph_rewrite(UOp.sink(*lanes), pm_devectorize_math, name="lane addresses").src
+  return [(done[i], done[n + i] if gated else None) for i in range(n)]
 
 def _base_offset(idx: UOp) -> tuple[UOp, int]:
   if idx.op is Ops.ADD and idx.src[1].op is Ops.CONST: return idx.src[0], idx.src[1].arg

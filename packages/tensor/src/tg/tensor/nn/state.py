@@ -24,15 +24,21 @@ def get_parameters(obj: Any) -> list[Tensor]:
   """The distinct tensors of get_state_dict (a tensor shared by two layers once)."""
   return list({id(t): t for t in get_state_dict(obj).values()}.values())
 
+def _is_counter(name: str) -> bool: return name.rsplit(".", 1)[-1] == "num_batches_tracked"
+
 def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = True, realize: bool = True) -> None:
   """Copy each tensor of state_dict into the model's tensor of that name (in place: optimizers holding them see the values).
-  strict: the names must match exactly. Shapes and dtypes must always match."""
+  strict: the names must match exactly. Shapes and dtypes must always match, but for BatchNorm's num_batches_tracked, a
+  one-element counter: PyTorch saves it 0-d int64 (here (1,) int32), and a checkpoint without it (as PyTorch's own older
+  ones) leaves it as it is."""
   own = get_state_dict(model)
-  missing, unexpected = sorted(set(own) - set(state_dict)), sorted(set(state_dict) - set(own))
+  missing = sorted(k for k in set(own) - set(state_dict) if not _is_counter(k))
+  unexpected = sorted(set(state_dict) - set(own))
   if strict and (missing or unexpected): raise KeyError(f"state dict mismatch: missing {missing}, unexpected {unexpected}")
   for name in own.keys() & state_dict.keys():
     t, v = own[name], state_dict[name]
-    if t.shape != v.shape: raise ValueError(f"{name}: the model has shape {t.shape}, the state dict {v.shape}")
+    if _is_counter(name) and v.numel() == t.numel() == 1 and dtypes.is_int(v.dtype): v = v.reshape(t.shape).cast(t.dtype)
+    if t.shape != v.shape: raise ValueError(f"Shape mismatch in layer `{name}`: Expected shape {t.shape}, but found {v.shape} in state dict.")
     if t.dtype != v.dtype: raise TypeError(f"{name}: the model has dtype {t.dtype}, the state dict {v.dtype}")
     t.assign(v.to(t.device))
   if realize: Tensor.realize_all(*[own[n] for n in own.keys() & state_dict.keys()])
