@@ -1,7 +1,7 @@
 """The AMD device: buffers in VRAM copied through SDMA, kernels from LLVM code objects launched on a PM4 compute queue,
 one timeline signal ordering everything. MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
 from __future__ import annotations
-import dataclasses, functools, os, struct, time
+import dataclasses, functools, os, struct, sys, time
 from typing import Any, Sequence
 from tg.uop import getenv, round_up
 from tg.codegen.device import Allocator, Compiled
@@ -105,7 +105,8 @@ class AMDProgram:
     self.rsrc = (kd.rsrc1, kd.rsrc2 | (kd.private_segment_size > 0), kd.rsrc3)
     if kd.private_segment_size: dev.ensure_scratch(kd.private_segment_size)
     if getenv("PROFILE", False): profiler().add_program(self)
-  def __del__(self) -> None:
+  def __del__(self, finalizing=sys.is_finalizing) -> None:  # bound now: at exit the module's globals are gone
+    if finalizing(): return  # the process is going: its GPU memory goes with it (and ctypes may be gone already)
     if hasattr(self, "code"): self.dev.kfd.unregister_code(self.code.lo)
     if hasattr(self, "mem"): self.dev.kfd.free(self.mem)
   def fill_args(self, kernarg: memoryview, bufs: Sequence[GPUMem], global_size: tuple[int, int, int], local_size: tuple[int, int, int],

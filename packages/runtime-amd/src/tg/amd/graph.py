@@ -6,8 +6,9 @@ the graph's own that the dispatches point at. A replay patches what changes (the
 swapped, variable values) once the previous replay has finished with them, then submits: wait for the timeline, the
 queue's scratch setup, the IB, signal the timeline."""
 from __future__ import annotations
+import sys
 from typing import TYPE_CHECKING, Any
-from tg.amd.driver import round_up
+from tg.uop import round_up
 if TYPE_CHECKING:
   from tg.amd.device import AMDDevice
 
@@ -49,7 +50,8 @@ class AMDGraph:
   @staticmethod
   def values(r: Any, var_vals: dict[str, int]) -> tuple[int, ...]: return tuple(var_vals[v.arg[0]] for v in r.p.vars)
 
-  def __del__(self) -> None:
+  def __del__(self, finalizing=sys.is_finalizing) -> None:  # bound now: at exit the module's globals are gone
+    if finalizing(): return  # as AMDProgram's: nothing to give back at exit
     if hasattr(self, "ib"):
       if self.dev.timeline.value & 0xFFFFFFFF < self.done: self.dev.synchronize(value=self.done)  # the GPU may still read them
       self.dev.kfd.free(self.ib)
