@@ -214,3 +214,20 @@ def write(name: str, code: bytes, arch: str, kd: KernelDescriptor, args: list[di
   phdrs = ph.pack(1, 5, 0, 0, 0, end, end, 0x1000) + ph.pack(4, 4, note_off, note_off, note_off, len(note), len(note), 4)
   body[:len(hdr) + len(phdrs)] = hdr + phdrs
   return bytes(body)
+
+def load_image(data: bytes) -> bytes:
+  """The loaded image of an ELF code object: its PT_LOAD segments at their virtual addresses (what the emulator and the AMD
+  runtime both map)."""
+  phoff, = struct.unpack_from("<Q", data, 0x20)
+  phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
+  segs = [struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize) for i in range(phnum)]
+  loads = [(vaddr, off, filesz, memsz) for typ, _, off, vaddr, _, filesz, memsz, _ in segs if typ == 1]
+  img = bytearray(max((v + m for v, _, _, m in loads), default=0))
+  for v, off, fs, _ in loads: img[v:v + fs] = data[off:off + fs]
+  return bytes(img)
+
+def hidden_args(grid: tuple[int, int, int], block: tuple[int, int, int]) -> dict[str, int]:
+  """The hidden kernel arguments of a launch of `grid` workgroups of `block` work-items, by .value_kind: block counts, group
+  sizes, remainders (0: every workgroup is whole) and the grid's dimension count. Others a kernel may list stay zero."""
+  return ({f"hidden_block_count_{a}": n for a, n in zip("xyz", grid)} | {f"hidden_group_size_{a}": n for a, n in zip("xyz", block)}
+          | {f"hidden_remainder_{a}": 0 for a in "xyz"} | {"hidden_grid_dims": sum(1 for g, b in zip(grid, block) if g * b > 1) or 1})

@@ -11,7 +11,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, Sequence
 import numpy as np
-from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, read as read_codeobj
+from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, hidden_args, load_image, read as read_codeobj
 from .inst import Inst
 from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
 from .interp import RUNNING, DONE, WAITING
@@ -230,22 +230,6 @@ def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> li
     elif name == "private_segment_size": out.append(kd.private_segment_size)
   return out
 
-def load_image(data: bytes) -> bytes:
-  """The loaded image of an ELF code object: its PT_LOAD segments at their virtual addresses."""
-  phoff, = struct.unpack_from("<Q", data, 0x20)
-  phentsize, phnum = struct.unpack_from("<HH", data, 0x36)
-  segs = []
-  for i in range(phnum):
-    typ, _, off, vaddr, _, filesz, memsz, _ = struct.unpack_from("<IIQQQQQQ", data, phoff + i * phentsize)
-    if typ == 1: segs.append((vaddr, off, filesz, memsz))
-  size = max((v + m for v, _, _, m in segs), default=0)
-  img = bytearray(size)
-  for v, off, fs, _ in segs: img[v:v + fs] = data[off:off + fs]
-  return bytes(img)
-
-HIDDEN = {"hidden_block_count_x": 0, "hidden_block_count_y": 1, "hidden_block_count_z": 2, "hidden_group_size_x": 3, "hidden_group_size_y": 4,
-          "hidden_group_size_z": 5, "hidden_remainder_x": 6, "hidden_remainder_y": 7, "hidden_remainder_z": 8, "hidden_grid_dims": 9}
-
 def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[int], block: Sequence[int], args: Sequence[Any],
            arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None, trace: Any = None) -> int:
   """Run a kernel of a code object. args follow the kernel's argument list: numpy arrays are mapped and passed by address
@@ -272,13 +256,10 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
     raise ValueError(f"{kernel} takes {len(user_args)} arguments ({', '.join(a.get('.name', '?') for a in user_args)}), got {len(args)}")
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
-  hidden = [gx, gy, gz, bx, by, bz, 0, 0, 0, sum(1 for d in (gx * bx, gy * by, gz * bz) if d > 1) or 1]
+  hidden = hidden_args((gx, gy, gz), (bx, by, bz))
   for meta, val in zip(user_args, args): pack_arg(kernarg, meta, val, mem)
   for meta in k.args:
-    kind = meta.get(".value_kind", "")
-    if kind in HIDDEN:
-      fmt = {2: "<H", 4: "<I", 8: "<Q"}[meta[".size"]]
-      struct.pack_into(fmt, kernarg, meta[".offset"], hidden[HIDDEN[kind]])
+    if (v := hidden.get(meta.get(".value_kind", ""))) is not None: pack_arg(kernarg, meta, v, mem)
   ka = mem.alloc(len(kernarg))
   mem.write(ka, bytes(kernarg))
   return dispatch(mem, co.text, base + co.text_addr + k.code_offset, k.descriptor, ka, (gx, gy, gz), (bx, by, bz), arch,

@@ -1,7 +1,7 @@
 """The AMD device: buffers in VRAM copied through SDMA, kernels from LLVM code objects launched on a PM4 compute queue,
 one timeline signal ordering everything. MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
 from __future__ import annotations
-import dataclasses, functools, os, struct, sys, time
+import dataclasses, functools, os, sys, time
 from typing import Any, Sequence
 from tg.uop import getenv, round_up
 from tg.codegen.device import Allocator, Compiled
@@ -9,6 +9,7 @@ from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
 from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, LoadedCode, PM4Queue, SDMAQueue, Signal
 from tg.amd.kfd import KFD, HostKFD
+from tg.amd_emu.codeobj import hidden_args, load_image, read
 from tg.amd.profile import profiler
 
 KFD_PATH = "/dev/kfd"
@@ -71,23 +72,9 @@ class AMDAllocator(Allocator):
       self.dev.synchronize(value=self.stage_done[0])
       dest[off:off + n] = stage.view(0, n)
 
-def load_image(elf: bytes) -> bytes:
-  """An ELF's PT_LOAD segments at their virtual addresses (a code object's loaded form)."""
-  phoff, = struct.unpack_from("<Q", elf, 0x20)
-  phentsize, phnum = struct.unpack_from("<HH", elf, 0x36)
-  segs = [struct.unpack_from("<IIQQQQQQ", elf, phoff + i * phentsize) for i in range(phnum)]
-  loads = [(vaddr, off, filesz, memsz) for typ, _, off, vaddr, _, filesz, memsz, _ in segs if typ == 1]
-  img = bytearray(max((v + m for v, _, _, m in loads), default=0))
-  for v, off, fs, _ in loads: img[v:v + fs] = elf[off:off + fs]
-  return bytes(img)
-
-HIDDEN_ARGS = ("hidden_block_count_x", "hidden_block_count_y", "hidden_block_count_z", "hidden_group_size_x", "hidden_group_size_y",
-               "hidden_group_size_z", "hidden_remainder_x", "hidden_remainder_y", "hidden_remainder_z")
-
 class AMDProgram:
   """A kernel of a code object, loaded into GPU memory; a call writes its kernel arguments and queues a dispatch."""
   def __init__(self, dev: AMDDevice, name: str, lib: bytes):
-    from tg.amd_emu.codeobj import read
     co = read(lib)
     if name not in co.kernels: raise RuntimeError(f"no kernel {name!r} in the code object (it has {', '.join(co.kernels)})")
     self.dev, self.name, self.kernel, self.codeobj = dev, name, co.kernels[name], co
@@ -113,7 +100,7 @@ class AMDProgram:
                 vals: Sequence[int]) -> None:
     """Write the kernel arguments: buffer addresses and values in argument order, the hidden launch sizes, zeros elsewhere."""
     kernarg[:] = bytes(len(kernarg))
-    hidden = dict(zip(HIDDEN_ARGS, (*global_size, *local_size, 0, 0, 0)))
+    hidden = hidden_args(global_size, local_size)
     it_bufs, it_vals = iter(bufs), iter(vals)
     for a in self.args:
       kind, off, size = a.get(".value_kind", ""), a[".offset"], a[".size"]
