@@ -78,8 +78,8 @@ def test_sum_row_sum_flip_attention():
   f = rand(16)
   np.testing.assert_array_equal(Tensor.custom_kernel(Tensor.empty(16), Tensor(f), fxn=flip_k)[0].numpy(), f[::-1])
   q, k, v = rand(5, 4), rand(7, 4), rand(7, 3)
-  # attention without softmax, (Q K^T) V, as two chained kernels (one kernel with the score REDUCE nested in the loop over
-  # keys doesn't linearize yet: LinearizeError "can't order the kernel", see the report)
+  # attention without softmax, (Q K^T) V, as two chained kernels (tg.tensor.flash_attention nests the score REDUCE inside the
+  # loop over keys of one kernel)
   s = Tensor.custom_kernel(Tensor.empty(5, 7), Tensor(q), Tensor(k), fxn=scores_k)[0]
   o = Tensor.custom_kernel(Tensor.empty(5, 3), s, Tensor(v), fxn=gemm_k)[0]
   np.testing.assert_allclose(o.numpy(), (q @ k.T) @ v, rtol=1e-4, atol=1e-5)
