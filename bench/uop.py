@@ -5,7 +5,7 @@ pattern matchers (the default) beside the interpreted ones (UPAT_INTERPRET=1), i
   uv run python bench/uop.py --json    the same figures as JSON
 """
 from __future__ import annotations
-import argparse, json, random, time
+import argparse, gc, json, random, time
 from typing import Callable
 from tg.uop import Context, Ops, PatternMatcher, UOp, UPat, graph_rewrite
 
@@ -44,6 +44,7 @@ never = PatternMatcher([(UPat(Ops.MUL, src=(UPat.var("x"), UPat.cvar("c"))), lam
 def timed(name: str, build: Callable[[], UOp], work: Callable[[UOp], UOp], check: Callable[[UOp], bool]) -> tuple[int, float]:
   g = build()  # a fresh graph: cached vmin/vmax and shapes of an earlier run don't help this one
   n = len(g.toposort())
+  gc.collect()  # the garbage of the run before is not this run's to collect (it made the chain rows depend on case order)
   t0 = time.perf_counter()
   out = work(g)
   dt = time.perf_counter() - t0
