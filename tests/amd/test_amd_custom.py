@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp, Ops, AxisType, KernelInfo, dtypes
 from tg.tensor import Tensor
+from custom_gemm import check_gemm_custom_backward
 
 ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
 rng = np.random.default_rng(9)
@@ -30,20 +31,7 @@ def test_custom_kernels_on_the_virtual_gpu(dev):
   np.testing.assert_allclose(s.numpy(), [x.sum()], rtol=1e-5, atol=1e-5)
   np.testing.assert_array_equal(r.numpy(), np.arange(7, dtype=np.float32))
 
-def gemm_k(C: UOp, A: UOp, B: UOp) -> UOp:
-  i, j, k = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1), UOp.range(A.shape[1], 2, AxisType.REDUCE)
-  return sink(C[i, j].store((A[i, k] * B[k, j]).reduce(k, arg=Ops.ADD)).end(i, j), "gemm")
-
 @ARCHS
 def test_custom_backward_on_the_virtual_gpu(dev):
   """A gemm kernel whose gradient is given by grad_fxn (two more gemms as tensor ops), on the GPU."""
-  def backward(g: UOp, kernel: UOp) -> tuple:
-    _, a, b = kernel.src
-    return None, (Tensor(g) @ Tensor(b).T).uop, (Tensor(a).T @ Tensor(g)).uop
-  a_np, b_np, g_np = (rng.standard_normal(s).astype(np.float32) for s in ((3, 4), (4, 2), (3, 2)))
-  a, b = Tensor(a_np, device=dev, requires_grad=True), Tensor(b_np, device=dev, requires_grad=True)
-  c = Tensor.custom_kernel(Tensor.empty(3, 2, device=dev), a, b, fxn=gemm_k, grad_fxn=backward)[0]
-  (c * Tensor(g_np, device=dev)).sum().backward()
-  np.testing.assert_allclose(c.numpy(), a_np @ b_np, rtol=1e-5, atol=1e-5)
-  np.testing.assert_allclose(a.grad.numpy(), g_np @ b_np.T, rtol=1e-5, atol=1e-5)
-  np.testing.assert_allclose(b.grad.numpy(), a_np.T @ g_np, rtol=1e-5, atol=1e-5)
+  check_gemm_custom_backward(dev, 3, 4, 2, rng)

@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp, Ops, AxisType, KernelInfo, AddrSpace, dtypes, Context
 from tg.tensor import Tensor, Counters
+from custom_gemm import gemm_k, check_gemm_custom_backward
 
 rng = np.random.default_rng(2)
 def rand(*shape): return rng.standard_normal(shape).astype(np.float32)
@@ -24,9 +25,6 @@ def add_k(C: UOp, A: UOp, B: UOp) -> UOp:
 def add_mul_k(C: UOp, D: UOp, A: UOp, B: UOp) -> UOp:
   i = UOp.range(C.shape[0], 0)
   return sink(UOp.group(C[i].store(A[i] + B[i]), D[i].store(A[i] * B[i])).end(i), "add_mul")
-def gemm_k(C: UOp, A: UOp, B: UOp) -> UOp:
-  i, j, k = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1), UOp.range(A.shape[1], 2, AxisType.REDUCE)
-  return sink(C[i, j].store((A[i, k] * B[k, j]).reduce(k, arg=Ops.ADD)).end(i, j), "gemm")
 def sum_k(O: UOp, A: UOp) -> UOp:
   k = UOp.range(A.shape[0], 0, AxisType.REDUCE)
   return sink(O[0].store(A[k].reduce(k, arg=Ops.ADD)), "sum")
@@ -84,19 +82,9 @@ def test_sum_row_sum_flip_attention():
   o = Tensor.custom_kernel(Tensor.empty(5, 3), s, Tensor(v), fxn=gemm_k)[0]
   np.testing.assert_allclose(o.numpy(), (q @ k.T) @ v, rtol=1e-4, atol=1e-5)
 
-def gemm_backward(gradient: UOp, kernel: UOp) -> tuple:
-  _, a, b = kernel.src
-  return None, (Tensor(gradient) @ Tensor(b).T).uop, (Tensor(a).T @ Tensor(gradient)).uop
-
 @pytest.mark.parametrize("device", ["CPU", "PYTHON"])
 def test_gemm_with_custom_backward(device):
-  a_np, b_np, g_np = rand(4, 5), rand(5, 3), rand(4, 3)
-  a, b = Tensor(a_np, requires_grad=True, device=device), Tensor(b_np, requires_grad=True, device=device)
-  c = Tensor.custom_kernel(Tensor.empty(4, 3, device=device), a, b, fxn=gemm_k, grad_fxn=gemm_backward)[0]
-  (c * Tensor(g_np, device=device)).sum().backward()
-  np.testing.assert_allclose(c.numpy(), a_np @ b_np, rtol=1e-5, atol=1e-6)
-  np.testing.assert_allclose(a.grad.numpy(), g_np @ b_np.T, rtol=1e-5, atol=1e-6)
-  np.testing.assert_allclose(b.grad.numpy(), a_np.T @ g_np, rtol=1e-5, atol=1e-6)
+  a, b = check_gemm_custom_backward(device, 4, 5, 3, rng)
   with pytest.raises(RuntimeError, match="without grad_fxn"):
     Tensor.custom_kernel(Tensor.empty(4, 3), a, b, fxn=gemm_k)[0].sum().backward()
 
