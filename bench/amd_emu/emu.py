@@ -42,10 +42,10 @@ def best_of(fn, min_time: float = 0.5) -> float:
 def alu_loop(iters: int = 20000) -> dict[str, float]:
   from tg.amd_emu.asm import assemble
   from tg.amd_emu.emu import run_wave
-  from tg.amd_emu.program import program
+  from tg.amd_emu.waveprog import wave_program
   code = assemble(ALU_LOOP.format(iters=iters), "rdna3")
   run_wave(code)
-  program(code + assemble("s_endpgm", "rdna3"), "rdna3", 0, 0).wait_optimized()
+  wave_program(code + assemble("s_endpgm", "rdna3"), "rdna3", 0, 0).wait_optimized()
   n = 3 + 11 * iters
   t = best_of(lambda: run_wave(code))
   t1 = best_of(lambda: run_wave(code, tier=1))
@@ -64,12 +64,12 @@ def matmul(n: int = 128) -> dict[str, float]:
   c = np.zeros((n, n), np.float32)
   def run() -> int: return launch(co, "matmul", (n // 16, n // 16, 1), (16, 16, 1), [c, a, b, n])
   executed = run()
-  from tg.amd_emu.program import program
+  from tg.amd_emu.waveprog import wave_program
   from tg.amd_emu.codeobj import read
   k = read(co).kernels["matmul"]
   from tg.amd_emu.shapes import FloatMode
   base = 0x100000000 + read(co).text_addr  # the program launch() ran: same code, addresses and float mode (from the descriptor)
-  program(read(co).text, "rdna3", base, base + k.code_offset, FloatMode.of(k.descriptor.rsrc1, "rdna3")).wait_optimized()
+  wave_program(read(co).text, "rdna3", base, base + k.code_offset, FloatMode.of(k.descriptor.rsrc1, "rdna3")).wait_optimized()
   assert np.allclose(c, a @ b, atol=1e-3), "matmul result differs from numpy"
   t = best_of(run, 1.0)
   return {"matmul_wave_inst_per_s": executed / t, "matmul_lane_ops_per_s": executed * 32 / t, "matmul_seconds": t,
@@ -78,19 +78,19 @@ def matmul(n: int = 128) -> dict[str, float]:
 def cold_start(arch: str = "rdna3", limit: int = 300) -> dict[str, float]:
   """Per new shape: pseudocode -> UOps -> C with empty caches, then the tier-1 program: one clang run compiling all the shapes.
   (The first run of a brand-new program, end to end in a fresh process, is many_cold_first_program_s.)"""
-  from tg.amd_emu import kernel, shapelib
-  from tg.amd_emu.program import Program, NOPS
+  from tg.amd_emu import shape_c, shapelib
+  from tg.amd_emu.waveprog import WaveProgram, NOPS
   from tg.amd_emu.samples import all_canonical
   insts = [i for i in all_canonical(arch, ("VOP1", "VOP2", "VOP3", "SOP1", "SOP2", "SOPC", "VOPC")) if not NOPS.fullmatch(i.op.name)][:limit]
-  kernel._mem_cache.clear()
+  shape_c._mem_cache.clear()
   shapelib._entries.clear()
   t = time.perf_counter()
-  codes = [kernel.shape_code(i) for i in insts]
+  codes = [shape_c.shape_code(i) for i in insts]
   render = (time.perf_counter() - t) / len(insts)
   code = b"".join(i.to_bytes() for i, sc in zip(insts, codes) if sc.error is None and "PC" not in (i.op.pcode or ""))
   nshapes = len(code and [1 for sc in codes if sc.error is None])
   t = time.perf_counter()
-  Program(code + bytes.fromhex("0000b0bf"), arch, 0, 0)  # runnable in tier 1 once its shapes are compiled
+  WaveProgram(code + bytes.fromhex("0000b0bf"), arch, 0, 0)  # runnable in tier 1 once its shapes are compiled
   clang = time.perf_counter() - t
   return {"shape_render_ms": render * 1e3, "program_clang_s": clang, "cold_ms_per_shape": render * 1e3 + clang * 1e3 / max(nshapes, 1),
           "shapes": nshapes}

@@ -4,8 +4,8 @@ import pathlib
 import re
 import pytest
 from tg.amd_emu.isa import get_arch
-from tg.amd_emu.kernel import shape_code, save_shapes
-from tg.amd_emu.program import NOPS, BARRIERS
+from tg.amd_emu.shape_c import shape_code, save_shapes
+from tg.amd_emu.waveprog import NOPS, BARRIERS
 from tg.amd_emu.samples import canonical, FORMATS
 
 README = pathlib.Path(__file__).parents[2] / "packages" / "amd-emu" / "README.md"
@@ -47,9 +47,9 @@ def test_unimplemented_opcodes_are_the_readme_list() -> None:
 def test_internal_error_while_building_fails_loudly(monkeypatch) -> None:
   """A KeyError (or any exception but Unsupported/PcodeError) while building a shape is a bug: it propagates, and nothing is
   cached as "not supported"."""
-  from tg.amd_emu import kernel
+  from tg.amd_emu import shape_c
   from tg.amd_emu.rdna3 import v_add_f32_e32, v
   def broken(*a, **k): raise KeyError("src9")
-  monkeypatch.setattr(kernel, "build", broken)
+  monkeypatch.setattr(shape_c, "build", broken)
   inst = v_add_f32_e32(v[0], v[1], 3.25)  # a literal: a shape no other test makes
-  with pytest.raises(KeyError, match="src9"): kernel.render_shape(inst, kernel.shape_key(inst))
+  with pytest.raises(KeyError, match="src9"): shape_c.render_shape(inst, shape_c.shape_key(inst))

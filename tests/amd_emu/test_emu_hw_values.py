@@ -143,13 +143,13 @@ def test_division_steps() -> None:
   np.testing.assert_allclose(w.v[2].view(np.float32)[:4], [1, 0, 0, 1], atol=1e-6)
 
 def test_float_mode_from_the_descriptor() -> None:
-  from tg.amd_emu.emu import dispatch, Memory
+  from tg.amd_emu.emu import dispatch, AddressSpace
   from tg.amd_emu.codeobj import KernelDescriptor
   code = b"".join(llvm_assemble(["v_mov_b32_e32 v0, 0x40400000", "v_mov_b32_e32 v3, 0x800000", "v_add_f32_e64 v1, v0, 1.0 mul:2",
                                  "v_mul_f32_e32 v2, 0.5, v3", "v_mov_b32_e32 v4, 0", "global_store_b64 v4, v[1:2], s[0:1]", "s_endpgm"],
                                 "rdna3"))  # type: ignore[arg-type]
   def go(rsrc1: int) -> tuple[float, int]:
-    mem = Memory()
+    mem = AddressSpace()
     out = np.zeros(2, np.uint32)
     addr = mem.alloc(8, out)
     mem_code = mem.alloc(len(code))
@@ -168,7 +168,7 @@ def test_mad_i64_signed_overflow_and_exact_folding() -> None:
           vgprs={0: full(0x7FFFFFFF), 1: full(0x7FFFFFFF), 4: full(0xFFFFFFFF), 5: full(0x7FFFFFFF), 8: full(0xFFFFFFFF)})
   assert w.s[0] == 0xFFFFFFFF and w.s[1] == 0  # (2**31-1)**2 + INT64_MAX overflows; -(2**31-1) + INT64_MAX does not
   from tg.uop import Ops
-  from tg.amd_emu.lower import alu, const
+  from tg.amd_emu.pcode_uops import alu, const
   a = 2 ** 62 + 1
   assert alu(Ops.IDIV, const("i", 64, a), const("i", 64, 3), "i", 64).const == a // 3
   assert alu(Ops.MOD, const("i", 64, -a), const("i", 64, 7), "i", 64).const == -(a % 7)

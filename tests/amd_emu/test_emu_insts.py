@@ -7,7 +7,7 @@ from hypothesis import given, settings, strategies as st
 from tg.uop import Ops
 from tg.amd_emu import rdna3 as r3, rdna4 as r4
 from tg.amd_emu.asm import assemble
-from tg.amd_emu.emu import run_wave, Memory, MemoryFault
+from tg.amd_emu.emu import run_wave, AddressSpace, MemoryFault
 from tg.amd_emu.rdna3 import v, s, VCC_LO
 
 LANE = np.arange(32)
@@ -117,7 +117,7 @@ def test_lds_load_store_and_atomics() -> None:
   assert w.lds.view(np.uint32)[0] == 32
 
 def test_global_saddr_loads_stores_and_64bit() -> None:
-  mem = Memory()
+  mem = AddressSpace()
   buf = np.arange(128, dtype=np.uint32)
   addr = mem.alloc(buf.nbytes, buf)
   w = run_wave([r3.s_load_b128(s[4:7], s[0:1], 4), r3.global_load_b64(v[2:3], v[0], s[0:1], offset=8),
@@ -146,7 +146,7 @@ def test_undecodable_code_raises_with_pc_and_bytes() -> None:
     run_wave(assemble("s_nop 0", "rdna3") + bytes.fromhex("ffffffff"))
 
 def test_rdna4_renamed_ops_and_smem_ioffset() -> None:
-  mem = Memory()
+  mem = AddressSpace()
   buf = np.arange(16, dtype=np.uint32) * 3
   addr = mem.alloc(buf.nbytes, buf)
   w = run_wave([r4.s_load_b32(r4.s[2], r4.s[0:1], 8), r4.v_max_num_f32_e32(r4.v[1], 2.0, r4.v[0]), r4.s_add_co_u32(r4.s[3], r4.s[2], 1)], "rdna4",
@@ -210,12 +210,12 @@ def test_wmma_unemulated_modifiers_raise() -> None:
 def test_failed_background_build_surfaces(monkeypatch) -> None:
   """The tier-2 (-O2) build runs in a thread; when the compiler fails (one run saw clang raise OSError starting), the next use
   of the program raises that error instead of running on silently in tier 1 — and the use after that builds it again."""
-  from tg.amd_emu import program as program_mod
-  from tg.amd_emu.program import program, ProgramBuildError
+  from tg.amd_emu import waveprog
+  from tg.amd_emu.waveprog import wave_program, ProgramBuildError
   def broken(src: str, opt_level: int = 2) -> bytes: raise OSError("clang could not start")
-  monkeypatch.setattr(program_mod, "compile_c", broken)
+  monkeypatch.setattr(waveprog, "compile_c", broken)
   code = assemble("s_mov_b32 s0, 0x5eed1\ns_endpgm", "rdna3")
-  prog = program(code, "rdna3", 0, 0)
+  prog = wave_program(code, "rdna3", 0, 0)
   prog.tier_up()
   assert prog.optimized is not None
   prog.optimized.join()
@@ -265,7 +265,7 @@ def test_memory_fault_in_a_later_wave_names_it() -> None:
   instruction, pc, wave and workgroup."""
   from tg.amd_emu.emu import dispatch
   from tg.amd_emu.codeobj import KernelDescriptor
-  mem = Memory()
+  mem = AddressSpace()
   buf = mem.alloc(128)  # 32 dwords: wave 0's lanes fit, wave 1's do not
   code = assemble("v_lshlrev_b32 v0, 2, v0\nglobal_load_b32 v1, v0, s[0:1]\ns_endpgm", "rdna3")
   at = mem.alloc(len(code))
@@ -313,7 +313,7 @@ I64 = st.integers(-(1 << 63), (1 << 63) - 1)
 @given(I64, I64.filter(bool) | st.sampled_from([3, -3, 7]), st.sampled_from([Ops.IDIV, Ops.MOD]))
 def test_pcode_int_division_folds_exactly_past_2_53(a: int, b: int, op: Ops) -> None:
   """The pseudocode's constant fold divides as C does (toward zero), exactly for 64-bit values: no float on the way."""
-  from tg.amd_emu.lower import alu, const
+  from tg.amd_emu.pcode_uops import alu, const
   with decimal.localcontext() as ctx:
     ctx.prec = 60
     q = int(decimal.Decimal(a) / decimal.Decimal(b))  # int() of a Decimal truncates toward zero

@@ -1,4 +1,4 @@
-"""The emulator's two tiers (tg.amd_emu.program): the same program leaves the same state in tier 1 (the shape table the
+"""The emulator's two tiers (tg.amd_emu.waveprog): the same program leaves the same state in tier 1 (the shape table the
 interpreter loop runs) and tier 2 (whole-program C), bit for bit: every register, the budget left, memory, LDS and the
 error it stops with (a fault, the budget, a bad jump). Random programs with branches, loops and memory accesses."""
 from __future__ import annotations
@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from tg.amd_emu.asm import assemble
-from tg.amd_emu.emu import LDS_BYTES, Memory, new_wave, run_waves
-from tg.amd_emu.program import Program, TIERUP
+from tg.amd_emu.emu import LDS_BYTES, AddressSpace, new_wave, run_waves
+from tg.amd_emu.waveprog import WaveProgram, TIERUP
 from tg.amd_emu.shapes import FloatMode, LDS_BASE, LDS_SIZE, VGPR, WAVE
 
 MODE = FloatMode(ieee=True)
@@ -37,9 +37,9 @@ def programs(draw) -> str:
     lines.append(f"L{i}: {text}")
   return "\n".join(lines + [f"L{n}: s_endpgm"])
 
-def run_in(prog: Program, sgprs: np.ndarray, vgprs: np.ndarray, budget: int) -> tuple:
+def run_in(prog: WaveProgram, sgprs: np.ndarray, vgprs: np.ndarray, budget: int) -> tuple:
   """Everything one wave leaves: the error text (or None), its whole state, the budget left, the buffer and the LDS."""
-  mem, buf, lds = Memory(), np.zeros(1024, np.uint8), np.zeros(LDS_BYTES, np.uint8)
+  mem, buf, lds = AddressSpace(), np.zeros(1024, np.uint8), np.zeros(LDS_BYTES, np.uint8)
   mem.map(BUF, 1024, buf)
   w = new_wave(0, budget, MODE)
   w.st[:16] = sgprs
@@ -61,7 +61,7 @@ def regs(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 def same_in_both_tiers(code: bytes, seed: int, budget: int) -> tuple:
   sgprs, vgprs = regs(seed)
-  runs = [run_in(Program(code, "rdna3", 0, 0, MODE, tier), sgprs, vgprs, budget) for tier in (1, 2)]
+  runs = [run_in(WaveProgram(code, "rdna3", 0, 0, MODE, tier), sgprs, vgprs, budget) for tier in (1, 2)]
   assert runs[0][0] == runs[1][0], "different stops"
   for what, a, b in zip(("state", "budget", "memory", "LDS"), runs[0][1:], runs[1][1:]):
     assert a == b, f"{what} differs between tier 1 and tier 2"
@@ -87,9 +87,9 @@ def test_hot_program_moves_up_mid_run() -> None:
   iters = TIERUP // 4 + 1000
   code = assemble(f"s_mov_b32 s5, {iters}\nv_mov_b32_e32 v1, 0\nloop: v_add_nc_u32_e32 v1, v1, v0\ns_sub_u32 s5, s5, 1\n"
                   "s_cmp_lg_u32 s5, 0\ns_cbranch_scc1 loop\ns_endpgm", "rdna3")
-  auto, pinned = Program(code, "rdna3", 0, 0, MODE), Program(code, "rdna3", 0, 0, MODE, 1)
+  auto, pinned = WaveProgram(code, "rdna3", 0, 0, MODE), WaveProgram(code, "rdna3", 0, 0, MODE, 1)
   def tier_up_now() -> None:
-    Program.tier_up(auto)
+    WaveProgram.tier_up(auto)
     assert auto.optimized is not None
     auto.optimized.join()
   auto.tier_up = tier_up_now  # type: ignore[method-assign]
@@ -97,7 +97,7 @@ def test_hot_program_moves_up_mid_run() -> None:
   for prog in (auto, pinned):
     w = new_wave(0, 10 * iters, MODE)
     w.st[VGPR:VGPR + WAVE] = np.arange(WAVE)
-    assert run_waves(prog, [w], Memory()) == 2 + 4 * iters + 1
+    assert run_waves(prog, [w], AddressSpace()) == 2 + 4 * iters + 1
     results.append(w.st.copy())
   assert auto.optimized is not None and pinned.optimized is None  # the automatic one did tier up
   assert auto.tier_fn == (auto.libs[-1].address("run"), 0)  # and now runs the whole-program C
@@ -106,20 +106,20 @@ def test_hot_program_moves_up_mid_run() -> None:
 
 def test_new_program_needs_no_compiler(monkeypatch) -> None:
   """Once its shapes are compiled, a new program (other registers, another order) runs in tier 1 without the C compiler."""
-  Program(assemble("v_add_f32_e32 v1, v2, v3\ns_add_u32 s1, s2, s3\ns_endpgm", "rdna3"), "rdna3", 0, 0, MODE, 1)
-  from tg.amd_emu import shapelib, interp
-  interp.interpreter()
+  WaveProgram(assemble("v_add_f32_e32 v1, v2, v3\ns_add_u32 s1, s2, s3\ns_endpgm", "rdna3"), "rdna3", 0, 0, MODE, 1)
+  from tg.amd_emu import shapelib, tier1
+  tier1.interpreter()
   def no_compiler(*a, **k): raise AssertionError("the compiler ran")
   monkeypatch.setattr(shapelib, "compile_c", no_compiler)
-  prog = Program(assemble("s_add_u32 s7, s8, s9\nv_add_f32_e32 v5, v6, v7\ns_endpgm", "rdna3"), "rdna3", 0, 0, MODE, 1)
+  prog = WaveProgram(assemble("s_add_u32 s7, s8, s9\nv_add_f32_e32 v5, v6, v7\ns_endpgm", "rdna3"), "rdna3", 0, 0, MODE, 1)
   w = new_wave(0, 100, MODE)
   w.st[8], w.st[9] = 40, 2
   w.st[VGPR + 6 * WAVE:VGPR + 8 * WAVE] = np.float32(1.25).view(np.uint32)
-  run_waves(prog, [w], Memory())
+  run_waves(prog, [w], AddressSpace())
   assert w.st[7] == 42 and np.all(w.st[VGPR + 5 * WAVE:VGPR + 6 * WAVE].view(np.float32) == 2.5)
 
 def test_tier_must_be_1_2_or_none() -> None:
-  with pytest.raises(ValueError, match="tier 3"): Program(b"", "rdna3", 0, 0, MODE, 3)
+  with pytest.raises(ValueError, match="tier 3"): WaveProgram(b"", "rdna3", 0, 0, MODE, 3)
 
 @pytest.mark.parametrize("tier", [1, 2])
 def test_workgroup_barrier_and_lds(tier: int) -> None:
@@ -130,7 +130,7 @@ def test_workgroup_barrier_and_lds(tier: int) -> None:
   for k, w in enumerate(waves):
     w.st[VGPR:VGPR + WAVE] = np.arange(k * WAVE, (k + 1) * WAVE)
     w.st[LDS_BASE], w.st[LDS_BASE + 1], w.st[LDS_SIZE] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32, LDS_BYTES
-  assert run_waves(Program(code, "rdna3", 0, 0, MODE, tier), waves, Memory()) == 4 * 8
+  assert run_waves(WaveProgram(code, "rdna3", 0, 0, MODE, tier), waves, AddressSpace()) == 4 * 8
   got = np.concatenate([w.st[VGPR + 2 * WAVE:VGPR + 3 * WAVE] for w in waves])
   np.testing.assert_array_equal(got, (np.arange(128) + 32) % 128)
   assert all(w.done and w.budget.value == 100 - 8 for w in waves)
@@ -138,7 +138,7 @@ def test_workgroup_barrier_and_lds(tier: int) -> None:
 def test_inline_integers_share_one_shape() -> None:
   """Every inline integer (0..64, -1..-16) is a value of one shape, not a shape each (so a new program rarely needs the
   compiler), and reads as that integer at 16, 32 and 64 bits (hand-computed: lane + k, (-1 << 7) over 64 bits)."""
-  from tg.amd_emu.kernel import shape_code
+  from tg.amd_emu.shape_c import shape_code
   from tg.amd_emu.decode import decode_all
   ks = list(range(65)) + list(range(-16, 0))
   code = assemble("\n".join(f"v_add_nc_u32_e32 v{10 + i}, {k}, v0" for i, k in enumerate(ks)), "rdna3")
@@ -146,7 +146,7 @@ def test_inline_integers_share_one_shape() -> None:
   code += assemble("s_lshl_b64 s[4:5], -1, 7\nv_add_nc_u16 v1, -2, v0\ns_endpgm", "rdna3")
   w = new_wave(0, 1000, MODE)
   w.st[VGPR:VGPR + WAVE] = np.arange(WAVE)
-  run_waves(Program(code, "rdna3", 0, 0, MODE, 1), [w], Memory())
+  run_waves(WaveProgram(code, "rdna3", 0, 0, MODE, 1), [w], AddressSpace())
   vg = w.st[VGPR:].reshape(-1, WAVE)
   for i, k in enumerate(ks): np.testing.assert_array_equal(vg[10 + i], (np.arange(WAVE) + k) % 2**32)
   assert int(w.st[4]) | int(w.st[5]) << 32 == (-1 << 7) % 2**64

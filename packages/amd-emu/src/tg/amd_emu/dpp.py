@@ -9,7 +9,7 @@ source lane reads 0 unless fi (src0 = 234).
 from __future__ import annotations
 from tg.uop import UOp, dtypes
 from .inst import Inst
-from .lower import Unsupported
+from .pcode_uops import Unsupported
 
 DPP8_FI = 234  # src0 marker of DPP8 with fetch-inactive (233 without)
 

@@ -1,6 +1,6 @@
 """The emulator's runtime: memory maps, wave state, workgroups with barriers, dispatches and launches.
 
-`Memory` is a GPU address space of mapped ranges backed by host memory (numpy arrays, bytearrays, ctypes buffers);
+`AddressSpace` is a GPU address space of mapped ranges backed by host memory (numpy arrays, bytearrays, ctypes buffers);
 anything outside them faults. `dispatch(...)` runs a grid of workgroups of a kernel whose code lives in that memory
 or is given as bytes; `launch(...)` is the convenience for a code object plus Python/numpy arguments; `run_wave(...)`
 runs a list of DSL instructions on one wave and returns its registers.
@@ -13,8 +13,8 @@ from typing import Any, Sequence
 import numpy as np
 from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, hidden_args, load_image, read as read_codeobj
 from .inst import Inst
-from .program import program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
-from .interp import RUNNING, DONE, WAITING
+from .waveprog import wave_program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
+from .tier1 import RUNNING, DONE, WAITING
 from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
   ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
@@ -35,7 +35,7 @@ class WaveStop(RuntimeError):
     super().__init__(msg)
     self.kind, self.inst, self.pc, self.wave, self.workgroup = kind, inst, pc, wave, workgroup
 
-class Memory:
+class AddressSpace:
   """A GPU address space: `map(addr, nbytes, backing)` makes [addr, addr+nbytes) valid, backed by host memory."""
   def __init__(self) -> None:
     self.ranges: list[tuple[int, int, int, Any]] = []  # (lo, hi, host address, backing kept alive)
@@ -118,7 +118,7 @@ def new_wave(pc: int, budget: int, mode: FloatMode = DEFAULT_MODE) -> Wave:
   st[126] = 0xFFFFFFFF
   return Wave(st, ctypes.c_longlong(budget))
 
-def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None = None, trace: Any = None) -> int:
+def run_waves(prog: Any, waves: list[Wave], memory: AddressSpace, workgroup: tuple[int, int, int] | None = None, trace: Any = None) -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
   live wave has reached it. A `trace` (sqtt.record.Recorder) runs each wave instead, recording what it executes.
   Returns the wave-instructions executed."""
@@ -133,7 +133,7 @@ def run_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int
   if rc != ENDPGM: raise_stop(prog, waves[i], rc, i, workgroup)
   return sum(s - w.budget.value for s, w in zip(start, waves))
 
-def traced_waves(prog: Any, waves: list[Wave], memory: Memory, workgroup: tuple[int, int, int] | None, trace: Any) -> int:
+def traced_waves(prog: Any, waves: list[Wave], memory: AddressSpace, workgroup: tuple[int, int, int] | None, trace: Any) -> int:
   """run_waves' round-robin (tg_emu_group's) in Python, each wave stepped by the recorder."""
   tab, start = ctypes.addressof(memory.table), [w.budget.value for w in waves]
   while live := [w for w in waves if not w.done]:
@@ -176,7 +176,7 @@ def check_launch(grid: Sequence[int], block: Sequence[int], budget: int) -> None
     raise ValueError(f"grid {tuple(grid)} of blocks {tuple(block)}: 2**32 work-items or more in a dimension")
   if budget < 1: raise ValueError(f"budget {budget}: the instruction budget per wave must be at least 1")
 
-def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
+def dispatch(memory: AddressSpace, code: bytes, entry: int, descriptor: KernelDescriptor, kernarg_addr: int, grid: Sequence[int],
              block: Sequence[int], arch: str, code_addr: int = 0, budget: int = DEFAULT_BUDGET, dispatch_ptr: int = 0,
              scratch: tuple[int, int] | None = None, trace: Any = None) -> int:
   """Run a grid of workgroups. `code` is the code mapped at `code_addr` (PC-relative data reads go through `memory`),
@@ -188,7 +188,7 @@ def dispatch(memory: Memory, code: bytes, entry: int, descriptor: KernelDescript
   gx, gy, gz = (list(grid) + [1, 1])[:3]
   bx, by, bz = (list(block) + [1, 1])[:3]
   mode = FloatMode.of(descriptor.rsrc1, arch)
-  prog = program(bytes(code), arch, code_addr, entry, mode)
+  prog = wave_program(bytes(code), arch, code_addr, entry, mode)
   nthreads = bx * by * bz
   nwaves = (nthreads + WAVE - 1) // WAVE
   tid = np.arange(nwaves * WAVE)
@@ -231,7 +231,7 @@ def user_sgprs(kd: KernelDescriptor, kernarg_addr: int, dispatch_ptr: int) -> li
   return out
 
 def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[int], block: Sequence[int], args: Sequence[Any],
-           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: Memory | None = None, trace: Any = None) -> int:
+           arch: str | None = None, budget: int = DEFAULT_BUDGET, memory: AddressSpace | None = None, trace: Any = None) -> int:
   """Run a kernel of a code object. args follow the kernel's argument list: numpy arrays are mapped and passed by address
   (and hold the results afterwards), ints and floats are packed at their offsets; hidden arguments are filled in;
   `trace` as in dispatch. Returns the number of wave-instructions executed."""
@@ -245,7 +245,7 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
   if kernel not in co.kernels: raise ValueError(f"no kernel {kernel!r} in the code object (kernels: {', '.join(sorted(co.kernels))})")
   k: Kernel = co.kernels[kernel]
   arch = arch or co.arch
-  mem = memory or Memory()
+  mem = memory or AddressSpace()
   image = load_image(bytes(data)) if data is not None else b""
   base = mem.alloc(max(len(image), co.text_addr + len(co.text)))
   if image: mem.write(base, image)
@@ -265,7 +265,7 @@ def launch(code_object: bytes | CodeObject, kernel: str | None, grid: Sequence[i
   return dispatch(mem, co.text, base + co.text_addr + k.code_offset, k.descriptor, ka, (gx, gy, gz), (bx, by, bz), arch,
                   base + co.text_addr, budget, trace=trace)
 
-def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
+def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: AddressSpace) -> None:
   off, size = meta[".offset"], meta[".size"]
   if isinstance(val, np.ndarray):
     if not val.flags.c_contiguous: raise ValueError(f"argument {meta.get('.name')}: numpy arrays must be C-contiguous")
@@ -276,16 +276,16 @@ def pack_arg(kernarg: bytearray, meta: dict, val: Any, mem: Memory) -> None:
   else: raise TypeError(f"argument {meta.get('.name')}: expected a numpy array, int or float, got {type(val).__name__}")
 
 def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int, int] | None = None, vgprs: dict[int, Any] | None = None,
-             exec_mask: int = 0xFFFFFFFF, memory: Memory | None = None, budget: int = DEFAULT_BUDGET, lds: np.ndarray | None = None,
+             exec_mask: int = 0xFFFFFFFF, memory: AddressSpace | None = None, budget: int = DEFAULT_BUDGET, lds: np.ndarray | None = None,
              scc: int = 0, mode: FloatMode | None = None, tier: int | None = None) -> Wave:
   """Run instructions (an s_endpgm is appended) on one wave; sgprs {index: value}, vgprs {index: 32 lane values}. The float
   mode defaults to what LLVM's kernel descriptors set: f32 denormals kept, IEEE mode on RDNA3. tier 1 or 2 pins the
-  program to one tier (tg.amd_emu.program); by default it starts in tier 1 and moves up when hot."""
+  program to one tier (tg.amd_emu.waveprog); by default it starts in tier 1 and moves up when hot."""
   code = insts if isinstance(insts, bytes) else b"".join(i.to_bytes() for i in insts)
   from .asm import assemble
   code += assemble("s_endpgm", arch)
   mode = mode or FloatMode(ieee=arch == "rdna3")
-  prog = program(code, arch, 0, 0, mode, tier)
+  prog = wave_program(code, arch, 0, 0, mode, tier)
   w = new_wave(0, budget, mode)
   for i, val in (sgprs or {}).items(): w.st[i] = val & 0xFFFFFFFF
   for i, vals in (vgprs or {}).items():  # integers as their 32-bit pattern, floats as f32 bits
@@ -296,7 +296,7 @@ def run_wave(insts: Sequence[Inst] | bytes, arch: str = "rdna3", sgprs: dict[int
   w.st[SCC] = scc
   lds_arr = lds if lds is not None else np.zeros(LDS_BYTES, np.uint8)
   w.st[LDS_BASE], w.st[LDS_BASE + 1], w.st[LDS_SIZE] = lds_arr.ctypes.data & 0xFFFFFFFF, lds_arr.ctypes.data >> 32, lds_arr.nbytes
-  run_waves(prog, [w], memory or Memory())
+  run_waves(prog, [w], memory or AddressSpace())
   w.lds = lds_arr  # type: ignore[attr-defined]
   return w
 

@@ -1,13 +1,13 @@
 """Number formats the pseudocode converts to and from that C has no type for: 16-bit snorm/unorm, the 8-bit floats fp8
 (E4M3) and bf8 (E5M2) of RDNA4, and the bits of 2/pi that v_trig_preop_f64 reads.
 
-Each works on `V` values (lower.py) and builds UOps; the emulator calls them from the pseudocode's functions
+Each works on `V` values (pcode_uops.py) and builds UOps; the emulator calls them from the pseudocode's functions
 (`f32_to_snorm`, `fp8_to_f32`, ...).
 """
 from __future__ import annotations
 import functools
 from tg.uop import UOp, dtypes, round_half_even, fp8_bits_to_f32, f32_to_fp8_bits
-from .lower import V, conv
+from .pcode_uops import V, conv
 
 def to_norm(x: V, signed: bool) -> V:
   """f16/f32 to a 16-bit snorm (signed) or unorm, by Direct3D's rule: NaN gives 0, the value is clamped to [-1, 1] or [0, 1],

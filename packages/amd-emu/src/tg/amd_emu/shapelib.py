@@ -9,7 +9,7 @@ import hashlib
 import pickle
 import threading
 from tg.codegen import CLibrary, compile_c, c_compiler_id, diskcache_get, diskcache_put
-from .kernel import ShapeCode, _version
+from .shape_c import ShapeCode, _version
 
 OPT_LEVEL = 2  # shapes are small and shared by every program: worth the optimizer
 _entries: dict[str, int] = {}  # shape name -> address of its NAME_i entry in a loaded library

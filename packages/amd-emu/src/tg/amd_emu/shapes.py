@@ -13,7 +13,7 @@ from typing import Any
 from tg.uop import UOp, Ops, dtypes
 from .inst import Inst
 from .isa import get_arch, Op
-from .lower import FBITS, V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, select, \
+from .pcode_uops import FBITS, V, Wide, Interp, Unsupported, const, conv, bits, from_bits, resize, alu, binop, truth, const_name, select, \
   join_words, slice_bits, UDT
 from .operands import FLOAT_CONSTS, INV_2PI, float_bits
 from .pcode import PcodeError

@@ -16,7 +16,7 @@ import operator
 import re
 from tg.uop import UOp, Ops, dtypes, AxisType, f32_to_bf16_bits
 from .inst import Inst
-from .lower import Unsupported, V
+from .pcode_uops import Unsupported, V
 from .operands import FLOAT_CONSTS
 from .shapes import Builder, InstCtx, WAVE
 from .numfmt import f8_to_f32

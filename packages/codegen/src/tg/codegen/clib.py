@@ -1,6 +1,6 @@
 """C for other packages: a UOp graph rendered as one named C function, and C source compiled to a loaded library.
 
-The AMD emulator builds its instructions this way (tg.amd_emu.kernel and .program); this is its documented way into
+The AMD emulator builds its instructions this way (tg.amd_emu.shape_c and .waveprog); this is its documented way into
 tg.codegen, so it never cuts rendered kernels apart nor subclasses the CPU compiler. The compiler is found and its
 version probed once per process (tg.codegen.devices.clang.find_cc, cc_version)."""
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """MOCKGPU: a virtual KFD device behind the narrow interface (tg.amd.kfd.KFD), in-process.
 
 It answers sysfs topology and IP-discovery reads for an RDNA3 (gfx1100) or RDNA4 (gfx1200) part (MOCKGPU_ARCH), keeps a
-GPU virtual-address map (tg.amd_emu.Memory over real anonymous host mappings at the same addresses, as a GPU with a
+GPU virtual-address map (tg.amd_emu.AddressSpace over real anonymous host mappings at the same addresses, as a GPU with a
 shared VA space would see them), and implements queues: a doorbell write runs the queue's new packets through a PM4
 processor or an SDMA engine that parse the real packet formats. Dispatches run on tg.amd_emu; an access outside every
 mapping becomes a KFD memory-exception event, delivered through WAIT_EVENTS as on hardware, and stops the queue; a runaway
@@ -52,12 +52,12 @@ class MockEvent:
 class MockKFD:
   """The virtual KFD + render node + GPU. Only this object is different from the hardware path."""
   def __init__(self, arch: str | None = None):
-    from tg.amd_emu.emu import Memory
+    from tg.amd_emu.emu import AddressSpace
     self.archs = (arch or os.environ.get("MOCKGPU_ARCH") or "rdna3").split(",")  # one virtual GPU per entry
     if bad := [a for a in self.archs if a not in ARCHS]: raise ValueError(f"MOCKGPU_ARCH: unknown {bad}, expected {', '.join(ARCHS)}")
     self.arch = self.archs[0]  # of the GPU whose VM this process acquires
     self.host = HostKFD()  # for real anonymous memory
-    self.memory = Memory()
+    self.memory = AddressSpace()
     self.bos: dict[int, tuple[int, int]] = {}  # handle -> (va, size)
     self.queues: dict[int, MockQueue] = {}
     self.events: dict[int, MockEvent] = {}

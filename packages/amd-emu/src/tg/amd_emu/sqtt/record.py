@@ -9,7 +9,7 @@ import ctypes
 from dataclasses import dataclass, field
 from typing import Any
 from ..inst import Inst
-from ..program import BUDGET, ENDPGM, BARRIER
+from ..waveprog import BUDGET, ENDPGM, BARRIER
 
 @dataclass
 class WaveRun:

@@ -16,7 +16,7 @@ import heapq
 from collections import deque
 from dataclasses import dataclass, field
 from ..inst import Inst
-from ..program import BARRIERS
+from ..waveprog import BARRIERS
 from ..simm16 import WAITCNT
 from .classify import branch_op, memory_counter, ops, report
 from .record import WaveRun

@@ -16,7 +16,7 @@ from tg.codegen import render_c_function, diskcache_get, diskcache_put
 from .inst import Inst
 from .pcode import PcodeError
 from .isa import get_arch
-from .lower import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv, truth
+from .pcode_uops import V, Wide, Unsupported, bits, resize, alu, const, from_bits, conv, truth
 from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, swizzle_pcode, vinterp_pcode, shape_key, \
   int_clamp_pcode, FloatMode, DEFAULT_MODE, flush_denorm
 from .wmma import build_wmma
@@ -45,7 +45,7 @@ ENTRY_ARGS = "unsigned int* st, unsigned char* mem, unsigned long long* tab, con
 @functools.cache
 def _version() -> str:
   here = pathlib.Path(__file__).parent
-  files = ("pcode.py", "lower.py", "shapes.py", "kernel.py", "wmma.py", "numfmt.py")
+  files = ("pcode.py", "pcode_uops.py", "shapes.py", "shape_c.py", "wmma.py", "numfmt.py", "dpp.py")
   builders = (round_half_even, f32_to_bf16_bits, fp8_bits_to_f32, f32_to_fp8_bits)  # tg.uop's conversions the shapes build
   src = b"".join((here / f).read_bytes() for f in files) + "".join(inspect.getsource(b) for b in builders).encode()
   return hashlib.sha256(src).hexdigest()[:16]

@@ -1,7 +1,7 @@
 """Tier 1: a fixed C loop that runs a program's table of steps, each a call of a shared compiled shape (tg.amd_emu.shapelib).
 
 A new program needs no compiler: its table is built in Python from shapes compiled before (the disk cache keeps them).
-The loop keeps every rule of the whole-program C of tier 2 (program.render): the same block starts and budget charges,
+The loop keeps every rule of the whole-program C of tier 2 (waveprog.render): the same block starts and budget charges,
 the same PC writes and fault checks, so both leave the same state. At each block start it also counts down `ctl`; once
 that is negative it stops with YIELD at the block start (nothing charged), which is how a hot program moves up a tier.
 
@@ -15,7 +15,7 @@ import ctypes
 import functools
 from typing import Any
 from tg.codegen import CLibrary, compile_c
-from .kernel import ENTRY_ARGS
+from .shape_c import ENTRY_ARGS
 from .shapes import PC, FAULT as FAULT_FLAG
 
 ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED, YIELD = range(7)

@@ -1,6 +1,7 @@
-"""A kernel's code as a program in two tiers, both run by `Program.run_group` (interp.tg_emu_group: a workgroup's waves).
+"""A kernel's code as a wave program in two tiers, both run by `WaveProgram.run_group` (tier1.tg_emu_group: a workgroup's waves).
 
-Tier 1 (tg.amd_emu.interp) starts at once: a table of calls of shapes compiled before and shared by every program. A
+(Wave program, not tg.codegen's ProgramSpec nor a device Program: the emulator's compiled form of machine code.)
+Tier 1 (tg.amd_emu.tier1) starts at once: a table of calls of shapes compiled before and shared by every program. A
 program that runs more than TIERUP wave-instructions there is hot: its whole code becomes one C function (a dispatch
 loop over basic blocks, each a run of direct shape calls) compiled at -O2 in the background (tier 2), and the waves move
 to it at their next block start. Both tiers come from one plan of the code and leave the same state.
@@ -20,14 +21,14 @@ import numpy as np
 from tg.codegen import CLibrary, compile_c
 from .decode import decode
 from .inst import Inst
-from .kernel import shape_code, save_shapes, ShapeCode
+from .shape_c import shape_code, save_shapes, ShapeCode
 from .isa import Op
 from .shapes import shape_args, shape_kinds, PC, FAULT as FAULT_FLAG, pcode_of, FloatMode, DEFAULT_MODE
 from . import shapelib
-from .interp import interpreter, group_runner, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED, YIELD, BLOCK, STOP, CALL, \
+from .tier1 import interpreter, group_runner, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED, YIELD, BLOCK, STOP, CALL, \
   SET_PC, CHECK_FAULT, BRANCH
 
-__all__ = ["Program", "program", "ProgramBuildError", "ENDPGM", "BARRIER", "FAULT", "BUDGET", "BADPC", "UNSUPPORTED", "NOPS", "BARRIERS"]
+__all__ = ["WaveProgram", "wave_program", "ProgramBuildError", "ENDPGM", "BARRIER", "FAULT", "BUDGET", "BADPC", "UNSUPPORTED", "NOPS", "BARRIERS"]
 
 NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(32|64)|V_PIPEFLUSH.*|DS_NOP|"
                   r"S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
@@ -84,7 +85,7 @@ def branch_target(d: Decoded) -> int | None:
   simm -= (simm >> 15) << 16
   return d.pc + 4 + simm * 4
 
-class Program:
+class WaveProgram:
   """The code of one kernel, run in tier 1 until hot, then in tier 2. tier=1 or 2 pins it to one tier (tests, benchmarks)."""
   def __init__(self, code: bytes, arch: str, base: int, entry: int, mode: FloatMode = DEFAULT_MODE, tier: int | None = None):
     if tier not in (None, 1, 2): raise ValueError(f"tier {tier!r}: 1 (shape table), 2 (whole-program C) or None (tier 1 until hot)")
@@ -236,7 +237,7 @@ class Program:
   def check(self) -> None:
     """Raise the background build's error, if it failed (and forget this program, so the next use builds it again)."""
     if self.build_error is not None:
-      _program.cache_clear()
+      _wave_program.cache_clear()
       raise ProgramBuildError(f"the optimized (-O2) build of the emulated kernel failed: {type(self.build_error).__name__}: "
                               f"{self.build_error}") from self.build_error
 
@@ -248,8 +249,8 @@ class Program:
 
 def set_pc(pc: int) -> str: return f"st[{PC}] = {pc & 0xFFFFFFFF}u; st[{PC + 1}] = {pc >> 32}u;"
 
-def program(code: bytes, arch: str, base: int, entry: int, mode: FloatMode = DEFAULT_MODE, tier: int | None = None) -> Program:
-  """The program of some code at a base address entered at `entry` (cached per code, arch, addresses, mode and tier)."""
-  return _program(code, arch, base, entry, mode, tier)
+def wave_program(code: bytes, arch: str, base: int, entry: int, mode: FloatMode = DEFAULT_MODE, tier: int | None = None) -> WaveProgram:
+  """The wave program of some code at a base address entered at `entry` (cached per code, arch, addresses, mode and tier)."""
+  return _wave_program(code, arch, base, entry, mode, tier)
 
-_program = functools.lru_cache(maxsize=64)(Program)
+_wave_program = functools.lru_cache(maxsize=64)(WaveProgram)
