@@ -6,10 +6,11 @@ both arms under a predicate and assignments merge with WHERE, loops with constan
 `WAVE32` tests resolve at compile time. Registers, memory and cross-lane state come from a `Ctx` (see shapes.py).
 """
 from __future__ import annotations
+import contextlib
 import math
 import re
 import struct
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 from tg.uop import UOp, Ops, dtypes, DType, python_alu
 from .pcode import parse
 
@@ -374,48 +375,59 @@ class Interp:
     for s in stmts: self.stmt(s)
 
   def stmt(self, s: tuple) -> None:
-    t = s[0]
-    if t == "assign": self.assign(s[1], self.expr(s[2]))
-    elif t == "if":
-      saved = self.pred
-      taken = const("u", 1, 0)
-      for cond, body in s[1]:
-        c = const("u", 1, 1) if cond is None else truth(self.expr(cond))
-        arm = binop("&&", c, lnot(taken))
-        if arm.const is not None and not arm.const: continue
-        self.pred = binop("&&", saved, arm)
-        self.block(body)
-        taken = binop("||", taken, c)
-        if taken.const: break
-      self.pred = saved
-    elif t == "for":
-      lo, hi = self.expr(s[2]), self.expr(s[3])
-      if lo.const is None or hi.const is None: raise Unsupported("loop with a variable bound")
-      k, w = ("i", 32) if lo.weak else (lo.kind, lo.width)
-      self.brk.append(const("u", 1, 0))
-      for i in range(int(lo.const), int(hi.const) + 1):
-        self.env[s[1]] = const(k, w, i)
-        self.block(s[4])
-        if self.brk[-1].const: break
-      self.brk.pop()
-    elif t == "declare":
-      _, name, kind, width, count = s
-      kind = "u" if kind == "b" and width == 1 else kind
-      zero = const(kind, width, 0) if width <= 64 else Wide(tuple(const("b", 32, 0) for _ in range(width // 32)))
-      self.env[name] = [zero] * count if count else zero
-      if name == "S" and count:  # `declare S : 32'B[3]` (v_fma_mix*) names the sources as an array: S[i] is Si
-        self.env[name] = [from_bits(resize(bits(s), width), kind, width) if isinstance(s := self.ctx.read(f"S{i}", self), V) else zero
-                          for i in range(count)]
-      self.declared.add(name)
-    elif t == "break": self.brk[-1] = binop("||", self.brk[-1], self.active())
-    elif t == "return":
-      done, val = self.ret[-1]
-      v = self.expr(s[1])
-      act = self.active()
-      self.ret[-1] = (binop("||", done, act), v if val is None else select(act, v, val))
-    elif t == "lambda": self.env[s[1]] = Lambda(s[2], s[3])
-    elif t == "nop": pass
-    else: raise Unsupported(f"statement {t}")
+    if (run := self.STMTS.get(s[0])) is None: raise Unsupported(f"statement {s[0]}")
+    run(self, s)
+
+  def stmt_if(self, s: tuple) -> None:
+    """Each arm runs under the predicate that it is the first whose condition holds; arms known false are skipped."""
+    saved = self.pred
+    taken = const("u", 1, 0)
+    for cond, body in s[1]:
+      c = const("u", 1, 1) if cond is None else truth(self.expr(cond))
+      arm = binop("&&", c, lnot(taken))
+      if arm.const is not None and not arm.const: continue
+      self.pred = binop("&&", saved, arm)
+      self.block(body)
+      taken = binop("||", taken, c)
+      if taken.const: break
+    self.pred = saved
+
+  def stmt_for(self, s: tuple) -> None:
+    """Loops with constant bounds unroll; a `break` becomes a predicate on the iterations after it."""
+    lo, hi = self.expr(s[2]), self.expr(s[3])
+    if lo.const is None or hi.const is None: raise Unsupported("loop with a variable bound")
+    k, w = ("i", 32) if lo.weak else (lo.kind, lo.width)
+    self.brk.append(const("u", 1, 0))
+    for i in range(int(lo.const), int(hi.const) + 1):
+      self.env[s[1]] = const(k, w, i)
+      self.block(s[4])
+      if self.brk[-1].const: break
+    self.brk.pop()
+
+  def stmt_declare(self, s: tuple) -> None:
+    _, name, kind, width, count = s
+    kind = "u" if kind == "b" and width == 1 else kind
+    zero = const(kind, width, 0) if width <= 64 else Wide(tuple(const("b", 32, 0) for _ in range(width // 32)))
+    self.env[name] = [zero] * count if count else zero
+    if name == "S" and count:  # `declare S : 32'B[3]` (v_fma_mix*) names the sources as an array: S[i] is Si
+      self.env[name] = [from_bits(resize(bits(s), width), kind, width) if isinstance(s := self.ctx.read(f"S{i}", self), V) else zero
+                        for i in range(count)]
+    self.declared.add(name)
+
+  def stmt_return(self, s: tuple) -> None:
+    """The value returned is the first active lane-path's: later returns only fill in where none returned yet."""
+    done, val = self.ret[-1]
+    v = self.expr(s[1])
+    act = self.active()
+    self.ret[-1] = (binop("||", done, act), v if val is None else select(act, v, val))
+
+  def stmt_break(self, s: tuple) -> None: self.brk[-1] = binop("||", self.brk[-1], self.active())
+  def stmt_lambda(self, s: tuple) -> None: self.env[s[1]] = Lambda(s[2], s[3])
+
+  STMTS: dict[str, Callable[[Interp, tuple], None]] = {
+    "assign": lambda self, s: self.assign(s[1], self.expr(s[2])), "if": stmt_if, "for": stmt_for, "declare": stmt_declare,
+    "break": stmt_break, "return": stmt_return, "lambda": stmt_lambda,
+    "nop": lambda self, s: None}
 
   def merge(self, old: Any, new: Any) -> Any:
     """new where the current predicate holds, else old."""
@@ -433,79 +445,99 @@ class Interp:
     self.env[name] = self.initial[name] = v
     return v
 
+  # ***** assignments *****
   def assign(self, lv: tuple, val: Any) -> None:
-    t = lv[0]
+    """Store val to an lvalue: a name, a typed field, a bit slice, an indexed bit, element or register, or a concatenation."""
+    self.bind_root(lv)
+    if (store := self.ASSIGNS.get(lv[0])) is None: raise Unsupported(f"assignment to {lv[0]}")
+    store(self, lv, val)
+
+  def bind_root(self, lv: tuple) -> None:
+    """The variable a piecewise store (x[3] = .., x.u16 = ..) writes into: from the context, else a 64-bit zero temporary."""
     root = lv
     while root[0] in ("slice", "idx", "field"): root = root[1]
-    if root is not lv and root[0] == "name" and root[1] not in self.env and root[1] not in ("VGPR", "MEM", "SGPR"):
-      try: self.lookup(root[1])
-      except Unsupported: self.env[root[1]] = const("u", 64, 0)  # an undeclared temporary written piecewise
-    if t == "name":
-      name = lv[1]
-      if name in self.ctx.lane_masks and self.ctx.lane is not None and not self.in_bit_write:  # a whole-mask write in a lane: this lane's bit
-        val = write_bits(self.lookup(name), self.ctx.lane, 1, truth(conv(val, "u", 32) if not val.weak else const("u", 1, val.const & 1)))
-        self.in_bit_write = True
-        try: self.assign(lv, val)
-        finally: self.in_bit_write = False
-        return
-      try: old = self.lookup(name)
-      except Unsupported: old = None
-      if isinstance(old, Wide):
-        nv = val if isinstance(val, Wide) else split_words(bits(val), len(old.words))
-        self.env[name] = self.merge(old, nv)
-        return
-      if old is None or (isinstance(old, V) and old.weak and name not in self.declared) or isinstance(val, (Lambda, list)):
-        if isinstance(val, V) and val.weak: val = weak_to(val, "i" if val.kind != "f" else "f", 32 if val.kind != "f" else 64)
-        self.env[name] = val if old is None else self.merge(conv(old, val.kind, val.width) if isinstance(val, V) else old, val)
-        return
-      if isinstance(val, Wide): val = join_words(val)
-      if name in self.declared or name in self.ctx.regs or (old.kind, old.width) != (val.kind, val.width):
-        val = conv(val, old.kind, old.width) if not (name in self.ctx.regs and val.kind in "ub" and val.width == old.width) else val
-        if name in self.ctx.regs and (val.kind, val.width) != (old.kind, old.width): val = from_bits(bits(val), old.kind, old.width)
-      self.env[name] = self.merge(old, val)
-    elif t == "field" and lv[1][0] == "idx" and lv[1][1] == ("name", "SGPR"):  # s_movreld: SGPR[addr].b32 = ...
+    if root is lv or root[0] != "name" or root[1] in self.env or root[1] in ("VGPR", "MEM", "SGPR"): return
+    try: self.lookup(root[1])
+    except Unsupported: self.env[root[1]] = const("u", 64, 0)  # an undeclared temporary written piecewise
+
+  @contextlib.contextmanager
+  def bit_write(self) -> Iterator[None]:
+    """While a single bit of a lane mask is stored, the mask is written whole (not again one lane's bit of it)."""
+    self.in_bit_write = True
+    try: yield
+    finally: self.in_bit_write = False
+
+  def assign_name(self, lv: tuple, val: Any) -> None:
+    name = lv[1]
+    if name in self.ctx.lane_masks and self.ctx.lane is not None and not self.in_bit_write:  # a whole-mask write in a lane: this lane's bit
+      bit = write_bits(self.lookup(name), self.ctx.lane, 1, truth(conv(val, "u", 32) if not val.weak else const("u", 1, val.const & 1)))
+      with self.bit_write(): self.assign(lv, bit)
+      return
+    try: old = self.lookup(name)
+    except Unsupported: old = None
+    if isinstance(old, Wide): self.env[name] = self.merge(old, val if isinstance(val, Wide) else split_words(bits(val), len(old.words)))
+    elif old is None or (isinstance(old, V) and old.weak and name not in self.declared) or isinstance(val, (Lambda, list)):
+      self.env[name] = self.rebind(old, val)
+    else: self.env[name] = self.merge(old, self.keep_type(name, old, join_words(val) if isinstance(val, Wide) else val))
+
+  def rebind(self, old: Any, val: Any) -> Any:
+    """A first store, one over an untyped (weak) value, or of a lambda or array: the name takes the value's type."""
+    if isinstance(val, V) and val.weak: val = weak_to(val, "i" if val.kind != "f" else "f", 32 if val.kind != "f" else 64)
+    return val if old is None else self.merge(conv(old, val.kind, val.width) if isinstance(val, V) else old, val)
+
+  def keep_type(self, name: str, old: V, val: V) -> V:
+    """A declared variable or a register keeps its type: the value converts to it (a register takes same-width bits as
+    they are); an undeclared temporary whose type differs takes the old type too."""
+    if name in self.declared or name in self.ctx.regs or (old.kind, old.width) != (val.kind, val.width):
+      val = conv(val, old.kind, old.width) if not (name in self.ctx.regs and val.kind in "ub" and val.width == old.width) else val
+      if name in self.ctx.regs and (val.kind, val.width) != (old.kind, old.width): val = from_bits(bits(val), old.kind, old.width)
+    return val
+
+  def assign_field(self, lv: tuple, val: Any) -> None:
+    """x.u16 = ..: the low bits of x (a field of no type, x.someField, is the context's to place or ignore)."""
+    if lv[1][0] == "idx" and lv[1][1] == ("name", "SGPR"):  # s_movreld: SGPR[addr].b32 = ...
       self.ctx.sgpr_write(self.expr(lv[1][2]), bits(conv(val, *self.vtype(lv[2]))) if isinstance(val, V) else val, self.active())
-    elif t == "field":
-      kind, width = self.vtype(lv[2])
-      if kind is None:
-        self.ctx.ignore_field(lv)
-        return
-      v = conv(val, kind, width) if not isinstance(val, Wide) else val
-      base = self.expr(lv[1]) if not (lv[1][0] == "name" and lv[1][1] not in self.env and self.ctx.read(lv[1][1], self) is None) else None
-      if base is None:
-        self.assign(lv[1], v)
-        return
-      self.assign(lv[1], write_bits(base, 0, width, v))
-    elif t == "slice":
-      hi, lo = self.expr(lv[2]), self.expr(lv[3])
-      if hi.const is None or lo.const is None: raise Unsupported("slice assignment with variable bounds")
-      self.assign(lv[1], write_bits(self.expr(lv[1]), int(lo.const), int(hi.const) - int(lo.const) + 1, val))
-    elif t == "idx" and lv[1] == ("name", "HW_REGISTERS"): self.ctx.hwreg_write(self.expr(lv[2]), val, self.active())
-    elif t == "idx":
-      if lv[1][0] == "idx" and lv[1][1] == ("name", "VGPR"):
-        self.ctx.vgpr_write(self.expr(lv[1][2]), self.expr(lv[2]), val, self.active(), self)
-        return
-      if lv[1][0] == "name" and lv[1][1] == "MEM": raise Unsupported("untyped memory store")
-      base = self.expr(lv[1])
-      i = self.expr(lv[2])
-      if isinstance(base, list):
-        if i.const is not None:
-          new = list(base); new[int(i.const)] = self.merge_elem(base[int(i.const)], val); self.set_array(lv[1], new)
-        else:
-          new = [self.merge_elem(e, val, binop("==", i, const("u", 32, k))) for k, e in enumerate(base)]; self.set_array(lv[1], new)
-        return
-      self.in_bit_write = True
-      try: self.assign(lv[1], write_bits(base, i, 1, truth(val)))
-      finally: self.in_bit_write = False
-    elif t == "cat":
-      raw = bits(val) if isinstance(val, V) else join_words(val)
-      pos = 0
-      for part in reversed(lv[1]):
-        w = self.width_of(part)
-        self.assign(part, from_bits(slice_bits(raw, pos, w), "u", w))
-        pos += w
-    elif t == "call" and lv[1] == "MEM": raise Unsupported("MEM call")
-    else: raise Unsupported(f"assignment to {t}")
+      return
+    kind, width = self.vtype(lv[2])
+    if kind is None: return self.ctx.ignore_field(lv)
+    v = conv(val, kind, width) if not isinstance(val, Wide) else val
+    unbound = lv[1][0] == "name" and lv[1][1] not in self.env and self.ctx.read(lv[1][1], self) is None
+    self.assign(lv[1], v if unbound else write_bits(self.expr(lv[1]), 0, width, v))
+
+  def assign_slice(self, lv: tuple, val: Any) -> None:
+    hi, lo = self.expr(lv[2]), self.expr(lv[3])
+    if hi.const is None or lo.const is None: raise Unsupported("slice assignment with variable bounds")
+    self.assign(lv[1], write_bits(self.expr(lv[1]), int(lo.const), int(hi.const) - int(lo.const) + 1, val))
+
+  def assign_idx(self, lv: tuple, val: Any) -> None:
+    """HW_REGISTERS[i], VGPR[lane][reg], an array element (constant or variable index) or one bit of a value."""
+    if lv[1] == ("name", "HW_REGISTERS"): return self.ctx.hwreg_write(self.expr(lv[2]), val, self.active())
+    if lv[1][0] == "idx" and lv[1][1] == ("name", "VGPR"): return self.ctx.vgpr_write(self.expr(lv[1][2]), self.expr(lv[2]), val, self.active(), self)
+    if lv[1][0] == "name" and lv[1][1] == "MEM": raise Unsupported("untyped memory store")
+    base, i = self.expr(lv[1]), self.expr(lv[2])
+    if isinstance(base, list): return self.set_array(lv[1], self.store_elem(base, i, val))
+    with self.bit_write(): self.assign(lv[1], write_bits(base, i, 1, truth(val)))
+
+  def store_elem(self, arr: list, i: V, val: V) -> list:
+    if i.const is not None:
+      new = list(arr)
+      new[int(i.const)] = self.merge_elem(arr[int(i.const)], val)
+      return new
+    return [self.merge_elem(e, val, binop("==", i, const("u", 32, k))) for k, e in enumerate(arr)]
+
+  def assign_cat(self, lv: tuple, val: Any) -> None:
+    """{hi, lo} = ..: each part takes its width of bits, from the lowest up."""
+    raw = bits(val) if isinstance(val, V) else join_words(val)
+    pos = 0
+    for part in reversed(lv[1]):
+      w = self.width_of(part)
+      self.assign(part, from_bits(slice_bits(raw, pos, w), "u", w))
+      pos += w
+
+  def assign_call(self, lv: tuple, val: Any) -> None: raise Unsupported("MEM call" if lv[1] == "MEM" else "assignment to call")
+
+  ASSIGNS: dict[str, Callable[[Interp, tuple, Any], None]] = {
+    "name": assign_name, "field": assign_field, "slice": assign_slice, "idx": assign_idx, "cat": assign_cat, "call": assign_call}
 
   def merge_elem(self, old: V, val: V, cond: V | None = None) -> V:
     v = conv(val, old.kind, old.width) if isinstance(val, V) else val
@@ -531,155 +563,63 @@ class Interp:
 
   # ***** expressions *****
   def expr(self, e: tuple) -> Any:
-    t = e[0]
-    if t == "lit":
-      _, val, kind, width, weak, hexlit = e
-      if weak: return V(UOp.const(dtypes.float64 if kind == "f" else dtypes.int64, val), kind, 64 if kind == "f" else 32, True, hexlit)
-      if kind == "f": return V(UOp.const(FDT[width], val), "f", width)
-      return const(kind if width > 1 else "u", width, val)
-    if t == "name":
-      v = self.lookup(e[1])
-      return v
-    if t == "field":
-      if e[1] == ("name", "MEM"): raise Unsupported("MEM field")
-      kind, width = self.vtype(e[2])
-      if kind is None: return self.ctx.named_field(e, self)
-      if e[1][0] == "idx" and e[1][1] == ("name", "MEM"): return self.ctx.mem_load(self.expr(e[1][2]), kind, width, self.active(), self)
-      if e[1][0] == "idx" and e[1][1] == ("name", "SGPR"): return from_bits(self.ctx.sgpr_read(self.expr(e[1][2]), width), kind, width)
-      base = self.expr(e[1])
-      if isinstance(base, Wide): base = join_words(base, width)
-      if base.kind == "denorm": return V(base.u, "denorm", width)
-      if base.weak: return weak_to(base, kind, width)
-      if base.kind == kind and base.width == width: return base
-      return from_bits(bits(base), kind, width)
-    if t == "bin":
-      a, b = self.expr(e[2]), self.expr(e[3])
-      if isinstance(a, Wide): a = join_words(a)
-      if isinstance(b, Wide): b = join_words(b)
-      return binop(e[1], a, b)
-    if t == "un":
-      x = self.expr(e[2])
-      if e[1] == "-": return neg(x)
-      if e[1] == "+": return x
-      if e[1] == "!": return lnot(x)
-      return bnot(x)
-    if t == "?":
-      c = truth(self.expr(e[1]))
-      if c.const is not None: return self.expr(e[2] if c.const else e[3])
-      return select(c, self.expr(e[2]), self.expr(e[3]))
-    if t == "cast":
-      _, kind, width, x = e
-      v = self.expr(x)
-      if isinstance(v, Wide): v = join_words(v)
-      if kind == "f" and v.weak and v.hexlit: return from_bits(const("u", width, v.const), "f", width)
-      if kind == "b":
-        return from_bits(resize_any(v, width) if v.kind != "f" or v.width == width else bits(conv(v, "f", width)), "b", width)
-      if width > 64: raise Unsupported(f"{width}-bit cast")
-      return conv(v, kind if width > 1 else "u", width)
-    if t == "cat":
-      parts = [self.expr(p) for p in e[1]]
-      out: V | None = None
-      for p in parts:
-        pb = bits(p) if not p.weak else const("u", 32, p.const)
-        out = pb if out is None else concat(out, pb)
-      return out
-    if t == "slice":
-      base = self.expr(e[1])
-      hi, lo = self.expr(e[2]), self.expr(e[3])
-      if hi.const is None or lo.const is None: raise Unsupported("slice with variable bounds")
-      h, l = int(hi.const), int(lo.const)
-      if isinstance(base, Wide): base = join_words(base, max(h, l) + 1) if max(h, l) < 64 else Wide(base.words[l // 32:h // 32 + 1])
-      if isinstance(base, Wide): return base if h - l + 1 > 64 else join_words(base)
-      if h < l: return reverse_bits(slice_bits(bits(base), h, l - h + 1))
-      return slice_bits(bits(base) if not base.weak else const("u", 64, base.const), l, h - l + 1)
-    if t == "slicew":
-      base, lo, w = self.expr(e[1]), self.expr(e[2]), self.expr(e[3])
-      return slice_bits(bits(base), lo, int(w.const))
-    if t == "idx":
-      if e[1] == ("name", "MEM"): raise Unsupported("untyped memory read")
-      if e[1][0] == "idx" and e[1][1] == ("name", "VGPR"): return self.ctx.vgpr_read(self.expr(e[1][2]), self.expr(e[2]), self)
-      if e[1] == ("name", "VGPR"): return ("vgpr_lane", self.expr(e[2]))
-      if e[1] == ("name", "HW_REGISTERS"): return self.ctx.hwreg_read(self.expr(e[2]))
-      base = self.expr(e[1])
-      i = self.expr(e[2])
-      if isinstance(base, list):
-        if i.const is not None: return base[int(i.const)]
-        out = base[0]
-        for k in range(1, len(base)): out = select(binop("==", i, const("u", 32, k)), base[k], out)
-        return out
-      if isinstance(base, Wide): base = join_words(base)
-      return truth(slice_bits(bits(base), i, 1))
-    if t == "call": return self.call(e[1], [x for x in e[2]])
-    raise Unsupported(f"expression {t}")
+    if (ev := self.EXPRS.get(e[0])) is None: raise Unsupported(f"expression {e[0]}")
+    return ev(self, e)
 
+  def expr_field(self, e: tuple) -> Any:
+    """x.f32: a typed view of x; MEM[addr].u32 and SGPR[i].b32 are reads; a field of no type is the context's."""
+    if e[1] == ("name", "MEM"): raise Unsupported("MEM field")
+    kind, width = self.vtype(e[2])
+    if kind is None: return self.ctx.named_field(e, self)
+    if e[1][0] == "idx" and e[1][1] == ("name", "MEM"): return self.ctx.mem_load(self.expr(e[1][2]), kind, width, self.active(), self)
+    if e[1][0] == "idx" and e[1][1] == ("name", "SGPR"): return from_bits(self.ctx.sgpr_read(self.expr(e[1][2]), width), kind, width)
+    return typed_view(self.expr(e[1]), kind, width)
+
+  def expr_select(self, e: tuple) -> Any:
+    c = truth(self.expr(e[1]))
+    if c.const is not None: return self.expr(e[2] if c.const else e[3])
+    return select(c, self.expr(e[2]), self.expr(e[3]))
+
+  def expr_slice(self, e: tuple) -> V | Wide:
+    base, hi, lo = self.expr(e[1]), self.expr(e[2]), self.expr(e[3])
+    if hi.const is None or lo.const is None: raise Unsupported("slice with variable bounds")
+    return slice_value(base, int(hi.const), int(lo.const))
+
+  def expr_idx(self, e: tuple) -> Any:
+    """VGPR[lane][reg], VGPR[lane] (a lane's registers), HW_REGISTERS[i], an array element, or one bit of a value."""
+    if e[1] == ("name", "MEM"): raise Unsupported("untyped memory read")
+    if e[1][0] == "idx" and e[1][1] == ("name", "VGPR"): return self.ctx.vgpr_read(self.expr(e[1][2]), self.expr(e[2]), self)
+    if e[1] == ("name", "VGPR"): return ("vgpr_lane", self.expr(e[2]))
+    if e[1] == ("name", "HW_REGISTERS"): return self.ctx.hwreg_read(self.expr(e[2]))
+    base, i = self.expr(e[1]), self.expr(e[2])
+    if isinstance(base, list): return pick(base, i)
+    return truth(slice_bits(bits(flat(base)), i, 1))
+
+  def expr_bin(self, e: tuple) -> V:
+    a, b = self.expr(e[2]), self.expr(e[3])
+    return binop(e[1], flat(a), flat(b))
+
+  EXPRS: dict[str, Callable[[Interp, tuple], Any]] = {
+    "lit": lambda self, e: literal(*e[1:]), "name": lambda self, e: self.lookup(e[1]), "field": expr_field, "bin": expr_bin,
+    "un": lambda self, e: UNARY.get(e[1], bnot)(self.expr(e[2])), "?": expr_select,
+    "cast": lambda self, e: cast(self.expr(e[3]), e[1], e[2]), "cat": lambda self, e: cat_bits([self.expr(p) for p in e[1]]),
+    "slice": expr_slice, "slicew": lambda self, e: slice_bits(bits(self.expr(e[1])), self.expr(e[2]), int(self.expr(e[3]).const)),
+    "idx": expr_idx, "call": lambda self, e: self.call(e[1], list(e[2]))}
+
+  # ***** calls *****
   def call(self, fn: str, args: list) -> Any:
+    """A pseudocode lambda, a builtin (BUILTINS; conversions and integer min/max by name pattern), else another instruction's
+    pseudocode (v_max_f32(a, b))."""
     f = self.env.get(fn)
     if fn in ("isSignalNAN", "isQuietNAN") and args and args[0][0] == "cast" and args[0][1] == "f":
       args = [args[0][3]]  # isSignalNAN(64'F(S0.f32)): C's widening would quiet the NaN first; the class is the operand's
     if isinstance(f, Lambda): return self.call_lambda(f, [self.expr(a) for a in args])
-    vals = [self.expr(a) for a in args]
-    vals = [join_words(v) if isinstance(v, Wide) else v for v in vals]
-    x = vals[0] if vals else None
-    if fn == "abs": return f_abs(x)
-    if fn == "sign": return f_sign(x)
-    if fn == "isNAN": return is_nan(x)
-    if fn == "isSignalNAN": return binop("&&", is_nan(x), lnot(quiet_bit(x)))
-    if fn == "isQuietNAN": return binop("&&", is_nan(x), quiet_bit(x))
-    if fn == "cvtToQuietNAN":
-      b, m, _ = fparts(x)
-      return select(is_nan(x), from_bits(alu(Ops.OR, b, const("u", b.width, 1 << (m - 1)), "u", b.width), "f", x.width), x)
-    if fn == "exponent": return exponent(x)
-    if fn == "mantissa": return mantissa(x)
-    if fn == "fma":
-      a, b, c = vals
-      a, b, _, w = unify(a, b)
-      a, c, _, w = unify(a, c)
-      b = conv(b, "f", w)
-      if w == 16: return V(a.u.cast(dtypes.float32).mulacc(b.u.cast(dtypes.float32), c.u.cast(dtypes.float32)).cast(dtypes.float16), "f", 16)
-      return V(a.u.mulacc(b.u, c.u), "f", w)
-    if fn == "sqrt": return f_unary(lambda u: u.sqrt(), x)
-    if fn == "log2": return f_unary(lambda u: u.log2(), x)
-    if fn == "sin": return f_unary(lambda u: u.sin(), x)
-    if fn == "cos": return f_unary(lambda u: (u + UOp.const(u.dtype, math.pi / 2)).sin(), x)
-    if fn == "trunc": return f_unary(lambda u: u.trunc(), x)
-    if fn == "floor": return f_unary(f_floor, x)
-    if fn == "fract": return f_unary(lambda u: u - f_floor(u), x)
-    if fn == "isEven": return f_unary_pred(x, lambda u: (f_floor(u * UOp.const(u.dtype, 0.5)) * UOp.const(u.dtype, 2.0)).eq(u))
-    if fn == "pow":
-      if x.const in (2, 2.0): return f_exp2(conv(vals[1], "f", 32) if vals[1].kind != "f" else vals[1])
-      raise Unsupported("pow with a base other than 2")
-    if fn == "ldexp": return ldexp(x, vals[1])
-    if fn == "signext":
-      return conv(x if x.kind == "i" else from_bits(bits(x), "i", x.width), "i", 64) if not x.weak else const("i", 64, x.const)
-    if fn == "signext_from_bit":
-      n = conv(vals[1], "u", 32)
-      v = conv(x, "i", 32)
-      sh = alu(Ops.SUB, const("u", 32, 32), n, "u", 32)
-      r = shift(">>", shift("<<", v, sh), sh)
-      return select(binop("==", n, const("u", 32, 0)), const("i", 32, 0), r)
-    if fn in ("countbits", "count_ones"): return popcount(x)
-    if fn == "reverse_bits": return reverse_bits(bits(x))
-    if fn in ("s_ff1_i32_b32", "s_ff1_i32_b64"):
-      b = bits(x)
-      r = const("i", 32, -1)
-      for i in reversed(range(b.width)): r = select(truth(slice_bits(b, const("u", 32, i), 1)), const("i", 32, i), r)
-      return r
-    if fn == "f32_to_f16" and self.rtz(): return f2f16_rtz(conv(x, "f", 32))
-    if fn == "bf16_to_f32": return from_bits(concat(bits(x), const("u", 16, 0)), "f", 32)
-    m = CVT.fullmatch(fn)
-    if m:
-      src, dst = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
-      sk, sw = ("b", 16) if src == "bf16" else (src[0], int(src[1:]))
-      if x.weak: x = weak_to(x, sk, sw)
-      if x.kind != sk and not (x.kind in "ub" and sk in "ub"): x = conv(x, sk, sw) if (x.kind == "f") == (sk == "f") else x
-      return conv(x, dst[0], int(dst[1:]))
-    m = MINMAX.fullmatch(fn)
-    if m and m.group(2)[0] != "f":
-      cmp = "<" if m.group(1) == "min" else ">"
-      out = vals[0]
-      for v in vals[1:]: out = select(binop(cmp, out, v), out, v)
-      return out
-    if fn in ("writeableBitMask", "HwRegWriteMask"): return self.ctx.hwreg_writable(x)
+    vals = [flat(self.expr(a)) for a in args]
+    if fn == "f32_to_f16" and self.rtz(): return f2f16_rtz(conv(vals[0], "f", 32))
+    if fn in ("writeableBitMask", "HwRegWriteMask"): return self.ctx.hwreg_writable(vals[0])
+    if (builtin := BUILTINS.get(fn)) is not None: return builtin(*vals)
+    if m := CVT.fullmatch(fn): return convert(*((m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))), vals[0])
+    if (m := MINMAX.fullmatch(fn)) and m.group(2)[0] != "f": return int_minmax(m.group(1), vals)
     return self.call_op(fn, vals)
 
   def rtz(self) -> bool:
@@ -710,6 +650,113 @@ class Interp:
     return val
 
 ROUND_TOWARD_ZERO = 3
+
+def flat(x: Any) -> Any:
+  """A wide register tuple as one value (its low 64 bits); anything else as it is."""
+  return join_words(x) if isinstance(x, Wide) else x
+
+def literal(val: Any, kind: str, width: int, weak: bool, hexlit: bool) -> V:
+  """A number in the text: untyped (weak) ones take their type from where they are used."""
+  if weak: return V(UOp.const(dtypes.float64 if kind == "f" else dtypes.int64, val), kind, 64 if kind == "f" else 32, True, hexlit)
+  if kind == "f": return V(UOp.const(FDT[width], val), "f", width)
+  return const(kind if width > 1 else "u", width, val)
+
+def typed_view(base: Any, kind: str, width: int) -> V:
+  """x.f32, x.u16 ..: x's bits as that type (an untyped number converts; DENORM stays the marker it is)."""
+  base = join_words(base, width) if isinstance(base, Wide) else base
+  if base.kind == "denorm": return V(base.u, "denorm", width)
+  if base.weak: return weak_to(base, kind, width)
+  if base.kind == kind and base.width == width: return base
+  return from_bits(bits(base), kind, width)
+
+def cast(v: Any, kind: str, width: int) -> V:
+  """N'K(x): a value conversion, except to bits (N'B) which keeps x's bits and a hex literal to float which is its bits."""
+  v = flat(v)
+  if kind == "f" and v.weak and v.hexlit: return from_bits(const("u", width, v.const), "f", width)
+  if kind == "b": return from_bits(resize_any(v, width) if v.kind != "f" or v.width == width else bits(conv(v, "f", width)), "b", width)
+  if width > 64: raise Unsupported(f"{width}-bit cast")
+  return conv(v, kind if width > 1 else "u", width)
+
+def cat_bits(parts: list[V]) -> V:
+  """{a, b, ..}: the parts' bits, the first highest."""
+  out: V | None = None
+  for p in parts:
+    pb = bits(p) if not p.weak else const("u", 32, p.const)
+    out = pb if out is None else concat(out, pb)
+  return out  # type: ignore[return-value]
+
+def slice_value(base: Any, h: int, l: int) -> V | Wide:
+  """x[h : l]: bits l..h (h < l reverses them); a slice of a wide register wider than 64 bits stays its words."""
+  if isinstance(base, Wide): base = join_words(base, max(h, l) + 1) if max(h, l) < 64 else Wide(base.words[l // 32:h // 32 + 1])
+  if isinstance(base, Wide): return base if h - l + 1 > 64 else join_words(base)
+  if h < l: return reverse_bits(slice_bits(bits(base), h, l - h + 1))
+  return slice_bits(bits(base) if not base.weak else const("u", 64, base.const), l, h - l + 1)
+
+def pick(arr: list, i: V) -> Any:
+  """arr[i], a select chain over the elements when i is a runtime value."""
+  if i.const is not None: return arr[int(i.const)]
+  out = arr[0]
+  for k in range(1, len(arr)): out = select(binop("==", i, const("u", 32, k)), arr[k], out)
+  return out
+
+UNARY: dict[str, Callable[[V], V]] = {"-": neg, "+": lambda x: x, "!": lnot}  # any other (~) is bitwise not
+
+# ***** builtin functions of the pseudocode *****
+def fma(a: V, b: V, c: V) -> V:
+  a, b, _, w = unify(a, b)
+  a, c, _, w = unify(a, c)
+  b = conv(b, "f", w)
+  if w == 16: return V(a.u.cast(dtypes.float32).mulacc(b.u.cast(dtypes.float32), c.u.cast(dtypes.float32)).cast(dtypes.float16), "f", 16)
+  return V(a.u.mulacc(b.u, c.u), "f", w)
+
+def to_quiet_nan(x: V) -> V:
+  b, m, _ = fparts(x)
+  return select(is_nan(x), from_bits(alu(Ops.OR, b, const("u", b.width, 1 << (m - 1)), "u", b.width), "f", x.width), x)
+
+def pow2(base: V, n: V) -> V:
+  if base.const in (2, 2.0): return f_exp2(conv(n, "f", 32) if n.kind != "f" else n)
+  raise Unsupported("pow with a base other than 2")
+
+def signext(x: V) -> V:
+  if x.weak: return const("i", 64, x.const)
+  return conv(x if x.kind == "i" else from_bits(bits(x), "i", x.width), "i", 64)
+
+def signext_from_bit(x: V, nbits: V) -> V:
+  n = conv(nbits, "u", 32)
+  v = conv(x, "i", 32)
+  sh = alu(Ops.SUB, const("u", 32, 32), n, "u", 32)
+  r = shift(">>", shift("<<", v, sh), sh)
+  return select(binop("==", n, const("u", 32, 0)), const("i", 32, 0), r)
+
+def find_first_one(x: V) -> V:
+  b = bits(x)
+  r = const("i", 32, -1)
+  for i in reversed(range(b.width)): r = select(truth(slice_bits(b, const("u", 32, i), 1)), const("i", 32, i), r)
+  return r
+
+def convert(src: str, dst: str, x: V) -> V:
+  """f32_to_i32(x) and friends: x read as the source type (an int of the other signedness as it is), then converted."""
+  sk, sw = ("b", 16) if src == "bf16" else (src[0], int(src[1:]))
+  if x.weak: x = weak_to(x, sk, sw)
+  if x.kind != sk and not (x.kind in "ub" and sk in "ub"): x = conv(x, sk, sw) if (x.kind == "f") == (sk == "f") else x
+  return conv(x, dst[0], int(dst[1:]))
+
+def int_minmax(which: str, vals: list[V]) -> V:
+  out = vals[0]
+  for v in vals[1:]: out = select(binop("<" if which == "min" else ">", out, v), out, v)
+  return out
+
+BUILTINS: dict[str, Callable[..., V]] = {
+  "abs": f_abs, "sign": f_sign, "isNAN": is_nan, "isSignalNAN": lambda x: binop("&&", is_nan(x), lnot(quiet_bit(x))),
+  "isQuietNAN": lambda x: binop("&&", is_nan(x), quiet_bit(x)), "cvtToQuietNAN": to_quiet_nan, "exponent": exponent,
+  "mantissa": mantissa, "fma": fma, "sqrt": lambda x: f_unary(lambda u: u.sqrt(), x), "log2": lambda x: f_unary(lambda u: u.log2(), x),
+  "sin": lambda x: f_unary(lambda u: u.sin(), x), "cos": lambda x: f_unary(lambda u: (u + UOp.const(u.dtype, math.pi / 2)).sin(), x),
+  "trunc": lambda x: f_unary(lambda u: u.trunc(), x), "floor": lambda x: f_unary(f_floor, x),
+  "fract": lambda x: f_unary(lambda u: u - f_floor(u), x),
+  "isEven": lambda x: f_unary_pred(x, lambda u: (f_floor(u * UOp.const(u.dtype, 0.5)) * UOp.const(u.dtype, 2.0)).eq(u)),
+  "pow": pow2, "ldexp": ldexp, "signext": signext, "signext_from_bit": signext_from_bit, "countbits": popcount, "count_ones": popcount,
+  "reverse_bits": lambda x: reverse_bits(bits(x)), "s_ff1_i32_b32": find_first_one, "s_ff1_i32_b64": find_first_one,
+  "bf16_to_f32": lambda x: from_bits(concat(bits(x), const("u", 16, 0)), "f", 32)}
 
 def f_unary_pred(x: V, fn: Callable[[UOp], UOp]) -> V:
   if x.kind != "f": x = conv(x, "f", 32)
