@@ -211,3 +211,106 @@ def test_wmma_8bit_floats(fa: str, fb: str) -> None:
   for k in range(16): d += av[:, k:k + 1] * bv[k:k + 1, :]  # f32 products are exact; the sum rounds at each step
   d += c
   for i, rows in enumerate(cd_rows("rdna4")): np.testing.assert_array_equal(w.v[16 + i].view(np.float32), d[rows, LANE % 16])
+
+# ***** RDNA4's K=32 iu4 WMMA and sparse SWMMAC *****
+# Where each element lives, per AMD's RDNA4 matrix layouts (the matrix instruction calculator's tables): lane l holds row (A)
+# or column (B) l % 16; (lane half, slot in the lane) of element k of a K-long row/column, and of A's compressed value c.
+def dense_place(k: int, ew: int, K: int) -> tuple[int, int]:
+  if ew == 16: return (k // 8) % 2, 8 * (k // 16) + k % 8  # 16-bit: blocks of 8 K, lane halves alternating
+  return k // (K // 2), k % (K // 2)                       # 8- and 4-bit: lanes 0-15 the first half of K, 16-31 the second
+
+def sparse_place(c: int, ew: int, K: int) -> tuple[int, int]:
+  g, s = divmod(c, 2)  # value s of the group of 4 K values g
+  if ew == 16: return (g // 2) % 2, 4 * (g // 4) + 2 * (g % 2) + s
+  return c // (K // 4), c % (K // 4)
+
+def lane_vgprs(slots: np.ndarray, ew: int) -> list[np.ndarray]:
+  """VGPRs (32 lanes each) holding slots[lane, s], ew-bit codes packed from each VGPR's low bits."""
+  per = 32 // ew
+  return [sum((slots[:, j * per + i].astype(np.uint32) << np.uint32(ew * i) for i in range(per)), np.zeros(32, np.uint32))
+          for j in range(slots.shape[1] // per)]
+
+def dense_operand(m: np.ndarray, ew: int) -> list[np.ndarray]:
+  """The VGPRs of a 16 x K A operand (B: pass its transpose)."""
+  K = m.shape[1]
+  slots = np.zeros((32, K // 2), np.uint32)
+  for r in range(16):
+    for k in range(K): h, s = dense_place(k, ew, K); slots[r + 16 * h, s] = m[r, k]
+  return lane_vgprs(slots, ew)
+
+def iu_values(m: np.ndarray, ew: int, signed: int) -> np.ndarray: return np.where(m >= 1 << (ew - 1), m - (1 << ew), m) if signed else m
+
+@pytest.mark.parametrize("signed", [(1, 0), (0, 1)])
+def test_wmma_iu4_k32(signed: tuple[int, int]) -> None:
+  """v_wmma_i32_16x16x32_iu4: A 16x32 and B 32x16 of 4-bit ints (two VGPRs each), neg_lo[0]/[1] signedness, C added in i32."""
+  rng = np.random.default_rng(32)
+  a, b, c = rng.integers(0, 16, (16, 32)), rng.integers(0, 16, (32, 16)), rng.integers(-1000, 1000, (16, 16))
+  vg = dict(enumerate(dense_operand(a, 4), 8)) | dict(enumerate(dense_operand(b.T, 4), 12))
+  vg |= {i: c[rows, LANE % 16].astype(np.uint32) for i, rows in enumerate(cd_rows("rdna4"))}
+  w = run(f"v_wmma_i32_16x16x32_iu4 v[16:23], v[8:9], v[12:13], v[0:7] neg_lo:[{signed[0]},{signed[1]},0]", vgprs=vg)
+  d = iu_values(a, 4, signed[0]) @ iu_values(b, 4, signed[1]) + c
+  for i, rows in enumerate(cd_rows("rdna4")): np.testing.assert_array_equal(w.v[16 + i].view(np.int32), d[rows, LANE % 16])
+
+def bf16_rne(x: np.ndarray) -> np.ndarray:
+  """f32 -> bf16 bits, round to nearest even (finite inputs)."""
+  u = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+  return ((u + 0x7FFF + (u >> 16 & 1)) >> 16).astype(np.uint32)
+
+# (mnemonic, A/B format, D format, K, VGPRs of A, of B); index_key 1 for the K=32 forms (the K=64 one's index fills its VGPR)
+SWMMAC = [("v_swmmac_f32_16x16x32_f16", "f16", "f32", 32, 4, 8), ("v_swmmac_f16_16x16x32_f16", "f16", "f16", 32, 4, 8),
+          ("v_swmmac_bf16_16x16x32_bf16", "bf16", "bf16", 32, 4, 8), ("v_swmmac_f32_16x16x32_fp8_bf8", "fp8_bf8", "f32", 32, 2, 4),
+          ("v_swmmac_i32_16x16x32_iu8", "iu8", "i32", 32, 2, 4), ("v_swmmac_i32_16x16x32_iu4", "iu4", "i32", 32, 1, 2),
+          ("v_swmmac_i32_16x16x64_iu4", "iu4", "i32", 64, 2, 4)]
+
+@pytest.mark.parametrize("name,fmt,dfmt,K,na,nb,key", [f + (key,) for f in SWMMAC for key in ((0,) if f[3] == 64 else (0, 1))])
+def test_swmmac(name: str, fmt: str, dfmt: str, K: int, na: int, nb: int, key: int) -> None:
+  """D = A (16xK, 2 of every 4 K values non-zero, stored compressed) * B (Kx16) + D: each stored value of A times the B element
+  its 2-bit position (src2, 16 bits from 16*index_key) picks in its group of 4; sums in K order, then D's old value added."""
+  rng = np.random.default_rng(K + key + len(name))
+  ew = {"f16": 16, "bf16": 16, "fp8_bf8": 8, "iu8": 8, "iu4": 4}[fmt]
+  pos = np.sort(np.array([rng.choice(4, 2, replace=False) for _ in range(16 * K // 4)]).reshape(16, K // 4, 2), axis=2).reshape(16, K // 2)
+  if fmt in ("f16", "bf16"):
+    av, bv = (rng.uniform(-2, 2, s).astype(np.float16 if fmt == "f16" else np.float32) for s in ((16, K // 2), (K, 16)))
+    if fmt == "bf16": av, bv = ((bf16_rne(x) << 16).view(np.float32) for x in (av, bv))
+    acode, bcode = ((x.view(np.uint16) if fmt == "f16" else x.view(np.uint32) >> 16) for x in (av, bv))
+    af, bf = av.astype(np.float32), bv.astype(np.float32)
+  elif fmt == "fp8_bf8":
+    acode, bcode = rng.integers(0, 0x70, (16, K // 2)) | rng.integers(0, 2, (16, K // 2)) << 7, rng.integers(0, 0x78, (K, 16))
+    af = np.vectorize(lambda x: f8_value(int(x), "fp8"))(acode).astype(np.float32)
+    bf = np.vectorize(lambda x: f8_value(int(x), "bf8"))(bcode).astype(np.float32)
+  else:
+    acode, bcode = rng.integers(0, 1 << ew, (16, K // 2)), rng.integers(0, 1 << ew, (K, 16))
+    af, bf = iu_values(acode, ew, 1), iu_values(bcode, ew, 0)
+  aslots = np.zeros((32, K // 4), np.uint32)
+  index = rng.integers(0, 1 << 16, 32).astype(np.uint32) << (16 * (1 - key)) if K == 32 else np.zeros(32, np.uint32)  # junk in the other half
+  for r in range(16):
+    for c in range(K // 2):
+      h, s = sparse_place(c, ew, K)
+      aslots[r + 16 * h, s] = acode[r, c]
+      index[r + 16 * h] |= np.uint32(pos[r, c] << (2 * s + 16 * key))
+  c0 = rng.integers(-1000, 1000, (16, 16)) if dfmt == "i32" else rng.uniform(-4, 4, (16, 16)).astype(np.float32)
+  if dfmt == "f16": c0 = c0.astype(np.float16).astype(np.float32)
+  if dfmt == "bf16": c0 = (bf16_rne(c0) << 16).view(np.float32)
+  vg = dict(enumerate(lane_vgprs(aslots, ew), 8)) | dict(enumerate(dense_operand(bcode.T, ew), 12)) | {30: index}
+  cbits = [c0[rows, LANE % 16].astype(np.int64).astype(np.uint32) if dfmt == "i32" else c0[rows, LANE % 16].astype(np.float32).view(np.uint32)
+           for rows in cd_rows("rdna4")]
+  if dfmt in ("f16", "bf16"):
+    halves = [c0[rows, LANE % 16].astype(np.float16).view(np.uint16).astype(np.uint32) if dfmt == "f16" else cb >> 16
+              for rows, cb in zip(cd_rows("rdna4"), cbits)]
+    cbits = [halves[2 * j] | halves[2 * j + 1] << 16 for j in range(4)]
+  vg |= {40 + i: x for i, x in enumerate(cbits)}
+  nd = 4 if dfmt in ("f16", "bf16") else 8
+  w = run(f"{name} v[40:{39 + nd}], v[8:{7 + na}], v[12:{11 + nb}], v30{' index_key:1' if key else ''}"
+          f"{' neg_lo:[1,0,0]' if fmt.startswith('iu') else ''}", vgprs=vg)
+  d = np.zeros((16, 16), np.int64 if dfmt == "i32" else np.float32)
+  for c in range(K // 2):  # products exact, summed in K order (positions ascend within a group)
+    k = 4 * (c // 2) + pos[:, c]
+    d += af[:, c:c + 1] * bf[k, :]
+  d += c0
+  for i, rows in enumerate(cd_rows("rdna4")):
+    if dfmt == "i32": np.testing.assert_array_equal(w.v[40 + i].view(np.int32), d[rows, LANE % 16])
+    elif dfmt == "f32": np.testing.assert_array_equal(w.v[40 + i].view(np.float32), d[rows, LANE % 16])
+    else:
+      got = w.v[40 + i // 2] >> (16 * (i % 2)) & 0xFFFF
+      want = d[rows, LANE % 16].astype(np.float16).view(np.uint16) if dfmt == "f16" else bf16_rne(d[rows, LANE % 16])
+      np.testing.assert_array_equal(got, want)

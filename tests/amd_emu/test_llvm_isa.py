@@ -248,3 +248,17 @@ def test_fp8_byte_sel_agrees_with_llvm() -> None:
   agree_with_llvm([f"v_cvt_{k} byte_sel:{i}" for i in (1, 2, 3) for k in ("f32_fp8_e64 v1, v3", "f32_bf8_e64 v1, v3", "sr_fp8_f32 v1, v2, v3",
                                                                           "sr_bf8_f32 v1, v2, v3")] +
                   ["v_cvt_pk_fp8_f32 v1, v2, v3 op_sel:[0,0,1]", "v_cvt_pk_f32_bf8_e64 v[0:1], v1 op_sel:[1,0]"], "rdna4")
+
+def test_swmmac_index_key_agrees_with_llvm() -> None:
+  """RDNA4's sparse WMMA names the 16-bit half of its index VGPR index_key:N (op_sel[0] underneath); the K=64 iu4 form, whose
+  index fills the VGPR, has none. Operand register counts are LLVM's (A half of B's, D 8 VGPRs or 4 of packed 16-bit)."""
+  agree_with_llvm([t.format(key=" index_key:1" if k else "") for k in (0, 1) for t in (
+    "v_swmmac_f32_16x16x32_f16 v[10:17], v[0:3], v[4:11], v18{key}", "v_swmmac_bf16_16x16x32_bf16 v[10:13], v[0:3], v[4:11], v18{key}",
+    "v_swmmac_f32_16x16x32_bf8_fp8 v[10:17], v[0:1], v[2:5], v18{key}", "v_swmmac_i32_16x16x32_iu4 v[10:17], v0, v[2:3], v18{key}",
+    "v_swmmac_i32_16x16x32_iu8 v[10:17], v[0:1], v[2:5], v18{key} neg_lo:[1,1,0] clamp")] +
+    ["v_swmmac_i32_16x16x64_iu4 v[10:17], v[0:1], v[2:5], v18", "v_wmma_i32_16x16x32_iu4 v[10:17], v[0:1], v[2:3], v[10:17]"], "rdna4")
+  from tg.amd_emu.asm import assemble as tg_assemble
+  for bad in ("v_swmmac_i32_16x16x64_iu4 v[10:17], v[0:1], v[2:5], v18 index_key:1",
+              "v_swmmac_f32_16x16x32_f16 v[10:17], v[0:3], v[4:11], v18 index_key:2"):
+    assert isinstance(assemble([bad], "rdna4")[0], str)
+    with pytest.raises(ValueError, match="index_key"): tg_assemble(bad, "rdna4")

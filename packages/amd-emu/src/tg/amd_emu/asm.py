@@ -113,6 +113,9 @@ def parse_modifiers(op: Op, toks: list[str], kwargs: dict[str, Any]) -> None:
       bits = _bitlist(val)
       kwargs["opsel"] = bits & ((1 << nsrc) - 1) | (bits >> nsrc & 1) << 3
     elif key == "op_sel": kwargs["opsel"] = _bitlist(val)
+    elif key == "index_key" and op.name.startswith("V_SWMMAC"):
+      if val not in ("0", "1") or (val == "1" and op.name.endswith("X64_IU4")): raise ValueError(f"out of range index_key {val!r} for {mnemonic(op)}")
+      kwargs["opsel"] = int(val)
     elif key == "op_sel_hi": bits = _bitlist(val); kwargs["opsel_hi"], kwargs["opsel_hi2"] = bits & 3, bits >> 2 & 1
     elif key in ("neg_lo", "neg_hi"): kwargs["neg" if key == "neg_lo" else "neg_hi"] = _bitlist(val)
     elif key == "wait_exp" and fam == "VINTERP": kwargs["waitexp"] = int(val, 0)

@@ -92,7 +92,8 @@ def modifiers(inst: Inst) -> list[str]:
     out.append(f"byte_sel:{simm16.byte_sel_of(op.name, v['opsel'])}")
   elif fam == "VOP3" and v.get("opsel"): out.append(f"op_sel:{_bitlist(v['opsel'] & 7 | (v['opsel'] >> 3) << nsrc, nsrc + 1)}")
   if fam == "VOP3P":
-    if v["opsel"]: out.append(f"op_sel:{_bitlist(v['opsel'], nsrc)}")
+    if v["opsel"] and op.name.startswith("V_SWMMAC"): out.append(f"index_key:{v['opsel']}")  # which 16 bits of the sparsity index
+    elif v["opsel"]: out.append(f"op_sel:{_bitlist(v['opsel'], nsrc)}")
     hi = v["opsel_hi"] | v["opsel_hi2"] << 2
     dflt = 0 if "_MIX" in op.name else (1 << nsrc) - 1  # LLVM prints op_sel_hi when it differs from the opcode's default
     if hi != dflt and hi & ((1 << nsrc) - 1) != dflt: out.append(f"op_sel_hi:{_bitlist(hi, nsrc)}")

@@ -85,7 +85,7 @@ def render_shape(inst: Inst, key: tuple, mode: FloatMode = DEFAULT_MODE) -> Shap
 def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   """The kernel SINK of one instruction."""
   op = inst.op
-  if op.name.startswith("V_WMMA_"): return build_wmma(inst)
+  if op.name.startswith(("V_WMMA_", "V_SWMMAC_")): return build_wmma(inst)
   b = Builder()
   halves = [(op, "")]
   if op.enum == "VOPDOp": halves = [(op, "x"), (get_arch(op.arch).by_code[("VOPDOp", inst.vals["opy"])], "y")]
