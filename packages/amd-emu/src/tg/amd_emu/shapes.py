@@ -9,7 +9,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 from tg.uop import UOp, Ops, dtypes
 from .inst import Inst
 from .isa import get_arch, Op
@@ -315,54 +315,61 @@ class InstCtx:
 
   # ***** names *****
   def read(self, name: str, it: Interp) -> Any:
+    """A name of the pseudocode: an architectural constant, a source (S0..), the destination's old value (D0), wave state
+    (STATE_NAMES), a register field's number (SRC0.., for VGPR[lane][SRC0]), a VOP3P modifier, or a memory instruction's
+    address/data name; None for a name the instruction does not have."""
     c = const_name(name)
     if c is not None: return c
-    m = re.fullmatch(r"S(\d)", name)
-    if m and self.fam == "SOPK" and "SIMM16" not in (self.op.pcode or ""): return self.read("SIMM16", it)  # RDNA4 calls the immediate S0
-    if m:
-      srcs = self.sources()
-      i = int(m.group(1))
-      if i >= len(srcs) or not self.has(srcs[i]): return None
-      return from_bits(self.modified(srcs[i], i), "b", self.modified(srcs[i], i).width)
-    if name == "D0":
-      if self.d0_mask: return V(self.b.ld(self.mask_dest()), "b", 32)
-      words, is_v = self.dest_words()
-      opnd = self.op.operands.get("vdst" if not self.half else "vdst" + self.half) or self.op.operands.get("sdst") or self.op.operands.get("vdst")
-      nbits = opnd.bits if opnd is not None and not opnd.f8 else 32
-      if nbits > 64: return Wide(tuple(V(self.b.ld(w), "b", 32) for w in words))
-      raw = V(self.b.ld(words[0]), "u", 32)
-      if len(words) == 2: raw = V(raw.u.cast(dtypes.uint64) | (self.b.ld(words[1]).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
-      if nbits == 16: raw = resize(alu(Ops.SHR, raw, const("u", 32, 16), "u", 32), 16) if self.d16_hi() else resize(raw, 16)
-      return from_bits(raw, "b", raw.width)
-    if name == "SCC": return V(self.b.ld(SCC).ne(UOp.const(dtypes.uint32, 0)), "u", 1)
-    if name in ("VCC",):
-      if self.vcc_is_src2 and self.lane is not None: return from_bits(self.source("src2"), "b", 32)
-      return V(self.b.ld(106), "b", 32)
-    if name in ("EXEC", "EXEC_LO"): return V(self.b.ld(126), "b", 32)
-    if name == "M0": return V(self.b.ld(125), "b", 32)
-    if name == "PC": return from_bits(V(pair64(self.b.ld(PC), self.b.ld(PC + 1)), "u", 64), "i", 64)
-    if name in ("VCCZ", "EXECZ"): return V(self.b.ld(106 if name == "VCCZ" else 126).eq(UOp.const(dtypes.uint32, 0)), "u", 1)
-    if name in ("laneId", "laneID"): return self.lane if self.lane is not None else None
-    if name == "SIMM16": return from_bits(V(self.var("simm16").cast(dtypes.uint32), "u", 32), "b", 16) if self.has("simm16") else None
-    if name == "SIMM32": return V(self.var("literal").cast(dtypes.uint32), "b", 32)
-    if name == "ROUND_MODE": return const("i", 32, 0, True)
-    raw_fields = {"SRC0": "src0", "SRC1": "src1", "SRC2": "src2", "VDST": "vdst", "DST": "vdst"}
-    if self.fam.startswith("SOP"): raw_fields = {"SRC0": "ssrc0", "SRC1": "ssrc1", "DST": "sdst"}
-    if self.fam == "DS" and self.lane is None: raw_fields |= {"DATA0": "data0", "ADDR": "addr"}
-    if self.fam == "DS": raw_fields["ADDR_REG"] = "addr"  # ds_swizzle reads the addr VGPR of another lane
-    if name in raw_fields:  # register numbers, for VGPR[lane][SRC0] style accesses
-      fld = raw_fields[name]
-      k = self.kind(fld)
-      if k[0] == "i":  # the code back from the value
-        v = self.var(fld)
-        return V((v < 0).where(UOp.const(v.dtype, 192) - v, v + UOp.const(v.dtype, 128)).cast(dtypes.uint32), "u", 32)
-      return V(self.var(fld).cast(dtypes.uint32), "u", 32) if k[0] in ("v", "s") else const("u", 32, k[1] - 256 if k[1] >= 256 else k[1])
-    if name in ("OPSEL", "OPSEL_HI", "NEG", "NEG_HI"):
-      v = {"OPSEL": self.inst.vals.get("opsel", 0), "NEG": self.inst.vals.get("neg", 0), "NEG_HI": self.inst.vals.get("neg_hi", 0),
-           "OPSEL_HI": self.inst.vals.get("opsel_hi", 3) | self.inst.vals.get("opsel_hi2", 1) << 2}[name]
-      return const("u", 8, v)
+    if m := re.fullmatch(r"S(\d)", name): return self.read_source(int(m.group(1)))
+    if (state := STATE_NAMES.get(name)) is not None: return state(self)
+    if (fld := self.raw_fields().get(name)) is not None: return self.field_number(fld)
+    if name in VOP3P_MODS: return const("u", 8, VOP3P_MODS[name](self.inst.vals))
     if self.fam in MEM_FMTS: return self.mem_name(name)
     return None
+
+  def read_source(self, i: int) -> V | None:
+    """Si: the instruction's i-th source with its modifiers, as bits (RDNA4's SOPK calls its immediate S0)."""
+    if self.fam == "SOPK" and "SIMM16" not in (self.op.pcode or ""): return self.read_simm16()
+    srcs = self.sources()
+    if i >= len(srcs) or not self.has(srcs[i]): return None
+    raw = self.modified(srcs[i], i)
+    return from_bits(raw, "b", raw.width)
+
+  def read_d0(self) -> Any:
+    """D0's old value: the lane-mask destination, or the destination registers (16-bit: the half op_sel/.h picks)."""
+    if self.d0_mask: return V(self.b.ld(self.mask_dest()), "b", 32)
+    words, _ = self.dest_words()
+    opnd = self.op.operands.get("vdst" if not self.half else "vdst" + self.half) or self.op.operands.get("sdst") or self.op.operands.get("vdst")
+    nbits = opnd.bits if opnd is not None and not opnd.f8 else 32
+    if nbits > 64: return Wide(tuple(V(self.b.ld(w), "b", 32) for w in words))
+    raw = V(self.b.ld(words[0]), "u", 32)
+    if len(words) == 2: raw = V(raw.u.cast(dtypes.uint64) | (self.b.ld(words[1]).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
+    if nbits == 16: raw = resize(alu(Ops.SHR, raw, const("u", 32, 16), "u", 32), 16) if self.d16_hi() else resize(raw, 16)
+    return from_bits(raw, "b", raw.width)
+
+  def read_vcc(self) -> V:
+    """VCC: the carry-in source (src2 of VOP3's v_addc-style forms) in a lane, else the register."""
+    if self.vcc_is_src2 and self.lane is not None: return from_bits(self.source("src2"), "b", 32)
+    return V(self.b.ld(106), "b", 32)
+
+  def read_simm16(self) -> V | None:
+    return from_bits(V(self.var("simm16").cast(dtypes.uint32), "u", 32), "b", 16) if self.has("simm16") else None
+
+  def raw_fields(self) -> dict[str, str]:
+    """The pseudocode's names for register fields whose number (not value) it reads, and the fields they are."""
+    if self.fam.startswith("SOP"): return {"SRC0": "ssrc0", "SRC1": "ssrc1", "DST": "sdst"}
+    out = {"SRC0": "src0", "SRC1": "src1", "SRC2": "src2", "VDST": "vdst", "DST": "vdst"}
+    if self.fam == "DS" and self.lane is None: out |= {"DATA0": "data0", "ADDR": "addr"}
+    if self.fam == "DS": out["ADDR_REG"] = "addr"  # ds_swizzle reads the addr VGPR of another lane
+    return out
+
+  def field_number(self, fld: str) -> V:
+    """A register field's number (a VGPR's without the 256), an inline integer's operand code back from its value."""
+    k = self.kind(fld)
+    if k[0] == "i":
+      v = self.var(fld)
+      return V((v < 0).where(UOp.const(v.dtype, 192) - v, v + UOp.const(v.dtype, 128)).cast(dtypes.uint32), "u", 32)
+    return V(self.var(fld).cast(dtypes.uint32), "u", 32) if k[0] in ("v", "s") else const("u", 32, k[1] - 256 if k[1] >= 256 else k[1])
 
   def mask_dest(self) -> UOp:
     """Where a VOPC result goes: VCC in the VOPC encoding, the SGPR in vdst in VOP3."""
@@ -570,6 +577,17 @@ def flush_denorm(raw: V) -> V:
   den = truth(alu(Ops.AND, binop("==", alu(Ops.AND, raw, const("u", w, ((1 << ex) - 1) << man), "u", w), const("u", w, 0)),
                   binop("!=", alu(Ops.AND, raw, const("u", w, (1 << man) - 1), "u", w), const("u", w, 0)), "u", 1))
   return V(den.u.where(raw.u & UOp.const(raw.u.dtype, 1 << (w - 1)), raw.u), "u", w)
+
+STATE_NAMES: dict[str, Callable[[InstCtx], Any]] = {
+  "D0": InstCtx.read_d0, "SCC": lambda c: V(c.b.ld(SCC).ne(UOp.const(dtypes.uint32, 0)), "u", 1), "VCC": InstCtx.read_vcc,
+  "EXEC": lambda c: V(c.b.ld(126), "b", 32), "EXEC_LO": lambda c: V(c.b.ld(126), "b", 32), "M0": lambda c: V(c.b.ld(125), "b", 32),
+  "PC": lambda c: from_bits(V(pair64(c.b.ld(PC), c.b.ld(PC + 1)), "u", 64), "i", 64),
+  "VCCZ": lambda c: V(c.b.ld(106).eq(UOp.const(dtypes.uint32, 0)), "u", 1), "EXECZ": lambda c: V(c.b.ld(126).eq(UOp.const(dtypes.uint32, 0)), "u", 1),
+  "laneId": lambda c: c.lane, "laneID": lambda c: c.lane, "SIMM16": InstCtx.read_simm16,
+  "SIMM32": lambda c: V(c.var("literal").cast(dtypes.uint32), "b", 32), "ROUND_MODE": lambda c: const("i", 32, 0, True)}
+VOP3P_MODS: dict[str, Callable[[dict], int]] = {
+  "OPSEL": lambda v: v.get("opsel", 0), "NEG": lambda v: v.get("neg", 0), "NEG_HI": lambda v: v.get("neg_hi", 0),
+  "OPSEL_HI": lambda v: v.get("opsel_hi", 3) | v.get("opsel_hi2", 1) << 2}
 
 class MemInterp(Interp):
   """The interpreter with MEM[...] reads and writes routed to the context."""
