@@ -321,3 +321,44 @@ def test_pcode_int_division_folds_exactly_past_2_53(a: int, b: int, op: Ops) -> 
   if -(1 << 63) <= want < (1 << 63):  # INT64_MIN / -1 overflows in C
     assert alu(op, const("i", 64, a), const("i", 64, b), "i", 64).const == want
   assert alu(op, const("i", 64, a), const("i", 64, 0), "i", 64).const == 0  # x / 0 and x % 0 fold to 0, as tg.uop defines them
+
+BARRIER_KERNEL = """
+  s_get_barrier_state s6, -1
+  s_barrier_signal_isfirst -1
+  s_cselect_b32 s7, 1, 0
+  s_get_barrier_state s8, -1
+  s_barrier_wait -1
+  s_get_barrier_state s9, 5
+  s_mov_b32 m0, -1
+  s_get_barrier_state s10, m0
+  s_barrier_signal 0
+  s_get_barrier_state s11, 0
+  s_barrier_signal_isfirst -1
+  s_cselect_b32 s12, 1, 0
+  s_barrier_wait -1
+  v_lshrrev_b32 v0, 5, v0
+  v_lshlrev_b32 v0, 5, v0
+""" + "".join(f"  v_mov_b32 v1, s{r}\n  global_store_b32 v0, v1, s[0:1] offset:{4 * i}\n" for i, r in enumerate(range(6, 13))) + "  s_endpgm"
+
+def test_rdna4_barrier_state_of_a_two_wave_workgroup() -> None:
+  """s_get_barrier_state's word (valid bit 0, memberCnt bits 4-10, signalCnt bits 16-22, the ISA's layout) as two waves signal
+  the workgroup barrier (-1) in the emulator's order (wave 0 runs to its wait first): hand-computed per wave. The second signal
+  completes it (signalCnt back to 0, so isfirst holds again in the next round); named barrier 5 was never initialised (0);
+  M0 names barrier M0[4:0] (31, not the workgroup's -1); barrier 0 is a NOP."""
+  from tg.amd_emu.emu import dispatch
+  from tg.amd_emu.codeobj import KernelDescriptor
+  mem = AddressSpace()
+  out = mem.alloc(64)
+  code = assemble(BARRIER_KERNEL, "rdna4")
+  at = mem.alloc(len(code))
+  mem.write(at, code)
+  dispatch(mem, code, at, KernelDescriptor(rsrc2=2 << 1, properties=0x408), out, (1, 1, 1), (64, 1, 1), "rdna4", code_addr=at)
+  got = np.frombuffer(mem.read(out, 64), np.uint32).reshape(2, 8)[:, :7]  # 32 bytes a wave
+  two = 2 << 4 | 1  # valid, two members, no signals
+  assert got[0].tolist() == [two, 1, two | 1 << 16, 0, 0, 0, 1]
+  assert got[1].tolist() == [two | 1 << 16, 0, two, 0, 0, 0, 0]
+
+def test_rdna4_barrier_state_of_a_lone_wave() -> None:
+  """run_wave's wave is its workgroup: its signal completes the barrier at once (isfirst sets SCC; the state reads 1 member)."""
+  w = run_wave(assemble("s_barrier_signal_isfirst -1\ns_cselect_b32 s0, 1, 0\ns_get_barrier_state s1, -1", "rdna4"), "rdna4")
+  assert (w.s[0], w.s[1]) == (1, 1 << 4 | 1)

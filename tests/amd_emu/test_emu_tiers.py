@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 from tg.amd_emu.asm import assemble
 from tg.amd_emu.emu import LDS_BYTES, AddressSpace, new_wave, run_waves
 from tg.amd_emu.waveprog import WaveProgram, TIERUP
-from tg.amd_emu.shapes import FloatMode, LDS_BASE, LDS_SIZE, VGPR, WAVE
+from tg.amd_emu.shapes import BARRIER_TABLE, FloatMode, LDS_BASE, LDS_SIZE, VGPR, WAVE
 
 MODE = FloatMode(ieee=True)
 BUF = 0x7_0000_0000  # the mapped buffer global accesses go to (s[0:1] holds its address); 1 KiB
@@ -50,7 +50,7 @@ def run_in(prog: WaveProgram, sgprs: np.ndarray, vgprs: np.ndarray, budget: int)
     run_waves(prog, [w], mem)
     err = None
   except RuntimeError as e: err = str(e)
-  w.st[LDS_BASE:LDS_BASE + 2] = 0  # the host address of this run's LDS
+  w.st[LDS_BASE:LDS_BASE + 2] = w.st[BARRIER_TABLE:BARRIER_TABLE + 2] = 0  # host addresses of this run's LDS and barrier table
   return err, w.st.tobytes(), w.budget.value, buf.tobytes(), lds[:1024].tobytes()
 
 def regs(seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -98,6 +98,7 @@ def test_hot_program_moves_up_mid_run() -> None:
     w = new_wave(0, 10 * iters, MODE)
     w.st[VGPR:VGPR + WAVE] = np.arange(WAVE)
     assert run_waves(prog, [w], AddressSpace()) == 2 + 4 * iters + 1
+    w.st[BARRIER_TABLE:BARRIER_TABLE + 2] = 0  # the host address of each wave's own barrier table
     results.append(w.st.copy())
   assert auto.optimized is not None and pinned.optimized is None  # the automatic one did tier up
   assert auto.tier_fn == (auto.libs[-1].address("run"), 0)  # and now runs the whole-program C

@@ -15,7 +15,8 @@ from .codeobj import KERNARG_MIN, CodeObject, Kernel, KernelDescriptor, hidden_a
 from .inst import Inst
 from .waveprog import wave_program, ENDPGM, BARRIER, FAULT, BUDGET, BADPC, UNSUPPORTED
 from .tier1 import RUNNING, DONE, WAITING
-from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, \
+from .barrier import WORKGROUP, workgroup_word
+from .shapes import FloatMode, DEFAULT_MODE, HWREG, HWREG_MODE, BARRIER_TABLE, \
   ST_WORDS, VGPR, SCC, PC, FAULT_ADDR, LDS_BASE, LDS_SIZE, SCRATCH_BASE, SCRATCH_SIZE, TAB, WAVE
 
 DEFAULT_BUDGET = 10_000_000
@@ -93,6 +94,7 @@ class Wave:
   budget: ctypes.c_longlong
   done: bool = False
   waiting: bool = False
+  barriers: np.ndarray | None = None  # the barrier table BARRIER_TABLE points at, when the wave owns it (barrier.py)
 
   @property
   def s(self) -> np.ndarray: return self.st[:128]
@@ -112,11 +114,21 @@ class Wave:
   def ttmp(self) -> np.ndarray: return self.st[108:124]
 
 def new_wave(pc: int, budget: int, mode: FloatMode = DEFAULT_MODE) -> Wave:
+  """A wave alone in its workgroup (a dispatch points its waves at their workgroup's barrier table instead)."""
   st = np.zeros(ST_WORDS, np.uint32)
   st[PC], st[PC + 1] = pc & 0xFFFFFFFF, pc >> 32
   st[HWREG + HWREG_MODE] = mode.mode_reg
   st[126] = 0xFFFFFFFF
-  return Wave(st, ctypes.c_longlong(budget))
+  bars = barrier_table(1)
+  st[BARRIER_TABLE], st[BARRIER_TABLE + 1] = bars.ctypes.data & 0xFFFFFFFF, bars.ctypes.data >> 32
+  return Wave(st, ctypes.c_longlong(budget), barriers=bars)
+
+def barrier_table(waves: int, out: np.ndarray | None = None) -> np.ndarray:
+  """A workgroup's 64 barrier words at its start: the workgroup barrier (-1) valid with `waves` members, the others unused."""
+  out = np.zeros(64, np.uint32) if out is None else out
+  out[:] = 0
+  out[WORKGROUP & 63] = workgroup_word(waves)
+  return out
 
 def run_waves(prog: Any, waves: list[Wave], memory: AddressSpace, workgroup: tuple[int, int, int] | None = None, trace: Any = None) -> int:
   """Run the waves of one workgroup, round-robin, each until it ends or waits at a barrier; a barrier releases when every
@@ -195,7 +207,7 @@ def dispatch(memory: AddressSpace, code: bytes, entry: int, descriptor: KernelDe
   packed = (tid % bx) | ((tid // bx % by) << 10) | ((tid // (bx * by)) << 20)
   user = user_sgprs(descriptor, kernarg_addr, dispatch_ptr)
   ids_at = descriptor.user_sgpr_count or len(user)
-  lds = np.zeros(LDS_BYTES, np.uint8)
+  lds, bars = np.zeros(LDS_BYTES, np.uint8), np.zeros(64, np.uint32)
   if scratch is None:
     scratch_size = (descriptor.private_segment_size + 3) & ~3
     own_scratch = np.zeros(max(scratch_size, 4) * WAVE * nwaves, np.uint8)
@@ -206,6 +218,7 @@ def dispatch(memory: AddressSpace, code: bytes, entry: int, descriptor: KernelDe
   template[:, VGPR:VGPR + WAVE] = packed.reshape(nwaves, WAVE)
   template[:, 126] = [(1 << min(WAVE, nthreads - w * WAVE)) - 1 for w in range(nwaves)]
   template[:, LDS_BASE], template[:, LDS_BASE + 1], template[:, LDS_SIZE] = lds.ctypes.data & 0xFFFFFFFF, lds.ctypes.data >> 32, LDS_BYTES
+  template[:, BARRIER_TABLE], template[:, BARRIER_TABLE + 1] = bars.ctypes.data & 0xFFFFFFFF, bars.ctypes.data >> 32
   sbase = scratch_addr + np.arange(nwaves, dtype=np.uint64) * (WAVE * scratch_size)
   template[:, SCRATCH_BASE], template[:, SCRATCH_BASE + 1], template[:, SCRATCH_SIZE] = sbase & 0xFFFFFFFF, sbase >> 32, scratch_size
   id_slots = [ids_at + i for i in range(sum(descriptor.workgroup_ids))]
@@ -213,6 +226,7 @@ def dispatch(memory: AddressSpace, code: bytes, entry: int, descriptor: KernelDe
     for wy in range(gy):
       for wx in range(gx):
         lds[:] = 0
+        barrier_table(nwaves, bars)
         sts = template.copy()
         sts[:, id_slots] = [v for on, v in zip(descriptor.workgroup_ids, (wx, wy, wz)) if on]
         if arch == "rdna4": sts[:, 108 + 9], sts[:, 108 + 10], sts[:, 108 + 11], sts[:, 108 + 7] = wx, wy, wz, wy | wz << 16

@@ -20,6 +20,7 @@ from .pcode_uops import V, Wide, Unsupported, bits, resize, alu, const, from_bit
 from .shapes import Builder, InstCtx, MemInterp, TMPBITS, SCC, PC, WAVE, lane_loop, pcode_of, swizzle_pcode, vinterp_pcode, shape_key, \
   int_clamp_pcode, FloatMode, DEFAULT_MODE, flush_denorm
 from .wmma import build_wmma
+from . import barrier
 
 @dataclass(frozen=True)
 class ShapeCode:
@@ -45,7 +46,7 @@ ENTRY_ARGS = "unsigned int* st, unsigned char* mem, unsigned long long* tab, con
 @functools.cache
 def _version() -> str:
   here = pathlib.Path(__file__).parent
-  files = ("pcode.py", "pcode_uops.py", "shapes.py", "shape_c.py", "wmma.py", "numfmt.py", "dpp.py")
+  files = ("pcode.py", "pcode_uops.py", "shapes.py", "shape_c.py", "wmma.py", "barrier.py", "numfmt.py", "dpp.py")
   builders = (round_half_even, f32_to_bf16_bits, fp8_bits_to_f32, f32_to_fp8_bits)  # tg.uop's conversions the shapes build
   src = b"".join((here / f).read_bytes() for f in files) + "".join(inspect.getsource(b) for b in builders).encode()
   return hashlib.sha256(src).hexdigest()[:16]
@@ -87,6 +88,9 @@ def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   op = inst.op
   if op.name.startswith(("V_WMMA_", "V_SWMMAC_")): return build_wmma(inst)
   b = Builder()
+  if op.name in barrier.OPS:
+    barrier.barrier_stores(inst, b)
+    return finish(b, list(b.stores), None, [])
   halves = [(op, "")]
   if op.enum == "VOPDOp": halves = [(op, "x"), (get_arch(op.arch).by_code[("VOPDOp", inst.vals["opy"])], "y")]
   lane = UOp.range(WAVE, 0, AxisType.LOOP) if lane_loop(op) else None
@@ -105,6 +109,10 @@ def build(inst: Inst, mode: FloatMode = DEFAULT_MODE) -> UOp:
   b.stores.clear()
   for ctx, env, initial in results: commit(ctx, env, initial, masks)
   pending += b.stores
+  return finish(b, pending, lane, masks)
+
+def finish(b: Builder, pending: list, lane: UOp | None, masks: list[tuple[UOp, V]]) -> UOp:
+  """The SINK: every store ordered after every load, per lane in the lane loop; a lane-mask result packed after it."""
   loads = tuple(b.loads)
   stores = [typed_store(UOp(Ops.INDEX, buf.dtype.base, (buf.after(*loads), idx) + ((gate,) if gate is not None else ())), val)
             for buf, idx, val, gate in pending]

@@ -21,6 +21,7 @@ from . import dpp, numfmt
 
 # state layout (uint32 words)
 SCC, PC, FAULT, FAULT_ADDR, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 140, 142, 144, 145
+BARRIER_TABLE = 146  # the host address (2 words) of the workgroup's 64 barrier words (barrier.py)
 TMPBITS, HWREG, VGPR, NVGPR = 160, 192, 256, 256  # HWREG: the 64 hardware registers s_getreg/s_setreg reach (MODE is 1)
 HWREG_MODE = 1
 WRITABLE_HWREGS = {"rdna3": (1, 3), "rdna4": (1, 18, 19)}  # MODE, TRAPSTS / MODE, EXCP_FLAG_USER, TRAP_CTRL

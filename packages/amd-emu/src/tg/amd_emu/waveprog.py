@@ -32,7 +32,7 @@ __all__ = ["WaveProgram", "wave_program", "ProgramBuildError", "ENDPGM", "BARRIE
 
 NOPS = re.compile(r"BUFFER_GL[01]_INV|GLOBAL_INV|GLOBAL_WB|GLOBAL_WBINV|V_NOP_E(32|64)|V_PIPEFLUSH.*|DS_NOP|"
                   r"S_(NOP|WAIT.*|DELAY_ALU|CLAUSE|SENDMSG.*|TTRACEDATA.*|.*_INV|SETPRIO|SLEEP|CODE_END|SET_INST_PREFETCH_DISTANCE|"
-                  r"INST_PREFETCH|VERSION|BARRIER_SIGNAL.*|PREFETCH.*|ICACHE_INV|DCACHE_INV|GL1_INV|DENORM_MODE|ROUND_MODE|SETHALT)")
+                  r"INST_PREFETCH|VERSION|PREFETCH.*|ICACHE_INV|DCACHE_INV|GL1_INV|DENORM_MODE|ROUND_MODE|SETHALT)")
 BARRIERS = ("S_BARRIER", "S_BARRIER_WAIT")
 TG_RUN = ctypes.CFUNCTYPE(ctypes.c_int, *[ctypes.c_void_p] * 5)  # a tier's entry: state, memory, range table, budget, context
 TIERUP = 2_000_000  # wave-instructions in tier 1 before a program is hot (a clang -O2 run costs what tier 1 runs in ~0.1 s)
