@@ -141,7 +141,7 @@ def _operands(op: Op, text: str, labels: dict[str, int] | None, pc: int) -> tupl
     if slot == "vcc": continue
     otype = otypes.get(slot, "")
     if otype.startswith(("OPR_HWREG", "OPR_SENDMSG")): args.append(simm16.parse(op.arch, otype, part)); continue
-    if slot == "vaddr" and op.fmt in ("VIMAGE", "VSAMPLE") and part.startswith("["):  # RDNA4's image address list
+    if slot == "vaddr" and op.fmt in ("VIMAGE", "VSAMPLE", "MIMG") and part.startswith("["):  # an image address list (RDNA3: NSA)
       args.append([parse_operand(p) for p in split_top(part[1:-1])]); continue
     x = parse_operand(part, labels)
     if otype == "OPR_LABEL" and labels is not None and part in labels: x = (labels[part] - pc - 4) // 4

@@ -5,7 +5,7 @@ from typing import Any
 from .isa import Field, Op, get_arch
 from .inst import FALLBACK, Inst, pick_format, set_operand
 from .operands import NULL_CODE, VGPR, Reg
-from .image import BVH_WORDS, GFX12, addr_groups
+from .image import BVH_WORDS, GFX12, addr_groups, addr_words
 from .dpptext import DPP16_MARK, DPP8_MARK, DPP8_FI_MARK
 from .syntax import ALIASES, BUFFERS, IMM_OTYPES, SRC_INDEX, dsl_slots, family, sized_operand
 
@@ -49,10 +49,13 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
   if fam == "DS" and "offset" in given: off = given.pop("offset"); given["offset0"], given["offset1"] = off & 0xFF, off >> 8 & 0xFF
   base = arch.formats[op.fmt]
   if fam in GFX12 and "vaddr" in given: image_addresses(ins, op, given)
+  nsa = fam == "MIMG" and isinstance(given.get("vaddr"), (list, tuple))
+  if nsa: nsa_addresses(ins, op, given)
   if fam == "SMEM" and isinstance(given.get("soffset"), int):  # `s_load_b64(s[0:1], s[2:3], 16)`: an immediate offset
     given["ioffset" if "ioffset" in base.by_name else "offset"] = given.pop("soffset")
   literals, vals, mods = [], {}, {}
-  lookup = {k: f for fn in (f"{op.fmt}_{dpp}", f"{op.fmt}_LIT", op.fmt) if fn in arch.formats for k, f in arch.formats[fn].by_name.items()}
+  lookup = {k: f for fn in (f"{op.fmt}_{dpp}", f"{op.fmt}_LIT", f"{op.fmt}_NSA", op.fmt) if fn in arch.formats
+            for k, f in arch.formats[fn].by_name.items()}
   for name, x in given.items():
     if name == "literal": literals.append(x); continue
     f = lookup.get(name)
@@ -74,6 +77,7 @@ def build(op: Op, args: tuple, kwargs: dict[str, Any], dpp: str | None = None) -
   if len(set(literals)) > 1: raise ValueError(f"{ins} needs two different literals {[hex(x) for x in literals]}: only one fits")
   _implicit(op, fam, given, vals)
   fmt = pick_format(arch, op, bool(literals) and not op.fmt.endswith("_LIT"), dpp) if literals or dpp else base
+  if nsa: fmt, vals["nsa"] = arch.formats["MIMG_NSA"], 1
   if literals: vals["literal"] = literals[0]
   missing = [f.name for f in fmt.values if f.kind == "vdsty" and f.name not in vals]
   if missing: raise TypeError(f"{ins} needs {', '.join(missing)}")
@@ -91,8 +95,14 @@ def _dpp_fields(ins: str, dpp: str, vals: dict[str, int], fi8: int) -> None:
   vals["src0"] = DPP16_MARK if dpp == "DPP16" else DPP8_FI_MARK if fi else DPP8_MARK
   if dpp == "DPP16": vals.setdefault("row_mask", 0xF); vals.setdefault("bank_mask", 0xF)
 
+def nsa_addresses(ins: str, op: Op, given: dict[str, Any]) -> None:
+  """RDNA3's NSA image address (a list of VGPR groups, as addr_groups says): vaddr holds the first, vaddr1..4 the others."""
+  image_addresses(ins, op, given)
+  first = given.pop("vaddr0")
+  given["vaddr"] = Reg(VGPR + first, addr_words(op, given.get("dim", 0), given.get("a16", 0)))  # vaddr's field: where group 0 starts
+
 def image_addresses(ins: str, op: Op, given: dict[str, Any]) -> None:
-  """RDNA4's image address (a VGPR tuple or a list of them) into its vaddr0..4 fields, one group each, as addr_groups says."""
+  """An image address (a VGPR tuple or a list of them) into RDNA4's vaddr0..4 fields, one group each, as addr_groups says."""
   regs = given.pop("vaddr")
   regs = [regs] if isinstance(regs, Reg) else list(regs)
   want = addr_groups(op, given.get("dim", 0), given.get("a16", 0))

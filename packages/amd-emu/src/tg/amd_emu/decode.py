@@ -32,6 +32,7 @@ def _variant(a: Arch, fmt: Format, word: int) -> Format:
     for marker, suffix in ((250, "_DPP16"), (233, "_DPP8"), (234, "_DPP8")):
       if code == marker and fmt.name + suffix in a.formats: return a.formats[fmt.name + suffix]
   if fmt.name.endswith("_LIT"): return fmt
+  if fmt.name == "MIMG" and word >> fields["nsa"].lo & 1: return a.formats["MIMG_NSA"]
   if fmt.name == "VOPD" and {word >> f.lo & f.mask for f in (fields["opx"], fields["opy"])} & _vopd_k(a.name): return a.formats["VOPD_LIT"]
   for name in SRC_FIELDS:
     f = fields.get(name)

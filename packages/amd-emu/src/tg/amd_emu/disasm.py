@@ -21,7 +21,7 @@ def operand_text(inst: Inst, name: str) -> str:
   """One source/destination operand, with its -x / |x| modifiers."""
   if name == "vcc": return "vcc_lo"
   if name == "K": return f"0x{inst.vals['literal']:x}"
-  if name == "vaddr" and inst.fmt.base in GFX12:
+  if name == "vaddr" and (inst.fmt.base in GFX12 or inst.fmt.name == "MIMG_NSA"):
     regs = field_value(inst, name)
     return str(regs[0]) if len(regs) == 1 else "[" + ", ".join(map(str, regs)) + "]"
   f, raw, opnd = inst.fmt.by_name[name], inst.vals[name], inst.operand(name)
@@ -110,7 +110,8 @@ def disasm(inst: Inst) -> str:
   if inst.fmt.base == "VOPD": return vopd_text(inst)
   ops = [operand_text(inst, s) for s in slots(inst.op) if not (s == "vdst" and has_return(inst.op) and not returns(inst))]
   name = mnemonic(inst.op) if "_DPP" not in inst.fmt.name else dpptext.mnemonic(inst.op, mnemonic(inst.op))
-  text = name + (" " + ", ".join(ops) if ops else "")
+  sep = "  " if inst.fmt.name == "MIMG_NSA" and "ssamp" in inst.op.operands else " "  # llvm-mc-19 prints sampling NSA forms so
+  text = name + (sep + ", ".join(ops) if ops else "")
   mods = modifiers(inst)
   return text + (" " + " ".join(mods) if mods else "")
 

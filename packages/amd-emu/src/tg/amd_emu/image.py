@@ -39,7 +39,7 @@ BVH12_GROUPS = {"IMAGE_BVH_INTERSECT_RAY": (1, 1, 3, 3, 3), "IMAGE_BVH64_INTERSE
                 "IMAGE_BVH8_INTERSECT_RAY": (2, 1, 3, 3, 3), "IMAGE_BVH_DUAL_INTERSECT_RAY": (2, 1, 3, 3, 3)}
 
 def addr_groups(op: Op, dim: int, a16: int) -> tuple[int, ...]:
-  """The VGPR count of each RDNA4 address field in use (a ray query's groups are fixed: its 32-bit form)."""
+  """The VGPR count of each address field in use, RDNA4's or RDNA3's NSA form (a ray query's groups are fixed: its 32-bit form)."""
   if op.name in BVH12_GROUPS: return BVH12_GROUPS[op.name]
-  n, fields = addr_words(op, dim, a16), 5 if op.fmt == "VIMAGE" else 4
+  n, fields = addr_words(op, dim, a16), 4 if op.fmt == "VSAMPLE" else 5  # VIMAGE and RDNA3's NSA MIMG: 5
   return (1,) * n if n <= fields else (1,) * (fields - 1) + (n - fields + 1,)

@@ -96,14 +96,15 @@ def set_operand(ins: str, f: Field, opnd: Operand, x: Any, vals: dict[str, int])
   return lit
 
 def image_addresses(inst: Inst) -> list[Reg]:
-  """RDNA4's image address: the VGPR group each vaddrK field starts."""
+  """An image address given as a list (RDNA4's vaddr0..4, RDNA3's NSA vaddr, vaddr1..4): the VGPR group each field starts."""
   from .image import addr_groups
   v = inst.vals
-  return [Reg(VGPR + v[f"vaddr{k}"], n) for k, n in enumerate(addr_groups(inst.op, v.get("dim", 0), v.get("a16", 0)))]
+  first = "vaddr0" if "vaddr0" in v else "vaddr"
+  return [Reg(VGPR + v[f"vaddr{k}" if k else first], n) for k, n in enumerate(addr_groups(inst.op, v.get("dim", 0), v.get("a16", 0)))]
 
 def field_value(inst: Inst, name: str) -> Any:
   """The DSL value of a register/constant field (Reg, int, float) as it reads back."""
-  if name == "vaddr" and "vaddr0" in inst.vals: return image_addresses(inst)
+  if name == "vaddr" and ("vaddr0" in inst.vals or "vaddr1" in inst.vals): return image_addresses(inst)
   f = inst.fmt.by_name[name]
   raw, v = inst.vals[name], inst.vals
   opnd = sized_operand(inst.op, name, inst.operand(name), v.get)

@@ -60,7 +60,7 @@ class Format:
     return tuple(f for f in self.fields if f.kind != "fixed" and f is not self.opcode)
 
   @property
-  def base(self) -> str: return self.name.split("_LIT")[0].split("_DPP")[0]
+  def base(self) -> str: return self.name.split("_LIT")[0].split("_DPP")[0].split("_NSA")[0]
 
 @dataclass(frozen=True)
 class Operand:
@@ -118,6 +118,7 @@ class Arch:
     self.formats = {n: Format(n, nb, fs := tuple(Field(*reg_field(r)) for r in rows), {f.name: f for f in fs})
                     for n, (nb, rows) in data["formats"].items()}
     sdst_dpp = self._sdst_dpp()
+    self._mimg_nsa()
     self.ops = {n: Op(name, n, e, c, b, tuple(v) + (sdst_dpp if b == "VOP3_SDST" and all(o[0] <= 32 for k, o in opr.items() if k != "vdst") else ()),
                       {k: Operand(*o) for k, o in opr.items()}, data["pcode"].get(n))
                 for n, (e, c, b, v, opr) in data["ops"].items()}
@@ -137,6 +138,13 @@ class Arch:
       self.formats[f"VOP3_SDST_{dpp}"] = Format(f"VOP3_SDST_{dpp}", src.nbytes, fs, {f.name: f for f in fs})
       out.append(f"VOP3_SDST_{dpp}")
     return tuple(out)
+
+  def _mimg_nsa(self) -> None:
+    """RDNA3's non-sequential image address (nsa = 1): one more dword whose bytes name the VGPRs of address groups 1-4 (vaddr
+    is group 0); the data has no such format, so it is MIMG's with vaddr1..vaddr4 at bits 64-95."""
+    if (mimg := self.formats.get("MIMG")) is None: return
+    fs = mimg.fields + tuple(Field(f"vaddr{k}", 56 + 8 * k, 8, "bits", None) for k in range(1, 5))
+    self.formats["MIMG_NSA"] = Format("MIMG_NSA", mimg.nbytes + 4, fs, {f.name: f for f in fs})
 
   def op(self, name: str) -> Op:
     try: return self.ops[name.upper()]

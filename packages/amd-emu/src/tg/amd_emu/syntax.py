@@ -40,7 +40,7 @@ def mnemonic(op: Op) -> str:
   return (name + "_e64" if op.enum == "VOP3SDOp" and f"{name}_E32" in ops else name).lower()
 
 def family(fmt: str) -> str:
-  base = fmt.split("_LIT")[0].split("_DPP")[0]
+  base = fmt.split("_LIT")[0].split("_DPP")[0].split("_NSA")[0]
   return FAMILY.get(base, base)
 
 def is_literal_op(op: Op) -> bool:
