@@ -358,7 +358,9 @@ def test_rdna4_barrier_state_of_a_two_wave_workgroup() -> None:
   assert got[0].tolist() == [two, 1, two | 1 << 16, 0, 0, 0, 1]
   assert got[1].tolist() == [two | 1 << 16, 0, two, 0, 0, 0, 0]
 
-def test_rdna4_barrier_state_of_a_lone_wave() -> None:
-  """run_wave's wave is its workgroup: its signal completes the barrier at once (isfirst sets SCC; the state reads 1 member)."""
-  w = run_wave(assemble("s_barrier_signal_isfirst -1\ns_cselect_b32 s0, 1, 0\ns_get_barrier_state s1, -1", "rdna4"), "rdna4")
+@pytest.mark.parametrize("tier", [1, 2])
+def test_rdna4_barrier_state_of_a_lone_wave(tier: int) -> None:
+  """run_wave's wave is its workgroup: its signal completes the barrier at once (isfirst sets SCC; the state reads 1 member),
+  in either tier."""
+  w = run_wave(assemble("s_barrier_signal_isfirst -1\ns_cselect_b32 s0, 1, 0\ns_get_barrier_state s1, -1", "rdna4"), "rdna4", tier=tier)
   assert (w.s[0], w.s[1]) == (1, 1 << 4 | 1)
