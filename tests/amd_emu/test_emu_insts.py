@@ -364,3 +364,64 @@ def test_rdna4_barrier_state_of_a_lone_wave(tier: int) -> None:
   in either tier."""
   w = run_wave(assemble("s_barrier_signal_isfirst -1\ns_cselect_b32 s0, 1, 0\ns_get_barrier_state s1, -1", "rdna4"), "rdna4", tier=tier)
   assert (w.s[0], w.s[1]) == (1, 1 << 4 | 1)
+
+# ***** untyped buffer loads and stores *****
+BUF = 0x7000_0000  # 64 bytes mapped here, nothing around them
+def vsharp(base: int, stride: int, records: int, oob: int, add_tid: int = 0) -> dict[int, int]:
+  """The four SGPRs s4-s7 of a V#: base (bits 0-47), stride (48-61), num_records (64-95), add_tid_enable (119), oob_select (124-125)."""
+  return {4: base & 0xFFFFFFFF, 5: base >> 32 | stride << 16, 6: records, 7: add_tid << 23 | oob << 28}
+
+def buffer_run(arch: str, text: str, rsrc: dict[int, int], vgprs: dict[int, np.ndarray], sgprs: dict[int, int] | None = None):
+  mem, data = AddressSpace(), np.arange(1000, 1016, dtype=np.uint32)
+  mem.map(BUF, 64, data)
+  return run_wave(assemble(text, arch), arch, sgprs=rsrc | (sgprs or {}), vgprs=vgprs, memory=mem), data
+
+@pytest.mark.parametrize("arch", ["rdna3", "rdna4"])
+def test_raw_buffer_loads_and_stores(arch: str) -> None:
+  """A raw V# (stride 0, oob_select 3) of 40 bytes over 64 mapped ones: each dword whose offset (VGPR + instruction offset, not
+  soffset) + 4 exceeds 40 reads 0 or is not stored, per dword of a b64, with no fault for the lanes past the mapping either."""
+  w, data = buffer_run(arch, "buffer_load_b32 v1, v0, s[4:7], 0 offen\nbuffer_load_b32 v2, v0, s[4:7], s8 offen\n"
+                             "buffer_load_b32 v3, v0, s[4:7], 0 offen offset:4\nbuffer_load_b64 v[4:5], v0, s[4:7], 0 offen\n"
+                             "buffer_store_b32 v6, v0, s[4:7], 0 offen".replace(", 0 ", ", null " if arch == "rdna4" else ", 0 "),
+                       vsharp(BUF, 0, 40, 3), {0: LANE * 4, 6: 2000 + LANE}, {8: 8})
+  vals = np.arange(1000, 1016)
+  def at(i: np.ndarray, ok: np.ndarray) -> np.ndarray: return np.where(ok, vals[np.minimum(i, 15)], 0)
+  np.testing.assert_array_equal(w.v[1], at(LANE, LANE * 4 + 4 <= 40))
+  np.testing.assert_array_equal(w.v[2], at(LANE + 2, LANE * 4 + 4 <= 40))  # soffset moves the address, not the range
+  np.testing.assert_array_equal(w.v[3], at(LANE + 1, LANE * 4 + 8 <= 40))
+  np.testing.assert_array_equal(w.v[4], at(LANE, LANE * 4 + 4 <= 40))
+  np.testing.assert_array_equal(w.v[5], at(LANE + 1, LANE * 4 + 8 <= 40))  # lane 9: its low dword in range, its high one not
+  np.testing.assert_array_equal(data, np.where(np.arange(16) < 10, 2000 + np.arange(16), 1000 + np.arange(16)))
+
+@pytest.mark.parametrize("oob,records,want_ok", [
+  (1, 3, lambda i, o: i < 3),                       # index < num_records
+  (0, 3, lambda i, o: (i < 3) & (o + 4 <= 8)),      # and offset + 4 <= stride
+  (2, 0, lambda i, o: i < 0),                       # num_records 0: nothing
+  (2, 1, lambda i, o: i >= 0),                      # else no check
+  (3, 20, lambda i, o: i * 8 + o + 4 <= 20),        # raw: the whole byte offset
+])
+def test_structured_buffer_range_checks(oob: int, records: int, want_ok) -> None:
+  """idxen + offen with stride 8: the address is base + index * 8 + offset, in range as oob_select says (hand-computed)."""
+  index, offset = LANE % 4, np.where(LANE < 16, 0, 4 + 4 * (LANE % 2))  # offsets 0, 4 and 8 (past the 8-byte stride)
+  w, _ = buffer_run("rdna3", "buffer_load_b32 v2, v[0:1], s[4:7], 0 idxen offen", vsharp(BUF, 8, records, oob), {0: index, 1: offset})
+  want = np.where(want_ok(index, offset), np.arange(1000, 1016)[np.minimum((index * 8 + offset) // 4, 15)], 0)
+  np.testing.assert_array_equal(w.v[2], want)
+
+def test_buffer_add_tid_indexes_by_lane() -> None:
+  """add_tid_enable adds the lane to the index: with stride 4 and no index VGPR, lane l reads record l (16 records)."""
+  w, _ = buffer_run("rdna3", "buffer_load_b32 v2, off, s[4:7], 0", vsharp(BUF, 4, 16, 1, add_tid=1), {})
+  np.testing.assert_array_equal(w.v[2], np.where(LANE < 16, 1000 + LANE, 0))
+
+def test_buffer_atomic_adds_in_range_only() -> None:
+  """buffer_atomic_add_u32 (glc) over a 16-byte raw V#: the 4 lanes on each of dwords 0-3 add 1 each and get the old values
+  1000+k .. 1003+k between them; the lanes on dwords 4-7 (mapped, but out of range) change nothing."""
+  w, data = buffer_run("rdna3", "buffer_atomic_add_u32 v1, v0, s[4:7], 0 offen glc", vsharp(BUF, 0, 16, 3),
+                       {0: (LANE % 8) * 4, 1: np.ones(32, np.uint32)})
+  np.testing.assert_array_equal(data[:8], [1004, 1005, 1006, 1007, 1004, 1005, 1006, 1007])
+  for k in range(4): assert sorted(w.v[1][LANE % 8 == k]) == [1000 + k + j for j in range(4)]
+
+def test_buffer_instruction_offset_is_unsigned() -> None:
+  """MUBUF's 12-bit offset is unsigned: offset:0x800 adds 2048 (as llvm-mc encodes 0-4095), so a V# based 2048 bytes below the
+  buffer reaches it."""
+  w, _ = buffer_run("rdna3", "buffer_load_b32 v1, v0, s[4:7], 0 offen offset:0x800", vsharp(BUF - 0x800, 0, 0x800 + 40, 3), {0: LANE * 4})
+  np.testing.assert_array_equal(w.v[1], np.where(LANE < 10, 1000 + LANE, 0))

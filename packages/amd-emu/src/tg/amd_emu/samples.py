@@ -13,7 +13,7 @@ from .image import BVH_WORDS, BVH12_GROUPS, addr_groups, addr_words, data_regs
 SCALAR_OTYPES = {"OPR_SSRC", "OPR_SREG", "OPR_SDST", "OPR_SSRC_LANESEL", "OPR_SDST_NULL", "OPR_EXEC"}
 SKIP_OTYPES = {"OPR_SMEM_OFFSET", "OPR_SMEM_OFFSET_NOK", "OPR_SIMM8", "OPR_SIMM5", "OPR_SIMM24", "OPR_SENDMSG_RTN"}
 FORMATS = ("SOP1", "SOP2", "SOPC", "SOPK", "SOPP", "SMEM", "VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "DS",
-           "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH")
+           "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH", "MUBUF", "VBUFFER")
 
 def operands_for(op: Op) -> dict[str, Any]:
   """Fresh registers for each operand: VGPRs from v0 up, SGPRs from s0 up aligned to their size."""
@@ -71,7 +71,7 @@ def canonical(op: Op) -> Inst:
   return build(op, (), kwargs)
 
 # what the ISA layer encodes and prints (the emulator runs FORMATS)
-ISA_FORMATS = FORMATS + ("MUBUF", "MTBUF", "VBUFFER", "MIMG", "VIMAGE", "VSAMPLE")
+ISA_FORMATS = FORMATS + ("MTBUF", "MIMG", "VIMAGE", "VSAMPLE")
 
 def all_canonical(arch: str, formats: tuple[str, ...] = ISA_FORMATS) -> list[Inst]:
   return [canonical(op) for op in get_arch(arch).ops.values() if op.fmt.split("_LIT")[0].replace("_SDST", "") in formats]

@@ -46,7 +46,7 @@ ENTRY_ARGS = "unsigned int* st, unsigned char* mem, unsigned long long* tab, con
 @functools.cache
 def _version() -> str:
   here = pathlib.Path(__file__).parent
-  files = ("pcode.py", "pcode_uops.py", "shapes.py", "shape_c.py", "wmma.py", "barrier.py", "numfmt.py", "dpp.py")
+  files = ("pcode.py", "pcode_uops.py", "shapes.py", "shape_c.py", "wmma.py", "barrier.py", "buffer.py", "numfmt.py", "dpp.py")
   builders = (round_half_even, f32_to_bf16_bits, fp8_bits_to_f32, f32_to_fp8_bits)  # tg.uop's conversions the shapes build
   src = b"".join((here / f).read_bytes() for f in files) + "".join(inspect.getsource(b) for b in builders).encode()
   return hashlib.sha256(src).hexdigest()[:16]

@@ -17,7 +17,7 @@ from .pcode_uops import FBITS, V, Wide, Interp, Unsupported, const, conv, bits, 
   join_words, slice_bits, UDT
 from .operands import FLOAT_CONSTS, INV_2PI, float_bits
 from .pcode import PcodeError
-from . import dpp, numfmt
+from . import buffer, dpp, numfmt
 
 # state layout (uint32 words)
 SCC, PC, FAULT, FAULT_ADDR, LDS_BASE, SCRATCH_BASE, SCRATCH_SIZE, LDS_SIZE = 128, 129, 132, 133, 140, 142, 144, 145
@@ -30,7 +30,7 @@ TAB = 128  # memory ranges in the translation table: lo[TAB], hi[TAB], delta[TAB
 WAVE = 32
 SHARED_HI, PRIVATE_HI = 0x10000000, 0x20000000  # FLAT apertures: the high 32 bits of LDS and scratch flat addresses
 APERTURES = {235: SHARED_HI << 32, 236: (SHARED_HI << 32) | 0xFFFFFFFF, 237: PRIVATE_HI << 32, 238: (PRIVATE_HI << 32) | 0xFFFFFFFF}
-MEM_FMTS = ("DS", "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH", "SMEM")
+MEM_FMTS = ("DS", "FLAT", "GLOBAL", "SCRATCH", "VFLAT", "VGLOBAL", "VSCRATCH", "SMEM") + buffer.FORMATS
 VAR_BITS = ("offset", "offset0", "offset1", "ioffset", "simm16", "literal")
 
 def pair64(lo: UOp, hi: UOp) -> UOp:
@@ -39,7 +39,7 @@ def pair64(lo: UOp, hi: UOp) -> UOp:
 
 def is_vector(op: Op) -> bool:
   return op.fmt.split("_")[0] in ("VOP1", "VOP2", "VOP3", "VOP3SD", "VOP3P", "VOPC", "VOPD", "VINTERP", "DS", "FLAT", "GLOBAL", "SCRATCH",
-                                  "VFLAT", "VGLOBAL", "VSCRATCH")
+                                  "VFLAT", "VGLOBAL", "VSCRATCH") + buffer.FORMATS
 
 def lane_loop(op: Op) -> bool:
   """Per-lane pseudocode runs in a loop over lanes; pseudocode that walks the lanes itself (readlane, permlane) runs once, and so do
@@ -402,6 +402,7 @@ class InstCtx:
   def address(self) -> V:
     """The address of a memory instruction: a 64-bit GPU address, an LDS offset, or a per-lane scratch offset."""
     fam = self.fam
+    if fam in buffer.FORMATS: return self.buffer_access.address
     if fam == "SMEM":
       base = self.sreg64("sbase", 2)
       a = alu(Ops.ADD, base, conv(self.signed_offset(), "u", 64), "u", 64)
@@ -426,6 +427,13 @@ class InstCtx:
       a = V(lo | (hi << UOp.const(dtypes.uint64, 32)), "u", 64)
     return alu(Ops.ADD, a, conv(self.signed_offset(), "u", 64), "u", 64)
 
+  @functools.cached_property
+  def buffer_access(self) -> buffer.BufferAccess: return buffer.buffer_access(self)
+
+  def in_range(self, addr: V, nbytes: int, pred: V) -> V:
+    """pred, and for a buffer access that it is in its V#'s range (out of range it neither faults nor touches memory)."""
+    return binop("&&", pred, self.buffer_access.in_range(addr, nbytes)) if self.fam in buffer.FORMATS else pred
+
   def sreg64(self, name: str, scale: int) -> V:
     r = self.var(name) * scale if scale != 1 else self.var(name)
     return V(self.b.ld(r).cast(dtypes.uint64) | (self.b.ld(r + 1).cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
@@ -434,6 +442,8 @@ class InstCtx:
     """(field, dwords) of a data name of a memory instruction."""
     op = self.op
     def width(f: str) -> int: return max(1, op.operands[f].bits // 32) if f in op.operands else 1
+    if self.fam in buffer.FORMATS and name in ("VDATA", "DATA", "RETURN_DATA"):  # one vdata: the data, the loaded or returned value
+      return ("vdata", width("vdata")) if name != "RETURN_DATA" or self.returns() else None
     if name in ("RETURN_DATA", "VGPR_RTN") or (name == "VDATA" and not self.stores_vdata):
       return ("vdst", width("vdst")) if "vdst" in op.operands else None
     if name == "SDATA": return ("sdata", width("sdata"))
@@ -509,7 +519,7 @@ class InstCtx:
 
   def mem_load(self, addr: V, kind: str, width: int, pred: V, it: Interp) -> V:
     nbytes = max(1, width // 8)
-    host, ok = self.access(addr, nbytes, self.gate(pred))
+    host, ok = self.access(addr, nbytes, self.gate(self.in_range(addr, nbytes, pred)))
     dt = UDT[max(8, width)]
     p = UOp(Ops.CAST, dt.ptr(), (UOp(Ops.INDEX, dtypes.uint8, (self.b.mem, host, ok)),))
     u = UOp(Ops.LOAD, dt, (p, UOp.const(dt, 0)))
@@ -518,7 +528,7 @@ class InstCtx:
 
   def mem_store(self, addr: V, val: V, width: int, pred: V) -> None:
     nbytes = max(1, width // 8)
-    host, ok = self.access(addr, nbytes, self.gate(pred))
+    host, ok = self.access(addr, nbytes, self.gate(self.in_range(addr, nbytes, pred)))
     dt = UDT[max(8, width)]
     raw = resize(bits(val) if not val.weak else const("u", 64, val.const), width)
     self.b.stores.append((self.b.mem, host, raw.u.cast(dt) if raw.u.dtype != dt else raw.u, ok))
