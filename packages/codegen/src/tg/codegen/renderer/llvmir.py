@@ -12,7 +12,7 @@ division) or polynomial (exp2, log2), as no instruction exists for it."""
 from __future__ import annotations
 import itertools, math, struct
 from tg.uop import UOp, Ops, DType, PtrDType, AddrSpace, dtypes, GroupOp
-from tg.codegen.renderer import Renderer
+from tg.codegen.renderer import Renderer, TensorCore
 from tg.codegen.program import kernel_args
 
 LL_TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int16: "i16", dtypes.uint16: "i16", dtypes.int32: "i32",
@@ -156,6 +156,7 @@ class LLVMRenderer(Renderer):
       elif u.op is Ops.CAST: val(u, self.render_cast(u.dtype, u.src[0].dtype, s[0]))
       elif u.op is Ops.BITCAST: val(u, f"bitcast {ltype(u.src[0].dtype)} {s[0]} to {ltype(u.dtype)}")
       elif u.op in GroupOp.ALU: self.render_alu(u, s, val, decls)
+      elif u.op is Ops.WMMA: val(u, self.wmma(u, s, val, decls))
       elif u.op is Ops.BARRIER: body.extend(f"  {line}" for line in self.barrier())
       elif u.op in (Ops.NOOP, Ops.SINK, Ops.GROUP): pass
       else: raise NotImplementedError(f"the LLVM IR renderer can't render {u.op}")
@@ -176,6 +177,7 @@ class LLVMRenderer(Renderer):
   def preamble(self) -> list[str]: return []
   def barrier(self) -> list[str]: return []
   def attributes(self, uops: list[UOp]) -> str: return "nounwind"
+  def wmma(self, u: UOp, s: list[str], val, decls: set[str]) -> str: raise NotImplementedError(f"{type(self).__name__} has no tensor cores")
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     ft, tt = ltype(frm), ltype(to)
@@ -246,8 +248,13 @@ class LLVMRenderer(Renderer):
     if dt.count == 1: return x
     return f"<{', '.join(f'{ltype(dt.scalar())} {x}' for _ in range(dt.count))}>"
 
+# WMMA's register layouts (tg.amd_emu.wmma says the same for the emulator): RDNA3 (gfx11) repeats A and B in both half-waves
+# and interleaves D's rows between them, RDNA4 (gfx12) splits K and D's rows between the half-waves
+WMMA = {"gfx11": dict(elements=16, k_half=0, row_stride=2, half_row=1), "gfx12": dict(elements=8, k_half=8, row_stride=1, half_row=8)}
+
 class AMDGPURenderer(LLVMRenderer):
-  """amdgcn-amd-amdhsa for a gfx target: SPECIAL gidx/lidx are llvm.amdgcn.workgroup.id/workitem.id."""
+  """amdgcn-amd-amdhsa for a gfx target: SPECIAL gidx/lidx are llvm.amdgcn.workgroup.id/workitem.id; on gfx11 and gfx12
+  half and bfloat16 matmuls can run on WMMA (the TC opt), accumulating in float32."""
   has_local, has_shared = True, True
   global_max, local_max, shared_max = (2**31 - 1, 65535, 65535), (1024, 1024, 1024), 65536
   global_space, private_space = 1, 5
@@ -259,6 +266,7 @@ class AMDGPURenderer(LLVMRenderer):
     return op in self.native_ops and (op not in (Ops.EXP2, Ops.LOG2) or dtype in self.approx_dtypes)
   def __init__(self, arch: str = "gfx1100", device: str = "AMD"):
     self.arch, self.device = arch, device
+    self.tensor_cores = tuple(TensorCore(d, dtypes.float32, **WMMA[arch[:5]]) for d in (dtypes.float16, dtypes.bfloat16)) if arch[:5] in WMMA else ()
   def __reduce__(self) -> tuple: return (type(self), (self.arch, self.device))
   def preamble(self) -> list[str]:
     return ['target triple = "amdgcn-amd-amdhsa"',
@@ -269,6 +277,15 @@ class AMDGPURenderer(LLVMRenderer):
   def special(self, u: UOp) -> str:
     kind = "workgroup" if u.arg.startswith("gidx") else "workitem"
     return f"call i32 @llvm.amdgcn.{kind}.id.{'xyz'[int(u.arg[-1])]}()"
+  def wmma(self, u: UOp, s: list[str], val, decls: set[str]) -> str:
+    """llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16} (wave32); bfloat16 operands go as i16 vectors."""
+    tc: TensorCore = u.arg
+    fmt, e = ("f16", "half") if tc.dtype_in == dtypes.float16 else ("bf16", "i16"), tc.elements
+    ab, cd = f"<{e} x {fmt[1]}>", ltype(u.dtype)
+    a, b = (x if fmt[0] == "f16" else val(u, f"bitcast {ltype(src.dtype)} {x} to {ab}") for x, src in zip(s[:2], u.src))
+    fn = f"@llvm.amdgcn.wmma.f32.16x16x16.{fmt[0]}.v{tc.slots}f32.v{e}{'f16' if fmt[0] == 'f16' else 'i16'}"
+    decls.add(f"declare {cd} {fn}({ab}, {ab}, {cd})")
+    return f"call {cd} {fn}({ab} {a}, {ab} {b}, {cd} {s[2]})"
   def barrier(self) -> list[str]:
     return ['fence syncscope("workgroup") release', "call void @llvm.amdgcn.s.barrier()", 'fence syncscope("workgroup") acquire']
   def attributes(self, uops: list[UOp]) -> str:
