@@ -13,7 +13,7 @@ from tg.codegen.opt.search import actions
 from tg.codegen.pipeline import get_program
 from tg.tensor import Tensor
 from tg.codegen.lower.flatten import pm_flatten
-from tg.uop import Ops, dtypes, graph_rewrite, symbolic
+from tg.uop import Context, Ops, dtypes, graph_rewrite, symbolic
 
 ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
 DTYPES = pytest.mark.parametrize("dt", [dtypes.float16, dtypes.bfloat16], ids=["f16", "bf16"])
@@ -78,8 +78,21 @@ def test_tc_is_first_and_alone_and_in_beam():
   (a, _), (b, _) = operands("AMD", dtypes.float16, (32, 32), (32, 32))
   ast, ren = flat(kernel(a @ b)), Device["AMD"].renderer
   assert {Opt(OptOps.TC, 0), Opt(OptOps.TC, 1)} <= set(actions(ast, ren))  # rows from a or from b
+  with Context(USE_TC=0):
+    assert not any(o.op is OptOps.TC for o in actions(ast, ren)) and OptOps.TC not in [o.op for o in get_program(ast, ren).applied_opts]
   with pytest.raises(KernelOptError, match="before every other opt"): get_program(ast, ren, opts=(Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.TC, 0)))
   with pytest.raises(KernelOptError, match="no opt after TC"): apply_opt(apply_opt(ast, Opt(OptOps.TC, 0), ren), Opt(OptOps.UPCAST, 0, 2), ren)
   with pytest.raises(KernelOptError, match="no tensor cores"): get_program(ast, Device["CPU"].renderer, opts=(Opt(OptOps.TC, 0),))
   f32 = Tensor(np.ones((32, 32), np.float32), device="AMD")
   assert not any(o.op is OptOps.TC for o in actions(flat(kernel(f32 @ f32)), ren))  # float32 has no WMMA here
+
+def test_virtual_gpu_counts_wave_instructions():
+  """MockKFD.executed (bench/amd.py's cost figure) counts every wave's instructions: s_endpgm alone, 3 workgroups of 2 waves."""
+  from tg.amd.device import AMDProgram
+  from tg.amd_emu import rdna3
+  from tg.amd_emu.codeobj import KernelDescriptor, write
+  dev = Device["AMD"]
+  prg = AMDProgram(dev, "empty", write("empty", rdna3.s_endpgm().to_bytes(), "rdna3", KernelDescriptor(rsrc1=0x41, rsrc2=2 << 1)))
+  before = dev.kfd.kfd.executed
+  prg(global_size=(3, 1, 1), local_size=(64, 1, 1), wait=True)
+  assert dev.kfd.kfd.executed - before == 6

@@ -66,6 +66,7 @@ class MockKFD:
     self.doorbell_page = 0
     self.thread_traces: list[tuple[int, bytes]] = []  # SQTT=1 or PROFILE=1: (kernel entry, SE 0's SQTT stream) per dispatch
     self.stopped_wave: FaultingWave | None = None
+    self.executed = 0  # wave-instructions run by all dispatches (bench/amd.py: a fair cost figure where the emulator's wall time isn't)
 
   def _sysfs(self) -> dict[str, str]:
     files = {f"{TOPOLOGY}/0/properties": "cpu_cores_count 8\nsimd_count 0\n", f"{TOPOLOGY}/0/gpu_id": "0\n"}
@@ -272,8 +273,8 @@ class MockKFD:
     scratch = self.scratch(base, r("COMPUTE_TMPRING_SIZE"), nwaves) if rsrc2 & hw.RSRC2_SCRATCH_EN else (0, 0)
     code = self.code_at(pgm)
     trace = Recorder() if getenv("SQTT", False) or getenv("PROFILE", False) else None
-    dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm, dispatch_ptr=user[0] | user[1] << 32,
-             scratch=scratch, trace=trace)
+    self.executed += dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm,
+                              dispatch_ptr=user[0] | user[1] << 32, scratch=scratch, trace=trace)
     if trace is not None: self.thread_traces.append((pgm, trace.stream(self.arch)))
 
   def scratch(self, base: int, tmpring: int, nwaves: int) -> tuple[int, int]:

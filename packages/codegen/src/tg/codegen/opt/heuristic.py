@@ -22,7 +22,7 @@ from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid
 from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
-from tg.codegen.opt.tc import tc_candidates
+from tg.codegen.opt.tc import USE_TC, tc_candidates
 
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
@@ -107,7 +107,7 @@ def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
 
 def _tensor_core(K: _Kernel) -> bool:
   """TC with the first candidate whose rows and columns are at least a tile each (a thinner one would be mostly padding)."""
-  for i, c in enumerate(tc_candidates(K.k, K.ren.tensor_cores)):
+  for i, c in enumerate(tc_candidates(K.k, K.ren.tensor_cores) if USE_TC else ()):
     if min(range_size(c.m) or 0, range_size(c.n) or 0) >= min(c.tc.dims[:2]) and K.attempt(Opt(OptOps.TC, i)): return True
   return False
 

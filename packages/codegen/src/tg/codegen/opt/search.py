@@ -9,7 +9,7 @@ from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, globalize
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.heuristic import hand_coded_optimizations
-from tg.codegen.opt.tc import tc_candidates
+from tg.codegen.opt.tc import USE_TC, tc_candidates
 from tg.codegen.diskcache import diskcache_get, diskcache_put
 
 BEAM = ContextVar("BEAM", 0)
@@ -35,7 +35,7 @@ def actions(k: UOp, ren: Renderer) -> list[Opt]:
   if ren.has_local:
     acts += [Opt(OptOps.LOCAL, i, a) for i, r in enumerate(outs) for a in (2, 4, 8, 16, 32) if divides(r, a)]
     acts.append(Opt(OptOps.NOLOCALS))
-  acts += [Opt(OptOps.TC, i) for i in range(len(tc_candidates(k, ren.tensor_cores)))]
+  acts += [Opt(OptOps.TC, i) for i in range(len(tc_candidates(k, ren.tensor_cores)) if USE_TC else 0)]
   if ren.has_shared:
     acts += [Opt(op, i, a) for op in (OptOps.GROUP, OptOps.GROUPTOP) for i, r in enumerate(reds) for a in (4, 8, 16, 32) if divides(r, a)]
   return acts

@@ -4,12 +4,15 @@ float32 accumulator, computed 16x16 tile by tile by a wave-wide matrix instructi
 The rows m and columns n of each tile and its 16-wide slice of k become the wave's lanes (a LOCAL range of 32) and the
 registers each lane holds, in the instruction's layout: the operands are gathered per lane (CONTRACT over the elements of k
 it holds), the accumulator is the lane's 8 slots of D (an UNROLL that the store expands), and the loop over k runs over tiles.
-This module finds the candidates and builds the tile; opt/kernel.py pads the axes and rewrites the kernel's ranges."""
+This module finds the candidates and builds the tile; opt/kernel.py pads the axes and rewrites the kernel's ranges.
+USE_TC=0 keeps the heuristics and BEAM from choosing TC (bench/amd.py compares); an explicit TC opt still applies."""
 from __future__ import annotations
 from dataclasses import dataclass
-from tg.uop import UOp, Ops, AxisType
+from tg.uop import UOp, Ops, AxisType, ContextVar
 from tg.codegen.renderer import TensorCore
 from tg.codegen.ranges import output_axes, range_size
+
+USE_TC = ContextVar("USE_TC", 1)
 
 @dataclass(frozen=True)
 class TCMatch:
