@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses, functools, os, sys, time
 from typing import Any, Sequence
 from tg.uop import getenv, round_up
-from tg.codegen.device import Allocator, Compiled
+from tg.codegen.device import Allocator, Buffer, Compiled
 from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
 from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, LoadedCode, PM4Queue, SDMAQueue, Signal
@@ -55,6 +55,16 @@ class AMDAllocator(Allocator):
     if opaque.handle in self.slabs: self.slots[opaque.size].append(opaque)
     else: self.dev.kfd.free(opaque)
   def offset(self, opaque: GPUMem, nbytes: int, offset: int) -> GPUMem: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
+  def transfer(self, dest: GPUMem, src: Buffer) -> bool:
+    """A copy from another AMD GPU (or this one) by this GPU's SDMA engine, reading the source GPU's memory directly (mapped
+    into this GPU's address space as a peer), after the source's queued work on it; it returns once the copy is done, so the
+    source may be written again."""
+    if not isinstance(src.allocator, AMDAllocator): return False
+    sdev, mem = src.allocator.dev, src._buf
+    sdev.finish([mem])
+    if sdev is not self.dev: sdev.kfd.map_peer(mem, self.dev.kfd.gpu_id)
+    self.dev.wait(self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va, mem.va, src.nbytes), [dest]))
+    return True
   def _stage(self, k: int) -> GPUMem:
     """Staging half k, once the copy that last used it is done."""
     half = self.dev.staging.size // 2
@@ -169,6 +179,11 @@ class AMDDevice(Compiled):
   def synchronize(self, timeout: float = 60.0) -> None:
     """Wait for all queued work on both queues (see wait)."""
     for t in self.timelines.values(): self.wait(t.fence(), timeout)
+
+  def finish(self, bufs: Sequence[GPUMem]) -> None:
+    """Wait for the work queued so far that touches `bufs` (see wait)."""
+    for t in self.timelines.values():
+      if (f := t.touching(bufs)) is not None: self.wait(f)
 
   def wait(self, fence: Fence, timeout: float = 60.0) -> None:
     """Wait for the work up to `fence`. A GPU fault, or no progress within `timeout` s, resets both queues (the work queued

@@ -9,6 +9,8 @@ from dataclasses import dataclass, field
 from typing import Sequence
 from tg.amd.driver import GPUMem, PM4Queue, SDMAQueue, Signal
 
+def spans(bufs: Sequence[GPUMem]) -> list[tuple[int, int]]: return [(b.va, b.va + b.size) for b in bufs]
+
 @dataclass(frozen=True)
 class Fence:
   """The point on one queue's timeline at which a submission is done."""
@@ -24,6 +26,10 @@ class Timeline:
   value: int = 0
   pending: list[tuple[int, int, int]] = field(default_factory=list)  # (lo, hi, value)
 
+  def touching(self, bufs: Sequence[GPUMem]) -> Fence | None:
+    """The fence of this queue's last unfinished submission that touches one of `bufs` (None: none)."""
+    return Fence(self.signal, v) if (v := self.last_touching(spans(bufs))) else None
+
   def last_touching(self, spans: Sequence[tuple[int, int]]) -> int:
     """The last value of an unfinished submission that touches one of `spans` (0: none)."""
     done = self.signal.value & 0xFFFFFFFF
@@ -34,13 +40,12 @@ class Timeline:
 
   def submit(self, cmds: list[int], bufs: Sequence[GPUMem], after: Timeline) -> Fence:
     """Queue cmds after this queue's earlier work and after `after`'s unfinished work on the same buffers."""
-    spans = [(b.va, b.va + b.size) for b in bufs]
-    q, need = self.queue, after.last_touching(spans)
+    q, need = self.queue, after.last_touching(spans(bufs))
     waits = q.wait_mem(self.signal.va, self.value) + (q.wait_mem(after.signal.va, need) if need else [])
     self.value += 1
     done = q.release_mem(self.signal.va, self.value) if isinstance(q, PM4Queue) else q.fence(self.signal.va, self.value)
     q.submit(waits + cmds + done)
-    self.pending += [(lo, hi, self.value) for lo, hi in spans]
+    self.pending += [(lo, hi, self.value) for lo, hi in spans(bufs)]
     return self.fence()
 
   def reset(self) -> None:
