@@ -41,7 +41,7 @@ def matmul_operands(red: UOp, tc: TensorCore) -> tuple[UOp, UOp] | None:
 def tc_candidates(ast: UOp, tcs: tuple[TensorCore, ...]) -> list[TCMatch]:
   """Every (tensor core, m, n, k) that fits the kernel's one reduce, innermost axes first. k must be a whole number of tiles;
   m and n are padded by the caller."""
-  reds = [u for u in ast.toposort() if u.op is Ops.REDUCE]
+  reds = [u for u in ast.toposort() if u.op is Ops.REDUCE] if tcs else []
   if len(reds) != 1: return []
   red, outs = reds[0], output_axes(ast)[::-1]
   out: list[TCMatch] = []

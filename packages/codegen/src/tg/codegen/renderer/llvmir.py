@@ -188,7 +188,7 @@ class LLVMRenderer(Renderer):
 
   def render_bitcast(self, f: Function, i: int, u: UOp, s: list[str]) -> None: f.val(u, f"bitcast {ltype(u.src[0].dtype)} {s[0]} to {ltype(u.dtype)}")
   def render_barrier(self, f: Function, i: int, u: UOp, s: list[str]) -> None: f.body.extend(f"  {line}" for line in self.barrier())
-  def render_wmma(self, f: Function, i: int, u: UOp, s: list[str]) -> None: f.val(u, self.wmma(f, u, s))
+  def render_wmma(self, f: Function, i: int, u: UOp, s: list[str]) -> None: self.wmma(f, u, s)
 
   def _addr(self, addr: UOp, r: dict[UOp, str]) -> tuple[str, str | None]:
     idx = addr.src[0] if addr.op is Ops.CAST else addr
@@ -200,7 +200,7 @@ class LLVMRenderer(Renderer):
   def preamble(self) -> list[str]: return []
   def barrier(self) -> list[str]: return []
   def attributes(self, uops: list[UOp]) -> str: return "nounwind"
-  def wmma(self, f: Function, u: UOp, s: list[str]) -> str: raise NotImplementedError(f"{type(self).__name__} has no tensor cores")
+  def wmma(self, f: Function, u: UOp, s: list[str]) -> None: raise NotImplementedError(f"{type(self).__name__} has no tensor cores")
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     ft, tt = ltype(frm), ltype(to)
@@ -322,15 +322,19 @@ class AMDGPURenderer(LLVMRenderer):
   def special(self, u: UOp) -> str:
     kind = "workgroup" if u.arg.startswith("gidx") else "workitem"
     return f"call i32 @llvm.amdgcn.{kind}.id.{'xyz'[int(u.arg[-1])]}()"
-  def wmma(self, f: Function, u: UOp, s: list[str]) -> str:
-    """llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16} (wave32); bfloat16 operands go as i16 vectors."""
+  def wmma(self, f: Function, u: UOp, s: list[str]) -> None:
+    """llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16} (wave32); bfloat16 operands go as i16 vectors. An empty asm statement that uses
+    the result pins the instruction where it is: LLVM 19 doesn't mark WMMA convergent, so its machine sinking moves one whose
+    result only gated stores read into their branch, where some lanes are off (WMMA needs all 32; fixed in later LLVM:
+    llvm-project#165602)."""
     tc: TensorCore = u.arg
     fmt, e = ("f16", "half") if tc.dtype_in == dtypes.float16 else ("bf16", "i16"), tc.elements
     ab, cd = f"<{e} x {fmt[1]}>", ltype(u.dtype)
     a, b = (x if fmt[0] == "f16" else f.val(u, f"bitcast {ltype(src.dtype)} {x} to {ab}") for x, src in zip(s[:2], u.src))
     fn = f"@llvm.amdgcn.wmma.f32.16x16x16.{fmt[0]}.v{tc.slots}f32.v{e}{'f16' if fmt[0] == 'f16' else 'i16'}"
     f.decls.add(f"declare {cd} {fn}({ab}, {ab}, {cd})")
-    return f"call {cd} {fn}({ab} {a}, {ab} {b}, {cd} {s[2]})"
+    d = f.val(u, f"call {cd} {fn}({ab} {a}, {ab} {b}, {cd} {s[2]})")
+    f.emit(f'call void asm sideeffect "", "v"({cd} {d})')
   def barrier(self) -> list[str]:
     return ['fence syncscope("workgroup") release', "call void @llvm.amdgcn.s.barrier()", 'fence syncscope("workgroup") acquire']
   def attributes(self, uops: list[UOp]) -> str:
