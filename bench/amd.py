@@ -1,14 +1,19 @@
 """AMD on the virtual GPU (MOCKGPU=1): host-side dispatch overhead of an empty kernel (us per launch), end-to-end time of a
 small Tensor program beside the CPU device, and a jitted step of several kernels replayed through the HCQ graph (one
-submission per replay) beside the same step unbatched (one submission per kernel). `--json` prints the figures as JSON."""
-import json, os, sys, time
+submission per replay) beside the same step unbatched (one submission per kernel), and a half matmul on WMMA (the TC opt)
+beside the same matmul without it (USE_TC=0): wave-instructions the virtual GPU ran and wall time per matmul, on gfx1100
+and gfx1200 (the emulator's wall time is not the GPU's; the instruction count is the fairer figure). `--json` prints the
+figures as JSON."""
+import json, math, os, sys, time
 os.environ.setdefault("MOCKGPU", "1")
+os.environ.setdefault("MOCKGPU_ARCH", "rdna3,rdna4")
 import numpy as np
 from tg.codegen.device import Device, GlobalCounters
 from tg.amd.device import AMDProgram
 from tg.amd_emu import rdna3
 from tg.amd_emu.codeobj import KernelDescriptor, write
 from tg.tensor import Tensor, TinyJit
+from tg.uop import Context
 
 def empty_launch_us(n: int = 200) -> float:
   dev = Device["AMD"]
@@ -46,6 +51,20 @@ def jit_step(batch: bool, reps: int = 10) -> tuple[float, float]:
     subs = (dev.submissions - s0) / reps
   return subs, best
 
+def half_matmul(dev: str, tc: bool, n: int = 64, reps: int = 3) -> tuple[float, float]:
+  """(wave-instructions, ms) per n x n x n half matmul on `dev`, with WMMA or without (USE_TC=0), the inputs on the GPU. Only the
+  virtual GPU counts instructions (nan on a real one)."""
+  rng = np.random.default_rng(0)
+  a, b = (Tensor(rng.standard_normal((n, n)).astype(np.float16), device=dev).realize() for _ in range(2))
+  d = Device[dev]
+  with Context(USE_TC=int(tc)):
+    (a @ b).realize()  # compile; the emulator swaps its quick builds for optimized ones in the background
+    d.synchronize()
+    executed, st = getattr(d.kfd.kfd, "executed", math.nan), time.perf_counter()
+    for _ in range(reps): (a @ b).realize()
+    d.synchronize()
+  return (getattr(d.kfd.kfd, "executed", math.nan) - executed) / reps, (time.perf_counter() - st) / reps * 1e3
+
 if __name__ == "__main__":
   figs = {"empty_kernel_launch_us (AMD mock)": empty_launch_us(), "matmul_relu_sum_16x16_ms (AMD mock)": program_ms("AMD"),
           "matmul_relu_sum_16x16_ms (CPU)": program_ms("CPU")}
@@ -53,6 +72,9 @@ if __name__ == "__main__":
   for batch, name in ((True, "HCQ graph"), (False, "unbatched")):
     subs, us = jit_step(batch)
     figs[f"jitted_6_kernel_step_submissions ({name})"], figs[f"jitted_6_kernel_step_us_per_kernel ({name})"] = subs, us
+  for dev, arch in (("AMD", "gfx1100"), ("AMD:1", "gfx1200")):
+    for tc, name in ((True, "WMMA"), (False, "no WMMA")):
+      figs[f"half_matmul_64_wave_instructions ({arch}, {name})"], figs[f"half_matmul_64_ms ({arch}, {name})"] = half_matmul(dev, tc)
   if "--json" in sys.argv: print(json.dumps(figs))
   else:
-    for k, v in figs.items(): print(f"{k:52s} {v:10.1f}")
+    for k, v in figs.items(): print(f"{k:60s} {v:10.1f}")

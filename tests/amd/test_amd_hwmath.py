@@ -2,12 +2,10 @@
 v_exp_f32, v_log_f32, v_sqrt_f32, v_rcp_f32 and the f16 forms, or gfx12's scalar v_s_ forms, in the code object, and no
 software polynomial), within their documented 1 ulp of the float64 numpy value on both virtual GPUs, denormal float32
 results and inputs included (LLVM scales them around the instruction); float64 stays software (no such instructions)."""
-import re, subprocess, tempfile
+import re
 import numpy as np
 import pytest
-from tg.amd.compiler import find_tool
-from tg.codegen.device import Device
-from tg.codegen.pipeline import get_program
+from amd_code import disassemble
 from tg.tensor import Tensor
 from tg.uop import Ops, dtypes
 
@@ -22,13 +20,7 @@ def inputs(name: str, dt) -> np.ndarray:
 
 def disassembly(dev: str, fn, x: np.ndarray) -> str:
   (k,) = [ei for ei in fn(Tensor(x, device=dev, dtype=dtypes.float64 if x.dtype == np.float64 else None)).schedule() if ei.ast.op is Ops.SINK]
-  d = Device[dev]
-  lib = d.compiler.compile(get_program(k.ast, d.renderer).src)
-  with tempfile.NamedTemporaryFile(suffix=".hsaco") as f:
-    f.write(lib)
-    f.flush()
-    objdump = find_tool("clang").replace("clang", "llvm-objdump")
-    return subprocess.run([objdump, "-d", f"--mcpu={d.target}", f.name], capture_output=True, text=True, check=True).stdout
+  return disassemble(dev, k.ast)
 
 @ARCHS
 @pytest.mark.parametrize("dt", [np.float32, np.float16], ids=["f32", "f16"])

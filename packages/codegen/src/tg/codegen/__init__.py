@@ -16,9 +16,10 @@ from tg.codegen.clib import CFunction, CFunctionError, render_c_function, compil
 from tg.codegen.devices.clang import CompilerError
 from tg.codegen import profile
 from tg.codegen.opt.search import BEAM, NOOPT  # registered, so Context(BEAM=..., NOOPT=...) works before any kernel is built
+from tg.codegen.opt.tc import USE_TC
 
 __all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "GlobalCounters", "ProgramSpec", "Renderer", "get_program", "CompiledRunner",
-           "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "CHECK_OOB", "OutOfBoundsError",
+           "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "USE_TC", "CHECK_OOB", "OutOfBoundsError",
            # for other packages' C (the AMD emulator): see tg.codegen.clib
            "CFunction", "CFunctionError", "render_c_function", "compile_c", "c_compiler_id", "CLibrary", "CompilerError",
            "diskcache_get", "diskcache_put", "profile"]

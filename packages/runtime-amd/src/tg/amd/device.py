@@ -1,16 +1,18 @@
 """The AMD device: buffers in VRAM copied through SDMA, kernels from LLVM code objects launched on a PM4 compute queue,
-one timeline signal ordering everything. MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
+each queue with a timeline signal of its own: a copy waits only for the kernels that use its buffers (tg.amd.timeline).
+MOCKGPU=1 swaps the kernel interface for the virtual GPU; nothing else changes."""
 from __future__ import annotations
 import dataclasses, functools, os, sys, time
 from typing import Any, Sequence
 from tg.uop import getenv, round_up
-from tg.codegen.device import Allocator, Compiled
+from tg.codegen.device import Allocator, Buffer, Compiled
 from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
 from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, LoadedCode, PM4Queue, SDMAQueue, Signal
 from tg.amd.kfd import KFD, HostKFD
 from tg.amd_emu.codeobj import hidden_args, load_image, read
 from tg.amd.profile import profiler
+from tg.amd.timeline import Fence, Timeline
 
 KFD_PATH = "/dev/kfd"
 
@@ -32,14 +34,14 @@ def open_kfd() -> KFD:
 class AMDAllocator(Allocator):
   """VRAM buffers: small ones carved from shared 2 MiB allocations (one slab per power-of-two size class), big ones each
   their own. Host data moves through two host-visible staging halves and the SDMA engine: the host waits only for the copy
-  that last used a half, not for the GPU's other work, so it keeps queueing while kernels run."""
+  that last used a half, and a copy only for the kernels that use its device buffer, so copies run while kernels do."""
   SLAB, SMALLEST, LARGEST = 2 << 20, 256, 64 << 10
   def __init__(self, dev: AMDDevice):
     super().__init__()
     self.dev = dev
     self.slots: dict[int, list[GPUMem]] = {}  # size class -> free slots
     self.slabs: dict[int, GPUMem] = {}        # handle -> slab
-    self.stage_done = [0, 0]                  # timeline value after which each staging half is free
+    self.stage_done: list[Fence | None] = [None, None]  # the copy after which each staging half is free
   def _alloc(self, nbytes: int) -> GPUMem:
     if nbytes > self.LARGEST: return self.dev.kfd.alloc(nbytes, vram=True, host=False)
     size = max(self.SMALLEST, 1 << (nbytes - 1).bit_length())
@@ -53,23 +55,33 @@ class AMDAllocator(Allocator):
     if opaque.handle in self.slabs: self.slots[opaque.size].append(opaque)
     else: self.dev.kfd.free(opaque)
   def offset(self, opaque: GPUMem, nbytes: int, offset: int) -> GPUMem: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
+  def transfer(self, dest: GPUMem, src: Buffer) -> bool:
+    """A copy from another AMD GPU (or this one) by this GPU's SDMA engine, reading the source GPU's memory directly (mapped
+    into this GPU's address space as a peer), after the source's queued work on it; it returns once the copy is done, so the
+    source may be written again."""
+    if not isinstance(src.allocator, AMDAllocator): return False
+    sdev, mem = src.allocator.dev, src._buf
+    sdev.finish([mem])
+    if sdev is not self.dev: sdev.kfd.map_peer(mem, self.dev.kfd.gpu_id)
+    self.dev.wait(self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va, mem.va, src.nbytes), [dest]))
+    return True
   def _stage(self, k: int) -> GPUMem:
     """Staging half k, once the copy that last used it is done."""
     half = self.dev.staging.size // 2
-    self.dev.synchronize(value=self.stage_done[k])
+    if (done := self.stage_done[k]) is not None: self.dev.wait(done)
     return dataclasses.replace(self.dev.staging, va=self.dev.staging.va + k * half, size=half)
   def copyin(self, dest: GPUMem, src: memoryview) -> None:
     half = self.dev.staging.size // 2
     for i, off in enumerate(range(0, src.nbytes, half)):
       stage, n = self._stage(i % 2), min(half, src.nbytes - off)
       stage.view(0, n)[:] = src[off:off + n]
-      self.stage_done[i % 2] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n))
+      self.stage_done[i % 2] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n), [dest])
   def copyout(self, dest: memoryview, src: GPUMem) -> None:
     half = self.dev.staging.size // 2
     for off in range(0, dest.nbytes, half):
       stage, n = self._stage(0), min(half, dest.nbytes - off)
-      self.stage_done[0] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(stage.va, src.va + off, n))
-      self.dev.synchronize(value=self.stage_done[0])
+      self.stage_done[0] = done = self.dev.submit(self.dev.sdma, SDMAQueue.copy(stage.va, src.va + off, n), [src])
+      self.dev.wait(done)
       dest[off:off + n] = stage.view(0, n)
 
 class AMDProgram:
@@ -116,7 +128,7 @@ class AMDProgram:
     self.fill_args(kernarg, bufs, global_size, local_size, vals)
     st = time.perf_counter()
     q = self.dev.compute
-    self.dev.submit(q, q.scratch_regs() + q.dispatch(self.pgm, self.rsrc, [va & 0xFFFFFFFF, va >> 32], global_size, local_size))
+    self.dev.submit(q, q.scratch_regs() + q.dispatch(self.pgm, self.rsrc, [va & 0xFFFFFFFF, va >> 32], global_size, local_size), bufs)
     if not wait: return None
     self.dev.synchronize()
     return time.perf_counter() - st
@@ -129,7 +141,7 @@ class AMDDevice(Compiled):
     self.target = self.kfd.target
     self.compute, self.sdma = PM4Queue(self.kfd), SDMAQueue(self.kfd)
     self.signals = self.kfd.alloc(PAGE, vram=False, uncached=True)
-    self.timeline, self.timeline_value = Signal(self.kfd, self.signals, 0), 0
+    self.timelines = {q: Timeline(q, Signal(self.kfd, self.signals, 8 * i)) for i, q in enumerate((self.compute, self.sdma))}
     self.kernarg_mem, self.kernarg_off = self.kfd.alloc(1 << 20, vram=False), 0
     self.staging = self.kfd.alloc(2 << 20, vram=False)
     self.submissions = 0  # command streams submitted to the queues (bench/amd.py counts them per jitted step)
@@ -137,14 +149,11 @@ class AMDDevice(Compiled):
                      functools.partial(amd_renderer, self.target, device))
     if getenv("PROFILE", False): profiler().add_device(self)
 
-  def submit(self, q: PM4Queue | SDMAQueue, cmds: list[int]) -> int:
-    """Queue commands after everything queued before (on either queue); returns the timeline value that marks them done."""
-    prev, self.timeline_value = self.timeline_value, self.timeline_value + 1
+  def submit(self, q: PM4Queue | SDMAQueue, cmds: list[int], bufs: Sequence[GPUMem] = ()) -> Fence:
+    """Queue commands after the queue's earlier work and after the other queue's unfinished work on `bufs` (the buffers they
+    touch); returns the fence that marks them done."""
     self.submissions += 1
-    va = self.timeline.va
-    if isinstance(q, PM4Queue): q.submit(q.wait_mem(va, prev) + cmds + q.release_mem(va, self.timeline_value))
-    else: q.submit(q.wait_mem(va, prev) + cmds + q.fence(va, self.timeline_value))
-    return self.timeline_value
+    return self.timelines[q].submit(cmds, bufs, next(t for k, t in self.timelines.items() if k is not q))
 
   def kernargs(self, size: int) -> tuple[memoryview, int]:
     """Room for one dispatch's kernel arguments in the kernarg ring (waits for the GPU before reusing it)."""
@@ -167,15 +176,21 @@ class AMDDevice(Compiled):
     from tg.amd.graph import AMDGraph
     return AMDGraph(self, runs)
 
-  def synchronize(self, timeout: float = 60.0, value: int | None = None) -> None:
-    """Wait for all queued work (or the work up to timeline `value`). A GPU fault, or no progress within `timeout` s, resets
-    both queues (the work queued after it is lost) and raises (GPUFault naming the kernel and where, or TimeoutError); work
-    queued afterwards runs."""
-    try: self.timeline.wait(self.timeline_value if value is None else value, timeout)
+  def synchronize(self, timeout: float = 60.0) -> None:
+    """Wait for all queued work on both queues (see wait)."""
+    for t in self.timelines.values(): self.wait(t.fence(), timeout)
+
+  def finish(self, bufs: Sequence[GPUMem]) -> None:
+    """Wait for the work queued so far that touches `bufs` (see wait)."""
+    for t in self.timelines.values():
+      if (f := t.touching(bufs)) is not None: self.wait(f)
+
+  def wait(self, fence: Fence, timeout: float = 60.0) -> None:
+    """Wait for the work up to `fence`. A GPU fault, or no progress within `timeout` s, resets both queues (the work queued
+    after it is lost) and raises (GPUFault naming the kernel and where, or TimeoutError); work queued afterwards runs."""
+    try: fence.signal.wait(fence.value, timeout)
     except (GPUFault, TimeoutError):
-      self.compute.reset()
-      self.sdma.reset()
-      self.timeline.value = self.timeline_value
+      for t in self.timelines.values(): t.reset()
       raise
 
 def amd_renderer(target: str, device: str) -> Renderer:

@@ -107,6 +107,7 @@ class KFDDevice:
     self.fault_events = [self.create_event(EVENT_MEMORY), self.create_event(EVENT_HW_EXCEPTION)]
     self.doorbell_page = 0
     self.code: dict[int, LoadedCode] = {}  # by lo
+    self.peers: dict[int, set[int]] = {}  # BO handle -> the other GPUs it is mapped to
     self.arch = "rdna3" if self.gc_version[0] == 11 else "rdna4"
 
   def ip_info(self, hwid: int) -> tuple[tuple[int, ...], list[int]]:
@@ -177,9 +178,18 @@ class KFDDevice:
     if m.n_success != 1: raise RuntimeError(f"mapping {size:#x} bytes at {va:#x} to the GPU failed")
     return GPUMem(va, size, a.handle, host)
 
+  def map_peer(self, mem: GPUMem, gpu_id: int) -> None:
+    """Map the buffer object holding `mem` into another GPU's address space too (once), so that GPU reads it directly."""
+    if gpu_id in (peers := self.peers.setdefault(mem.handle, set())): return
+    ids = (ctypes.c_uint32 * 1)(gpu_id)
+    m = self.kfd.ioctl(self.kfd_fd, "MAP_MEMORY_TO_GPU", MapMemory(handle=mem.handle, device_ids_array_ptr=ctypes.addressof(ids), n_devices=1))
+    if m.n_success != 1: raise RuntimeError(f"mapping {mem.va:#x} to GPU {gpu_id:#x} (a peer of {self.target}) failed")
+    peers.add(gpu_id)
+
   def free(self, mem: GPUMem) -> None:
-    self.kfd.ioctl(self.kfd_fd, "UNMAP_MEMORY_FROM_GPU", MapMemory(handle=mem.handle, device_ids_array_ptr=ctypes.addressof(self._gpu_ids),
-                                                                   n_devices=1))
+    ids = (ctypes.c_uint32 * (1 + len(peers := self.peers.pop(mem.handle, set()))))(self.gpu_id, *peers)
+    self.kfd.ioctl(self.kfd_fd, "UNMAP_MEMORY_FROM_GPU", MapMemory(handle=mem.handle, device_ids_array_ptr=ctypes.addressof(ids),
+                                                                   n_devices=len(ids)))
     self.kfd.ioctl(self.kfd_fd, "FREE_MEMORY_OF_GPU", FreeMemory(handle=mem.handle))
     self.kfd.munmap(mem.va, mem.size)
 

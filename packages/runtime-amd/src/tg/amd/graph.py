@@ -3,14 +3,15 @@ is one command stream on the compute queue instead of one submission per kernel.
 
 The IB holds each kernel's dispatch with a barrier (CS_PARTIAL_FLUSH) between them; the kernel arguments live in memory of
 the graph's own that the dispatches point at. A replay patches what changes (the arguments of kernels whose buffers were
-swapped, variable values) once the previous replay has finished with them, then submits: wait for the timeline, the
-queue's scratch setup, the IB, signal the timeline."""
+swapped, variable values) once the previous replay has finished with them, then submits: wait for the copies its buffers
+need, the queue's scratch setup, the IB, signal the compute queue's timeline."""
 from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 from tg.uop import round_up
 if TYPE_CHECKING:
   from tg.amd.device import AMDDevice
+  from tg.amd.timeline import Fence
 
 class AMDGraph:
   """Kernels (CompiledRunner, buffers in slot order) launched in order by one submission per call."""
@@ -29,7 +30,7 @@ class AMDGraph:
     self.ndwords = len(cmds)
     self.stale = set(range(len(runs)))  # kernels whose arguments must be (re)written
     self.vals: list[tuple[int, ...] | None] = [None] * len(runs)
-    self.done = 0  # the timeline value that marks the last replay finished
+    self.done: Fence | None = None  # the last replay's
 
   def update(self, k: int, slot: int, buf: Any) -> None:
     self.runs[k][1][slot] = buf
@@ -37,7 +38,7 @@ class AMDGraph:
 
   def __call__(self, var_vals: dict[str, int]) -> None:
     changed = [k for k, (r, _) in enumerate(self.runs) if k in self.stale or self.vals[k] != self.values(r, var_vals)]
-    if changed and self.dev.timeline.value & 0xFFFFFFFF < self.done: self.dev.synchronize(value=self.done)  # it still reads them
+    if changed and self.done is not None: self.dev.wait(self.done)  # the last replay may still read them
     for k in changed:
       r, bufs = self.runs[k]
       self.vals[k] = self.values(r, var_vals)
@@ -45,7 +46,7 @@ class AMDGraph:
       r._prg.fill_args(view, [b.ensure_allocated()._buf for b in bufs], r.p.global_size, r.p.local_size, self.vals[k])
     self.stale.clear()
     q = self.dev.compute
-    self.done = self.dev.submit(q, q.scratch_regs() + q.indirect(self.ib.va, self.ndwords))
+    self.done = self.dev.submit(q, q.scratch_regs() + q.indirect(self.ib.va, self.ndwords), [b._buf for _, bufs in self.runs for b in bufs])
 
   @staticmethod
   def values(r: Any, var_vals: dict[str, int]) -> tuple[int, ...]: return tuple(var_vals[v.arg[0]] for v in r.p.vars)
@@ -53,6 +54,6 @@ class AMDGraph:
   def __del__(self, finalizing=sys.is_finalizing) -> None:  # bound now: at exit the module's globals are gone
     if finalizing(): return  # as AMDProgram's: nothing to give back at exit
     if hasattr(self, "ib"):
-      if self.dev.timeline.value & 0xFFFFFFFF < self.done: self.dev.synchronize(value=self.done)  # the GPU may still read them
+      if self.done is not None: self.dev.wait(self.done)  # the GPU may still read them
       self.dev.kfd.free(self.ib)
       self.dev.kfd.free(self.kernargs)

@@ -12,7 +12,7 @@ mapped memory faults, as the hardware would.
 With SQTT=1 (or PROFILE=1) each dispatch also writes a thread trace of one shader engine (tg.amd_emu.sqtt's timing
 model) to `thread_traces`."""
 from __future__ import annotations
-import ctypes, os, struct
+import ctypes, os, struct, weakref
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import getenv
@@ -29,6 +29,11 @@ BASES = {"gc": [0x1260, 0xA000, 0x1C000, 0x2402C00], "sdma": [0x1260, 0xA000, 0x
          "nbif": [0x0, 0x14, 0xD20, 0x10400, 0x241B000, 0x4040000]}
 GPU_ID, RENDER_MINOR, KFD_FD, DRM_FD = 0x4A3B, 128, 1000, 1001
 DOORBELL_OFFSET = 0x1 << 62  # the mmap offset space KFD uses for doorbells (type bits in the high bits)
+
+# The machine's bus: the virtual GPUs of this process that have acquired their VM, by (the machine's GPU list, gpu_id). A buffer
+# mapped to another GPU (MAP_MEMORY_TO_GPU naming a peer) is mapped into that GPU's address space through it, so its copy
+# engine and kernels reach the memory directly, as GPUs on one PCIe bus do; without that mapping the peer faults.
+BUS: weakref.WeakValueDictionary[tuple[tuple[str, ...], int], MockKFD] = weakref.WeakValueDictionary()
 
 class MockError(RuntimeError):
   """Something a real GPU would also reject: a malformed packet, an unknown ioctl."""
@@ -56,6 +61,7 @@ class MockKFD:
     self.archs = (arch or os.environ.get("MOCKGPU_ARCH") or "rdna3").split(",")  # one virtual GPU per entry
     if bad := [a for a in self.archs if a not in ARCHS]: raise ValueError(f"MOCKGPU_ARCH: unknown {bad}, expected {', '.join(ARCHS)}")
     self.arch = self.archs[0]  # of the GPU whose VM this process acquires
+    self.gpu_id = GPU_ID
     self.host = HostKFD()  # for real anonymous memory
     self.memory = AddressSpace()
     self.bos: dict[int, tuple[int, int]] = {}  # handle -> (va, size)
@@ -66,6 +72,7 @@ class MockKFD:
     self.doorbell_page = 0
     self.thread_traces: list[tuple[int, bytes]] = []  # SQTT=1 or PROFILE=1: (kernel entry, SE 0's SQTT stream) per dispatch
     self.stopped_wave: FaultingWave | None = None
+    self.executed = 0  # wave-instructions run by all dispatches (bench/amd.py: a fair cost figure where the emulator's wall time isn't)
 
   def _sysfs(self) -> dict[str, str]:
     files = {f"{TOPOLOGY}/0/properties": "cpu_cores_count 8\nsimd_count 0\n", f"{TOPOLOGY}/0/gpu_id": "0\n"}
@@ -133,7 +140,15 @@ class MockKFD:
   def _get_version(self, a: Any) -> None: a.major_version, a.minor_version = 1, 11
   def _acquire_vm(self, a: Any) -> None:
     if a.drm_fd != DRM_FD: raise MockError(f"ACQUIRE_VM with fd {a.drm_fd}, not the render node")
-    self.arch = self.archs[self.gpu_index(a.gpu_id)]
+    self.arch, self.gpu_id = self.archs[self.gpu_index(a.gpu_id)], a.gpu_id
+    BUS[(tuple(self.archs), a.gpu_id)] = self
+  def vm(self, gpu_id: int) -> Any:
+    """The address space of GPU gpu_id: this one's, or a peer's on the bus."""
+    self.gpu_index(gpu_id)
+    if gpu_id == self.gpu_id: return self.memory
+    if (peer := BUS.get((tuple(self.archs), gpu_id))) is None: raise MockError(f"MAP_MEMORY_TO_GPU: GPU {gpu_id:#x} is not open in this process")
+    return peer.memory
+  def gpus(self, a: Any) -> list[int]: return list((ctypes.c_uint32 * a.n_devices).from_address(a.device_ids_array_ptr))
   def _alloc_memory_of_gpu(self, a: Any) -> None:
     self.gpu_index(a.gpu_id)
     if a.va_addr % 4096 or a.size % 4096 or not a.size: raise MockError(f"ALLOC_MEMORY_OF_GPU: unaligned {a.va_addr:#x}+{a.size:#x}")
@@ -143,10 +158,11 @@ class MockKFD:
   def _free_memory_of_gpu(self, a: Any) -> None: self.bos.pop(a.handle)
   def _map_memory_to_gpu(self, a: Any) -> None:
     va, size = self.bos[a.handle]
-    self.memory.map(va, size, (ctypes.c_uint8 * size).from_address(va))
+    for mem in map(self.vm, self.gpus(a)):
+      if not any(lo == va for lo, *_ in mem.ranges): mem.map(va, size, (ctypes.c_uint8 * size).from_address(va))
     a.n_success = a.n_devices
   def _unmap_memory_from_gpu(self, a: Any) -> None:
-    self.memory.unmap(self.bos[a.handle][0])
+    for mem in map(self.vm, self.gpus(a)): mem.unmap(self.bos[a.handle][0])
     a.n_success = a.n_devices
 
   def _create_queue(self, a: Any) -> None:
@@ -272,8 +288,8 @@ class MockKFD:
     scratch = self.scratch(base, r("COMPUTE_TMPRING_SIZE"), nwaves) if rsrc2 & hw.RSRC2_SCRATCH_EN else (0, 0)
     code = self.code_at(pgm)
     trace = Recorder() if getenv("SQTT", False) or getenv("PROFILE", False) else None
-    dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm, dispatch_ptr=user[0] | user[1] << 32,
-             scratch=scratch, trace=trace)
+    self.executed += dispatch(self.memory, code, pgm, kd, user[2] | user[3] << 32, grid, block, self.arch, code_addr=pgm,
+                              dispatch_ptr=user[0] | user[1] << 32, scratch=scratch, trace=trace)
     if trace is not None: self.thread_traces.append((pgm, trace.stream(self.arch)))
 
   def scratch(self, base: int, tmpring: int, nwaves: int) -> tuple[int, int]:

@@ -97,5 +97,12 @@ def merge_ends(sink: UOp) -> UOp | None:
     sub.update({e: merged for e in ends})
   return sink.substitute(sub) if sub else None
 
-pm_reduce = PatternMatcher([(UPat(Ops.REDUCE, name="red"), lower_reduce)])
+def wmma_accumulates(c: UOp, w: UOp) -> UOp | None:
+  """acc + WMMA(a, b, 0) is WMMA(a, b, acc): the instruction adds its C (in its own order, products exact)."""
+  return w.replace(src=(*w.src[:2], c)) if w.src[2] == UOp.const(w.dtype, 0) else None
+
+pm_reduce = PatternMatcher([
+  (UPat(Ops.REDUCE, name="red"), lower_reduce),
+  (UPat(Ops.ADD, src=[UPat.var("c"), UPat(Ops.WMMA, name="w")]), wmma_accumulates),
+])
 pm_merge_ends = PatternMatcher([(UPat(Ops.SINK, name="sink"), merge_ends)])

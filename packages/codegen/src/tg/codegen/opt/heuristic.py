@@ -13,13 +13,16 @@
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
   row-sum of a short matrix) is shared by a workgroup (GROUPTOP, partial sums in shared memory), or one thread would
-  do all of it."""
+  do all of it;
+- on devices with tensor cores (AMD's WMMA on gfx11/gfx12): a half or bfloat16 matmul-shaped reduce whose two output axes are
+  at least a tile (16) runs tile by tile on them (TC, opt/tc.py), and nothing else is applied."""
 from __future__ import annotations
 import math
 from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid
 from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
+from tg.codegen.opt.tc import USE_TC, tc_candidates
 
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
@@ -70,6 +73,7 @@ class _Kernel:
 def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
   if any(u.op is Ops.CONTRACT for u in ast.toposort()): return ast  # the kernel chose its own vector lanes: more would break them
   K = _Kernel(ast, ren)
+  if _tensor_core(K): return K.k
   outs, reds = output_axes(ast), reduce_axes(ast)
   sizes = [range_size(r) or 0 for r in outs]
   red_size = range_size(reds[0]) if reds else None
@@ -100,6 +104,12 @@ def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
       for amt in (16, 8, 4, 2):
         if s % amt == 0 and s > amt and K.attempt(Opt(OptOps.LOCAL, len(output_axes(K.k)) - 1 - _trailing_non_global(K.k), amt)): break
   return K.k
+
+def _tensor_core(K: _Kernel) -> bool:
+  """TC with the first candidate whose rows and columns are at least a tile each (a thinner one would be mostly padding)."""
+  for i, c in enumerate(tc_candidates(K.k, K.ren.tensor_cores) if USE_TC else ()):
+    if min(range_size(c.m) or 0, range_size(c.n) or 0) >= min(c.tc.dims[:2]) and K.attempt(Opt(OptOps.TC, i)): return True
+  return False
 
 def _upcast_reduce(K: _Kernel, deps: dict[UOp, frozenset[UOp]]) -> bool:
   """False when no output axis is worth upcasting (then the plain reduce UNROLL applies)."""

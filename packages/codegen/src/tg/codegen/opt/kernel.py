@@ -1,16 +1,19 @@
-"""Kernel optimizations (opts) as rewrites of the RANGEs of a kernel AST: UPCAST, UNROLL, LOCAL, PADTO, SWAP, NOLOCALS.
+"""Kernel optimizations (opts) as rewrites of the RANGEs of a kernel AST: UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, SWAP,
+NOLOCALS, TC.
 
 A kernel's axes are its RANGEs, ordered by (axis type, axis id). An Opt names an axis by its position among the
-output axes (UPCAST, LOCAL, PADTO, SWAP) or among the reduce axes (UNROLL, GROUP, GROUPTOP)."""
+output axes (UPCAST, LOCAL, PADTO, SWAP) or among the reduce axes (UNROLL, GROUP, GROUPTOP); TC's axis picks one of the ways
+to put the reduce on a tensor core (opt/tc.py), and it comes first and alone."""
 from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum, auto
 from tg.uop import UOp, Ops, AxisType, KernelInfo, UPat, PatternMatcher, graph_rewrite, PtrDType
 from tg.codegen.ranges import all_ranges, output_axes, reduce_axes, range_size
+from tg.codegen.opt.tc import tc_candidates, wmma_tile
 
 class OptOps(Enum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); GROUPTOP = auto(); NOLOCALS = auto()  # noqa: E702
-  PADTO = auto(); SWAP = auto()  # noqa: E702
+  PADTO = auto(); SWAP = auto(); TC = auto()  # noqa: E702
   def __repr__(self) -> str: return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -75,9 +78,29 @@ def parallel_ranges(ast: UOp) -> list[UOp]:
   idx_deps = [set().union(*(s.toposort() for s in (x.src[0].src[1:] if x.op is Ops.STORE else x.src[1:]))) for x in stores + reads]
   return [r for r in all_ranges(ast) if r.arg[1] is AxisType.LOOP and all(r in d for d in idx_deps)]
 
+def apply_tc(ast: UOp, opt: Opt, renderer: object, info: KernelInfo) -> UOp:
+  """The reduce on a tensor core: candidate `opt.axis` of tc_candidates, its m and n padded to whole tiles (the padding's
+  loads read 0, its stores are skipped)."""
+  tcs = getattr(renderer, "tensor_cores", ())
+  if not tcs: raise KernelOptError(f"{opt}: the device has no tensor cores")
+  if info.dont_use_locals: raise KernelOptError(f"{opt}: a tensor core needs the wave's lanes as a local axis (NOLOCALS given)")
+  if any(r.arg[1] not in (AxisType.GLOBAL, AxisType.LOOP, AxisType.REDUCE) for r in all_ranges(ast)):
+    raise KernelOptError(f"{opt}: TC comes before every other opt")
+  cands, i = tc_candidates(ast, tcs), opt.axis or 0
+  if not 0 <= i < len(cands): raise KernelOptError(f"{opt}: the kernel has {len(cands)} ways to use a tensor core (a matmul-shaped "
+                                                   f"reduce in {', '.join(sorted({t.dtype_in.name for t in tcs}))}, k a multiple of 16)")
+  c = cands[i]
+  if (range_size(c.m) or 0) % c.tc.dims[0] or (range_size(c.n) or 0) % c.tc.dims[1]:
+    ast = pad_range(pad_range(ast, c.m, c.tc.dims[0]), c.n, c.tc.dims[1])
+    c = tc_candidates(ast, tcs)[i]
+  out, sub = wmma_tile(c, max(r.arg[0] for r in all_ranges(ast)) + 1)
+  return graph_rewrite(ast.substitute({c.red: out}), pm_split, ctx=sub, bottom_up=True, name="tensor core")
+
 def apply_opt(ast: UOp, opt: Opt, renderer: object) -> UOp:
   info: KernelInfo = ast.arg if isinstance(ast.arg, KernelInfo) else KernelInfo()
+  if any(u.op is Ops.WMMA for u in ast.toposort()): raise KernelOptError(f"{opt}: no opt after TC (its lanes and registers are the tile's)")
   if opt.op is OptOps.NOLOCALS: return ast.replace(arg=replace(info, dont_use_locals=True, applied_opts=info.applied_opts + (opt,)))
+  if opt.op is OptOps.TC: return apply_tc(ast, opt, renderer, info).replace(arg=replace(info, applied_opts=info.applied_opts + (opt,)))
   outs, reds = output_axes(ast), reduce_axes(ast)
   axes = reds if opt.op in (OptOps.UNROLL, OptOps.GROUP, OptOps.GROUPTOP) else outs
   if opt.axis is None or not 0 <= opt.axis < len(axes): raise KernelOptError(f"{opt}: axis out of range, kernel has {len(axes)} such axes")

@@ -9,6 +9,7 @@ from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, globalize
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.heuristic import hand_coded_optimizations
+from tg.codegen.opt.tc import USE_TC, tc_candidates
 from tg.codegen.diskcache import diskcache_get, diskcache_put
 
 BEAM = ContextVar("BEAM", 0)
@@ -22,7 +23,8 @@ def choose_opts(ast: UOp, ren: Renderer, timer: Callable[[UOp], float]) -> UOp:
 
 def actions(k: UOp, ren: Renderer) -> list[Opt]:
   """Every opt the search may try next: UPCAST/UNROLL/LOCAL splits, GROUP/GROUPTOP (a reduce shared by a workgroup), PADTO
-  (round an axis up so it splits), SWAP (output axes' order), NOLOCALS; apply_opt rejects those that don't fit the kernel."""
+  (round an axis up so it splits), SWAP (output axes' order), NOLOCALS, TC (each way to put the reduce on a tensor core);
+  apply_opt rejects those that don't fit the kernel."""
   outs, reds = output_axes(k), reduce_axes(k)
   def divides(r: UOp, a: int) -> bool: return (range_size(r) or 1) % a == 0
   acts = [Opt(OptOps.UPCAST, i, a) for i, r in enumerate(outs) for a in (2, 3, 4, 8) if divides(r, a) and range_size(r) != a]
@@ -33,6 +35,7 @@ def actions(k: UOp, ren: Renderer) -> list[Opt]:
   if ren.has_local:
     acts += [Opt(OptOps.LOCAL, i, a) for i, r in enumerate(outs) for a in (2, 4, 8, 16, 32) if divides(r, a)]
     acts.append(Opt(OptOps.NOLOCALS))
+  acts += [Opt(OptOps.TC, i) for i in range(len(tc_candidates(k, ren.tensor_cores)) if USE_TC else 0)]
   if ren.has_shared:
     acts += [Opt(op, i, a) for op in (OptOps.GROUP, OptOps.GROUPTOP) for i, r in enumerate(reds) for a in (4, 8, 16, 32) if divides(r, a)]
   return acts

@@ -1,7 +1,24 @@
 """Renderer: what a device can do (the lowering passes read these capabilities) and how to turn a linear
 program (see tg.codegen.program) into the source text its compiler takes."""
 from __future__ import annotations
+from dataclasses import dataclass
 from tg.uop import UOp, Ops, DType, GroupOp
+
+@dataclass(frozen=True)
+class TensorCore:
+  """A wave-wide 16x16x16 matrix multiply-accumulate (AMD's WMMA): D (16x16, dtype_out) = A (16xK) * B (Kx16) + C, each
+  matrix spread over the `threads` lanes of a wave. Lane l holds row (A) or column (B) l % 16 and `elements` of its K
+  values, K = k_half * (l // 16) + e; its slot i of C and D is row row_stride * i + half_row * (l // 16), column l % 16
+  (the ISA's register layouts: RDNA3 repeats A and B in both half-waves, RDNA4 splits K between them)."""
+  dtype_in: DType
+  dtype_out: DType
+  elements: int    # A/B elements per lane
+  k_half: int      # K offset of the upper half-wave's elements
+  row_stride: int  # C/D: rows between a lane's consecutive slots
+  half_row: int    # C/D: rows between the half-waves
+  dims: tuple[int, int, int] = (16, 16, 16)  # M, N, K
+  threads: int = 32
+  slots: int = 8   # C/D elements per lane
 
 class Renderer:
   device: str = ""
@@ -18,6 +35,7 @@ class Renderer:
   vector_alu: frozenset[Ops] = frozenset()      # ops kept on float vectors (of vector_alu_widths lanes); the rest is split
   vector_alu_widths: tuple[int, ...] = ()
   emulated_dtypes: frozenset[DType] = frozenset()  # stored as bits, computed in float32 (bfloat16, fp8 on C)
+  tensor_cores: tuple[TensorCore, ...] = ()  # matrix instructions the TC opt can use (tried in order)
   index32: bool = False                      # index math in int32 where vmin/vmax prove it fits (GPUs: 64-bit math is slow)
   def native_for(self, op: Ops, dtype: DType) -> bool:
     """Whether the device computes `op` on scalars of `dtype` itself (a renderer whose hardware has it for some float types only,

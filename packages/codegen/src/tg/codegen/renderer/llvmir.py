@@ -1,4 +1,5 @@
-"""LLVM IR renderer: the linear program as one LLVM function, SSA values and basic blocks.
+"""LLVM IR renderer: the linear program as one LLVM function, SSA values and basic blocks, each kind of UOp through its rule
+(RULES) into a Function being built.
 
 `LLVMRenderer` targets the host (a plain function taking buffer pointers); `AMDGPURenderer` targets
 `amdgcn-amd-amdhsa`: an `amdgpu_kernel` whose buffers live in the global address space (1), workgroup-shared memory
@@ -8,11 +9,13 @@ touched. Arithmetic is IEEE exact (no fast-math flags) except where the result i
 CPU device fuses it too). On AMD, float32/float16 exp2, log2, sqrt and reciprocal are the hardware's instructions
 (v_exp_f32, v_log_f32, v_sqrt_f32, v_rcp_f32 and their f16 forms, through LLVM's `afn`), with their documented accuracy
 of 1 ulp (LLVM still scales float32 denormals around v_exp/v_log, so those are right too); float64 stays exact (sqrt,
-division) or polynomial (exp2, log2), as no instruction exists for it."""
+division) or polynomial (exp2, log2), as no instruction exists for it. bfloat16 literals round as tg.uop.floatconv does; on
+gfx11/gfx12 a tensor-core tile (Ops.WMMA) is llvm.amdgcn.wmma."""
 from __future__ import annotations
 import itertools, math, struct
-from tg.uop import UOp, Ops, DType, PtrDType, AddrSpace, dtypes, GroupOp
-from tg.codegen.renderer import Renderer
+from typing import Callable
+from tg.uop import UOp, Ops, DType, PtrDType, AddrSpace, dtypes, GroupOp, f32_to_bf16_bits
+from tg.codegen.renderer import Renderer, TensorCore
 from tg.codegen.program import kernel_args
 
 LL_TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int16: "i16", dtypes.uint16: "i16", dtypes.int32: "i32",
@@ -30,11 +33,43 @@ def lconst(x: object, dt: DType) -> str:
   if dtypes.is_int(dt): return str(int(x))  # type: ignore[call-overload]
   f = float(x)  # type: ignore[arg-type]
   if dt == dtypes.float16: return f"0xH{struct.unpack('<H', struct.pack('<e', f))[0]:04X}"
-  if dt == dtypes.bfloat16:
-    bits = struct.unpack("<I", struct.pack("<f", f))[0]
-    return f"0xR{0x7FC0 if math.isnan(f) else (bits + 0x7FFF + (bits >> 16 & 1)) >> 16:04X}"
+  if dt == dtypes.bfloat16: return f"0xR{bf16_bits(f):04X}"
   if dt == dtypes.float32 and not math.isnan(f): f = struct.unpack("<f", struct.pack("<f", f))[0]  # exactly representable
   return f"0x{struct.unpack('<Q', struct.pack('<d', f))[0]:016X}"
+
+def bf16_bits(f: float) -> int:
+  """f (rounded to float32, as a cast does) as bfloat16 bits: tg.uop.floatconv's conversion, folded to a constant."""
+  return f32_to_bf16_bits(UOp.const(dtypes.float32, f)).simplify().arg
+
+class Function:
+  """The LLVM function being rendered: each UOp's SSA name (or literal), the entry block's allocas, the body's lines, the
+  current basic block, the open loops and ifs (by UOp: their label number), and the LDS globals and declarations it needs."""
+  def __init__(self) -> None:
+    self.r: dict[UOp, str] = {}
+    self.entry: list[str] = []
+    self.body: list[str] = []
+    self.globals: list[str] = []
+    self.decls: set[str] = set()
+    self.block = "entry"
+    self.loops: dict[UOp, str] = {}
+    self.ifs: dict[UOp, str] = {}
+    self.names = itertools.count()
+  def emit(self, line: str) -> None: self.body.append("  " + line)
+  def label(self, lbl: str) -> None:
+    self.body.append(f"{lbl}:")
+    self.block = lbl
+  def val(self, u: UOp, expr: str) -> str:
+    """A new SSA value computed by `expr`, from now on u's name."""
+    self.r[u] = name = f"%v{next(self.names)}"
+    self.emit(f"{name} = {expr}")
+    return name
+  def guarded(self, gate: str, then: str, after: str, line: str) -> None:
+    """`line` in a block of its own (`then`) that runs only where `gate` is true; the code goes on in block `after`."""
+    self.emit(f"br i1 {gate}, label %{then}, label %{after}")
+    self.label(then)
+    self.emit(line)
+    self.emit(f"br label %{after}")
+    self.label(after)
 
 class LLVMRenderer(Renderer):
   device = "LLVM"
@@ -56,115 +91,104 @@ class LLVMRenderer(Renderer):
     raise NotImplementedError(f"{type(self).__name__} has no GPU ids ({u.arg})")
 
   def render(self, uops: list[UOp], name: str = "kernel") -> str:
-    r: dict[UOp, str] = {}
-    body: list[str] = []
-    entry: list[str] = []
-    globals_: list[str] = []
-    decls: set[str] = set()
-    block = ["entry"]  # the current basic block's label
-    loops: dict[UOp, str] = {}
-    ifs: dict[UOp, str] = {}
-    names = itertools.count()
-    def new() -> str: return f"%v{next(names)}"
-    def emit(s: str) -> None: body.append("  " + s)
-    def label(lbl: str) -> None: body.append(f"{lbl}:"); block[0] = lbl
-    def val(u: UOp, expr: str) -> str:
-      r[u] = new()
-      emit(f"{r[u]} = {expr}")
-      return r[u]
+    """Each UOp in order through its rule (RULES: op -> how it becomes LLVM IR), then the function around the body. Subclasses
+    change the hooks the rules call (special, barrier, wmma, preamble, attributes), not the rules."""
+    f = Function()
     for i, u in enumerate(uops):
-      s = [r.get(x, "") for x in u.src]
-      if u.op is Ops.PARAM: r[u] = f"%data{u.arg}"
-      elif u.op is Ops.DEFINE_VAR: r[u] = f"%{u.arg[0]}"
-      elif u.op is Ops.CONST: r[u] = lconst(u.arg, u.dtype)
-      elif u.op is Ops.VCONST:
-        r[u] = f"<{', '.join(f'{ltype(u.dtype.scalar())} {lconst(x, u.dtype.scalar())}' for x in u.arg)}>"
-      elif u.op is Ops.DEFINE_REG:
-        r[u] = f"%acc{i}"
-        entry.append(f"  {r[u]} = alloca [{u.dtype.size} x {ltype(u.dtype.base)}], align 16{self.alloca_space()}")  # type: ignore
-      elif u.op is Ops.DEFINE_LOCAL:
-        r[u] = f"@local{i}"
-        globals_.append(f"{r[u]} = internal addrspace(3) global [{u.dtype.size} x {ltype(u.dtype.base)}] undef, align 16")  # type: ignore
-      elif u.op is Ops.SPECIAL:
-        emit(f"%id{i} = {self.special(u)}")
-        if u.dtype.itemsize > 4: val(u, f"zext i32 %id{i} to {ltype(u.dtype)}")
-        else: r[u] = f"%id{i}"
-      elif u.op is Ops.RANGE:
-        n = f"{i}"
-        pred, r[u] = block[0], f"%ridx{n}"
-        emit(f"br label %loop{n}")
-        label(f"loop{n}")
-        emit(f"{r[u]} = phi {ltype(u.dtype)} [0, %{pred}], [%ridx{n}.next, %latch{n}]")
-        emit(f"%ridx{n}.cond = icmp slt {ltype(u.dtype)} {r[u]}, {s[0]}")
-        emit(f"br i1 %ridx{n}.cond, label %body{n}, label %exit{n}")
-        label(f"body{n}")
-        loops[u] = n
-      elif u.op is Ops.END:
-        rng = u.src[-1]
-        n = loops[rng]
-        emit(f"br label %latch{n}")
-        label(f"latch{n}")
-        emit(f"%ridx{n}.next = add {ltype(rng.dtype)} %ridx{n}, 1")
-        emit(f"br label %loop{n}")
-        label(f"exit{n}")
-      elif u.op is Ops.IF:
-        ifs[u] = f"{i}"
-        emit(f"br i1 {s[0]}, label %if{i}, label %endif{i}")
-        label(f"if{i}")
-      elif u.op is Ops.ENDIF:
-        n = ifs[u.src[0]]
-        emit(f"br label %endif{n}")
-        label(f"endif{n}")
-      elif u.op is Ops.AFTER: r[u] = s[0]
-      elif u.op is Ops.INDEX:
-        p = u.src[0].dtype
-        assert isinstance(p, PtrDType)
-        val(u, f"getelementptr inbounds {ltype(p.base)}, {self.ptype(p)} {s[0]}, {ltype(u.src[1].dtype)} {s[1]}")
-      elif u.op is Ops.CAST and isinstance(u.dtype, PtrDType): r[u] = s[0]  # opaque pointers: the load/store names the type
-      elif u.op is Ops.LOAD:
-        ptr, gate = self._addr(u.src[0], r)
-        load = f"load {ltype(u.dtype)}, {ptr}, align {u.dtype.scalar().itemsize}"
-        if gate is None: val(u, load)
-        else:
-          pre = block[0]
-          emit(f"br i1 {gate}, label %ld{i}, label %ldx{i}")
-          label(f"ld{i}")
-          emit(f"%ldv{i} = {load}")
-          emit(f"br label %ldx{i}")
-          label(f"ldx{i}")
-          val(u, f"phi {ltype(u.dtype)} [%ldv{i}, %ld{i}], [{s[1]}, %{pre}]")
-      elif u.op is Ops.STORE:
-        ptr, gate = self._addr(u.src[0], r)
-        store = f"store {ltype(u.src[1].dtype)} {s[1]}, {ptr}, align {u.src[1].dtype.scalar().itemsize}"
-        if gate is None: emit(store)
-        else:
-          emit(f"br i1 {gate}, label %st{i}, label %stx{i}")
-          label(f"st{i}")
-          emit(store)
-          emit(f"br label %stx{i}")
-          label(f"stx{i}")
-      elif u.op is Ops.VECTORIZE:
-        cur = "poison"
-        for k, (x, sx) in enumerate(zip(u.src, s)):
-          r[u] = new()
-          emit(f"{r[u]} = insertelement {ltype(u.dtype)} {cur}, {ltype(x.dtype)} {sx}, i32 {k}")
-          cur = r[u]
-      elif u.op is Ops.GEP:
-        src_t = ltype(u.src[0].dtype)
-        if len(u.arg) == 1: val(u, f"extractelement {src_t} {s[0]}, i32 {u.arg[0]}")
-        else: val(u, f"shufflevector {src_t} {s[0]}, {src_t} poison, <{len(u.arg)} x i32> <{', '.join(f'i32 {k}' for k in u.arg)}>")
-      elif u.op is Ops.CAST: val(u, self.render_cast(u.dtype, u.src[0].dtype, s[0]))
-      elif u.op is Ops.BITCAST: val(u, f"bitcast {ltype(u.src[0].dtype)} {s[0]} to {ltype(u.dtype)}")
-      elif u.op in GroupOp.ALU: self.render_alu(u, s, val, decls)
-      elif u.op is Ops.BARRIER: body.extend(f"  {line}" for line in self.barrier())
-      elif u.op in (Ops.NOOP, Ops.SINK, Ops.GROUP): pass
-      else: raise NotImplementedError(f"the LLVM IR renderer can't render {u.op}")
+      if (rule := RULES.get(u.op)) is None: raise NotImplementedError(f"the LLVM IR renderer can't render {u.op}")
+      rule(self, f, i, u, [f.r.get(x, "") for x in u.src])
+    return self.function(f, uops, name)
+
+  def function(self, f: Function, uops: list[UOp], name: str) -> str:
+    """The module: target preamble, LDS globals, declarations, then the kernel with its buffer and variable arguments."""
     params, variables = kernel_args(uops)
     args = [f"{self.ptype(p.dtype)} noalias align 16 %data{p.arg}" for p in params] + [f"{ltype(v.dtype)} %{v.arg[0]}" for v in variables]  # type: ignore
-    head = [*self.preamble(), *globals_, *sorted(decls), ""]
-    fn = [f"define {self.kernel_cc}void @{name}({', '.join(args)}) #0 {{", "entry:", *entry, *body, "  ret void", "}",
+    head = [*self.preamble(), *f.globals, *sorted(f.decls), ""]
+    fn = [f"define {self.kernel_cc}void @{name}({', '.join(args)}) #0 {{", "entry:", *f.entry, *f.body, "  ret void", "}",
           f"attributes #0 = {{ {self.attributes(uops)} }}"]
     return "\n".join(head + fn) + "\n"
+
+  # ***** rules: how each kind of UOp becomes LLVM IR (f: the function so far, i: the UOp's position, s: its sources' names) *****
+  def define_reg(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    f.r[u] = f"%acc{i}"
+    f.entry.append(f"  {f.r[u]} = alloca [{u.dtype.size} x {ltype(u.dtype.base)}], align 16{self.alloca_space()}")  # type: ignore
+
+  def define_local(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    f.r[u] = f"@local{i}"
+    f.globals.append(f"{f.r[u]} = internal addrspace(3) global [{u.dtype.size} x {ltype(u.dtype.base)}] undef, align 16")  # type: ignore
+
+  def render_special(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    f.emit(f"%id{i} = {self.special(u)}")
+    if u.dtype.itemsize > 4: f.val(u, f"zext i32 %id{i} to {ltype(u.dtype)}")
+    else: f.r[u] = f"%id{i}"
+
+  def render_range(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    """A loop: the header's phi counts from 0 while below the bound, the body follows; END adds the latch and the exit."""
+    pred, f.r[u], f.loops[u] = f.block, f"%ridx{i}", f"{i}"
+    f.emit(f"br label %loop{i}")
+    f.label(f"loop{i}")
+    f.emit(f"{f.r[u]} = phi {ltype(u.dtype)} [0, %{pred}], [%ridx{i}.next, %latch{i}]")
+    f.emit(f"%ridx{i}.cond = icmp slt {ltype(u.dtype)} {f.r[u]}, {s[0]}")
+    f.emit(f"br i1 %ridx{i}.cond, label %body{i}, label %exit{i}")
+    f.label(f"body{i}")
+
+  def render_end(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    rng = u.src[-1]
+    n = f.loops[rng]
+    f.emit(f"br label %latch{n}")
+    f.label(f"latch{n}")
+    f.emit(f"%ridx{n}.next = add {ltype(rng.dtype)} %ridx{n}, 1")
+    f.emit(f"br label %loop{n}")
+    f.label(f"exit{n}")
+
+  def render_if(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    f.ifs[u] = f"{i}"
+    f.emit(f"br i1 {s[0]}, label %if{i}, label %endif{i}")
+    f.label(f"if{i}")
+
+  def render_endif(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    n = f.ifs[u.src[0]]
+    f.emit(f"br label %endif{n}")
+    f.label(f"endif{n}")
+
+  def render_index(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    p = u.src[0].dtype
+    assert isinstance(p, PtrDType)
+    f.val(u, f"getelementptr inbounds {ltype(p.base)}, {self.ptype(p)} {s[0]}, {ltype(u.src[1].dtype)} {s[1]}")
+
+  def render_load(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    """A load; a gated one branches around it (a masked-off address is never touched) and is the alternative value there."""
+    ptr, gate = self._addr(u.src[0], f.r)
+    load = f"load {ltype(u.dtype)}, {ptr}, align {u.dtype.scalar().itemsize}"
+    if gate is None:
+      f.val(u, load)
+      return
+    pre = f.block
+    f.guarded(gate, f"ld{i}", f"ldx{i}", f"%ldv{i} = {load}")
+    f.val(u, f"phi {ltype(u.dtype)} [%ldv{i}, %ld{i}], [{s[1]}, %{pre}]")
+
+  def render_store(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    ptr, gate = self._addr(u.src[0], f.r)
+    store = f"store {ltype(u.src[1].dtype)} {s[1]}, {ptr}, align {u.src[1].dtype.scalar().itemsize}"
+    if gate is None: f.emit(store)
+    else: f.guarded(gate, f"st{i}", f"stx{i}", store)
+
+  def render_vectorize(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    cur = "poison"
+    for k, (x, sx) in enumerate(zip(u.src, s)): cur = f.val(u, f"insertelement {ltype(u.dtype)} {cur}, {ltype(x.dtype)} {sx}, i32 {k}")
+
+  def render_gep(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    src_t = ltype(u.src[0].dtype)
+    if len(u.arg) == 1: f.val(u, f"extractelement {src_t} {s[0]}, i32 {u.arg[0]}")
+    else: f.val(u, f"shufflevector {src_t} {s[0]}, {src_t} poison, <{len(u.arg)} x i32> <{', '.join(f'i32 {k}' for k in u.arg)}>")
+
+  def render_cast_uop(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    if isinstance(u.dtype, PtrDType): f.r[u] = s[0]  # opaque pointers: the load/store names the type
+    else: f.val(u, self.render_cast(u.dtype, u.src[0].dtype, s[0]))
+
+  def render_bitcast(self, f: Function, i: int, u: UOp, s: list[str]) -> None: f.val(u, f"bitcast {ltype(u.src[0].dtype)} {s[0]} to {ltype(u.dtype)}")
+  def render_barrier(self, f: Function, i: int, u: UOp, s: list[str]) -> None: f.body.extend(f"  {line}" for line in self.barrier())
+  def render_wmma(self, f: Function, i: int, u: UOp, s: list[str]) -> None: self.wmma(f, u, s)
 
   def _addr(self, addr: UOp, r: dict[UOp, str]) -> tuple[str, str | None]:
     idx = addr.src[0] if addr.op is Ops.CAST else addr
@@ -176,6 +200,7 @@ class LLVMRenderer(Renderer):
   def preamble(self) -> list[str]: return []
   def barrier(self) -> list[str]: return []
   def attributes(self, uops: list[UOp]) -> str: return "nounwind"
+  def wmma(self, f: Function, u: UOp, s: list[str]) -> None: raise NotImplementedError(f"{type(self).__name__} has no tensor cores")
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     ft, tt = ltype(frm), ltype(to)
@@ -192,7 +217,8 @@ class LLVMRenderer(Renderer):
     if t.itemsize < f.itemsize: return f"trunc {ft} {x} to {tt}"
     return f"{'zext' if dtypes.is_unsigned(f) or f == dtypes.bool else 'sext'} {ft} {x} to {tt}"
 
-  def render_alu(self, u: UOp, s: list[str], val, decls: set[str]) -> None:
+  def render_alu(self, f: Function, i: int, u: UOp, s: list[str]) -> None:
+    val, decls = f.val, f.decls
     dt = u.src[0].dtype if u.op in GroupOp.Comparison else u.dtype
     t, sc = ltype(dt), dt.scalar()
     isf = dtypes.is_float(sc)
@@ -216,7 +242,7 @@ class LLVMRenderer(Renderer):
         c = val(u, f"or {ltype(dtypes.bool.vec(dt.count))} {a}, {b}")
       else: c = val(u, f"icmp {'ugt' if dtypes.is_unsigned(sc) else 'sgt'} {t} {s[0]}, {s[1]}")
       val(u, f"select {ltype(dtypes.bool.vec(dt.count))} {c}, {t} {s[0]}, {t} {s[1]}")
-    elif u.op in (Ops.IDIV, Ops.MOD): self._divmod(u, s, t, val)
+    elif u.op in (Ops.IDIV, Ops.MOD): self._divmod(f, u, s, t)
     elif u.op in INTRINSICS and isf:
       fn, flags = INTRINSICS[u.op], self.flags(u.op, sc)
       suffix = f"v{dt.count}f{sc.itemsize * 8}" if dt.count > 1 else {dtypes.float16: "f16", dtypes.bfloat16: "bf16", dtypes.float32: "f32",
@@ -225,8 +251,9 @@ class LLVMRenderer(Renderer):
       val(u, f"call {flags}{t} @llvm.{fn}.{suffix}({', '.join(f'{t} {x}' for x in s)})")
     else: raise NotImplementedError(f"the LLVM IR renderer has no rule for {u.op} on {dt}")
 
-  def _divmod(self, u: UOp, s: list[str], t: str, val) -> None:
+  def _divmod(self, f: Function, u: UOp, s: list[str], t: str) -> None:
     """C division (toward zero) with the C renderer's rules for x/0 (0) and INT_MIN/-1 (wraps), which LLVM leaves undefined."""
+    val = f.val
     dt = u.dtype
     uns = dtypes.is_unsigned(dt.scalar())
     op = ("udiv" if uns else "sdiv") if u.op is Ops.IDIV else ("urem" if uns else "srem")
@@ -246,8 +273,33 @@ class LLVMRenderer(Renderer):
     if dt.count == 1: return x
     return f"<{', '.join(f'{ltype(dt.scalar())} {x}' for _ in range(dt.count))}>"
 
+def _name(text: Callable[[UOp, list[str]], str]) -> Callable:
+  """A rule for a UOp that is a name or a literal, not an instruction."""
+  def rule(ren: LLVMRenderer, f: Function, i: int, u: UOp, s: list[str]) -> None: f.r[u] = text(u, s)
+  return rule
+
+def _nothing(ren: LLVMRenderer, f: Function, i: int, u: UOp, s: list[str]) -> None: pass
+
+RULES: dict[Ops, Callable[[LLVMRenderer, Function, int, UOp, list[str]], None]] = {
+  Ops.PARAM: _name(lambda u, s: f"%data{u.arg}"), Ops.DEFINE_VAR: _name(lambda u, s: f"%{u.arg[0]}"),
+  Ops.CONST: _name(lambda u, s: lconst(u.arg, u.dtype)), Ops.AFTER: _name(lambda u, s: s[0]),
+  Ops.VCONST: _name(lambda u, s: f"<{', '.join(f'{ltype(u.dtype.scalar())} {lconst(x, u.dtype.scalar())}' for x in u.arg)}>"),
+  Ops.DEFINE_REG: LLVMRenderer.define_reg, Ops.DEFINE_LOCAL: LLVMRenderer.define_local, Ops.SPECIAL: LLVMRenderer.render_special,
+  Ops.RANGE: LLVMRenderer.render_range, Ops.END: LLVMRenderer.render_end, Ops.IF: LLVMRenderer.render_if, Ops.ENDIF: LLVMRenderer.render_endif,
+  Ops.INDEX: LLVMRenderer.render_index, Ops.LOAD: LLVMRenderer.render_load, Ops.STORE: LLVMRenderer.render_store,
+  Ops.VECTORIZE: LLVMRenderer.render_vectorize, Ops.GEP: LLVMRenderer.render_gep, Ops.CAST: LLVMRenderer.render_cast_uop,
+  Ops.BITCAST: LLVMRenderer.render_bitcast,
+  Ops.BARRIER: LLVMRenderer.render_barrier, Ops.WMMA: LLVMRenderer.render_wmma, Ops.NOOP: _nothing, Ops.SINK: _nothing, Ops.GROUP: _nothing,
+  **{op: LLVMRenderer.render_alu for op in GroupOp.ALU},
+}
+
+# WMMA's register layouts (tg.amd_emu.wmma says the same for the emulator): RDNA3 (gfx11) repeats A and B in both half-waves
+# and interleaves D's rows between them, RDNA4 (gfx12) splits K and D's rows between the half-waves
+WMMA = {"gfx11": dict(elements=16, k_half=0, row_stride=2, half_row=1), "gfx12": dict(elements=8, k_half=8, row_stride=1, half_row=8)}
+
 class AMDGPURenderer(LLVMRenderer):
-  """amdgcn-amd-amdhsa for a gfx target: SPECIAL gidx/lidx are llvm.amdgcn.workgroup.id/workitem.id."""
+  """amdgcn-amd-amdhsa for a gfx target: SPECIAL gidx/lidx are llvm.amdgcn.workgroup.id/workitem.id; on gfx11 and gfx12
+  half and bfloat16 matmuls can run on WMMA (the TC opt), accumulating in float32."""
   has_local, has_shared = True, True
   global_max, local_max, shared_max = (2**31 - 1, 65535, 65535), (1024, 1024, 1024), 65536
   global_space, private_space = 1, 5
@@ -259,6 +311,7 @@ class AMDGPURenderer(LLVMRenderer):
     return op in self.native_ops and (op not in (Ops.EXP2, Ops.LOG2) or dtype in self.approx_dtypes)
   def __init__(self, arch: str = "gfx1100", device: str = "AMD"):
     self.arch, self.device = arch, device
+    self.tensor_cores = tuple(TensorCore(d, dtypes.float32, **WMMA[arch[:5]]) for d in (dtypes.float16, dtypes.bfloat16)) if arch[:5] in WMMA else ()
   def __reduce__(self) -> tuple: return (type(self), (self.arch, self.device))
   def preamble(self) -> list[str]:
     return ['target triple = "amdgcn-amd-amdhsa"',
@@ -269,6 +322,19 @@ class AMDGPURenderer(LLVMRenderer):
   def special(self, u: UOp) -> str:
     kind = "workgroup" if u.arg.startswith("gidx") else "workitem"
     return f"call i32 @llvm.amdgcn.{kind}.id.{'xyz'[int(u.arg[-1])]}()"
+  def wmma(self, f: Function, u: UOp, s: list[str]) -> None:
+    """llvm.amdgcn.wmma.f32.16x16x16.{f16,bf16} (wave32); bfloat16 operands go as i16 vectors. An empty asm statement that uses
+    the result pins the instruction where it is: LLVM 19 doesn't mark WMMA convergent, so its machine sinking moves one whose
+    result only gated stores read into their branch, where some lanes are off (WMMA needs all 32; fixed in later LLVM:
+    llvm-project#165602)."""
+    tc: TensorCore = u.arg
+    fmt, e = ("f16", "half") if tc.dtype_in == dtypes.float16 else ("bf16", "i16"), tc.elements
+    ab, cd = f"<{e} x {fmt[1]}>", ltype(u.dtype)
+    a, b = (x if fmt[0] == "f16" else f.val(u, f"bitcast {ltype(src.dtype)} {x} to {ab}") for x, src in zip(s[:2], u.src))
+    fn = f"@llvm.amdgcn.wmma.f32.16x16x16.{fmt[0]}.v{tc.slots}f32.v{e}{'f16' if fmt[0] == 'f16' else 'i16'}"
+    f.decls.add(f"declare {cd} {fn}({ab}, {ab}, {cd})")
+    d = f.val(u, f"call {cd} {fn}({ab} {a}, {ab} {b}, {cd} {s[2]})")
+    f.emit(f'call void asm sideeffect "", "v"({cd} {d})')
   def barrier(self) -> list[str]:
     return ['fence syncscope("workgroup") release', "call void @llvm.amdgcn.s.barrier()", 'fence syncscope("workgroup") acquire']
   def attributes(self, uops: list[UOp]) -> str:
