@@ -74,3 +74,11 @@ def train(dev: str, steps: int = 3) -> list[np.ndarray]:
 @ARCHS
 def test_llvm_mlp_training(dev):
   for got, want in zip(train(dev), train("CPU")): np.testing.assert_allclose(got, want, atol=1e-5, rtol=1e-5)
+
+@ARCHS
+def test_half_tensor_to_float_every_element(dev):
+  """A half buffer read as float: on gfx1200 LLVM converts the odd elements with s_cvt_hi_f32_f16 (once 0.0 in the emulator)."""
+  h = (rand(2, 8) * 100).astype(np.float16)
+  got = Tensor(h, device=dev).float().numpy()
+  np.testing.assert_array_equal(got, h.astype(np.float32))
+  np.testing.assert_array_equal(Tensor(h, device=dev).sum(axis=1, dtype="float32").numpy(), h.astype(np.float32).sum(1))

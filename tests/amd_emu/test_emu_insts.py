@@ -168,6 +168,12 @@ def test_rdna4_scalar_transcendentals_write_one_value() -> None:
   got = np.array(w.s[1:4], np.uint32).view(np.float32)
   np.testing.assert_allclose(got, [np.sqrt(x), 1 / x, 4.0], rtol=1e-6)
 
+def test_rdna4_scalar_f16_to_f32_reads_the_high_half() -> None:
+  """s_cvt_hi_f32_f16 converts bits 31:16 of its SGPR (the ISA data calls the operand 16 bits wide; reading only those gave 0.0,
+  so half->float of every odd element was 0 on the gfx1200 virtual GPU)."""
+  w = run_wave([r4.s_cvt_hi_f32_f16(r4.s[2], r4.s[1]), r4.s_cvt_f32_f16(r4.s[3], r4.s[1])], "rdna4", sgprs={1: 0x4000_3C00})
+  assert np.array(w.s[2:4], np.uint32).view(np.float32).tolist() == [2.0, 1.0]
+
 def rdna3_wmma_ab(m: np.ndarray) -> list[np.ndarray]:
   """An RDNA3 WMMA A operand of a 16x16 16-bit matrix (B: pass its transpose): lane l holds row l % 16, two elements a VGPR."""
   u = m.view(np.uint16).astype(np.uint32)[LANE % 16]

@@ -234,7 +234,7 @@ class InstCtx:
       words = [self.b.ld(i) for i in idx]
       raw = V(words[0], "u", 32)
       if n == 2: raw = V(words[0].cast(dtypes.uint64) | (words[1].cast(dtypes.uint64) << UOp.const(dtypes.uint64, 32)), "u", 64)
-      if nbits == 16:
+      if nbits == 16 and not self.reads_high_bits(name):
         hi = k[1] or self.opsel_bit(name)
         raw = resize(alu(Ops.SHR, raw, const("u", 32, 16), "u", 32), 16) if hi else resize(raw, 16)
       if name == "src0" and self.dpp is not None and self.dpp[1] is not None:  # an invalid DPP source lane reads 0
@@ -268,6 +268,11 @@ class InstCtx:
     if self.fam not in ("VOP3", "VOP3SD", "VINTERP") or "opsel" not in self.inst.vals: return False
     i = {"src0": 0, "src1": 1, "src2": 2, "vdst": 3}.get(name)
     return i is not None and bool(self.inst.vals["opsel"] >> i & 1)
+
+  def reads_high_bits(self, name: str) -> bool:
+    """The data gives s_cvt_hi_f32_f16 a 16-bit source whose pseudocode reads its bits 31:16: such a register is read whole."""
+    srcs = self.sources()
+    return name in srcs and f"S{srcs.index(name)}[31 : 16]" in (self.op.pcode or "")
 
   def modified(self, name: str, i: int) -> V:
     """A source with VOP3's abs/neg (float operands) and VOP3P's half selection applied."""
