@@ -82,3 +82,9 @@ def test_half_tensor_to_float_every_element(dev):
   got = Tensor(h, device=dev).float().numpy()
   np.testing.assert_array_equal(got, h.astype(np.float32))
   np.testing.assert_array_equal(Tensor(h, device=dev).sum(axis=1, dtype="float32").numpy(), h.astype(np.float32).sum(1))
+
+@ARCHS
+def test_int8_elementwise_of_odd_size(dev):
+  """27 int8 elements run one per workgroup: gfx1200 code loads each with s_load_u8 from an unaligned address."""
+  x, y = np.arange(-8, 19, dtype=np.int8).reshape(3, 9), np.arange(1, 28, dtype=np.int8).reshape(3, 9)
+  np.testing.assert_array_equal((Tensor(x, device=dev) * 3 + Tensor(y, device=dev)).numpy(), x * 3 + y)

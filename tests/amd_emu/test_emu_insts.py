@@ -154,6 +154,17 @@ def test_rdna4_renamed_ops_and_smem_ioffset() -> None:
   assert w.s[2] == 6 and w.s[3] == 7
   np.testing.assert_array_equal(f32(w, 1), [2, 2, 3, 2] * 8)  # max_num: a NaN operand gives the other one
 
+def test_rdna4_scalar_subdword_loads_read_their_own_byte() -> None:
+  """s_load_u8/i8 read the byte at their address and s_load_u16/i16 the half at an even one (the emulator aligned every scalar
+  load to a dword, so a uniform int8 tensor op on the gfx1200 virtual GPU repeated every fourth element)."""
+  mem = AddressSpace()
+  buf = np.array([0x11, 0x82, 0x33, 0x44, 0x55, 0xF6, 0x77, 0x88], np.uint8)
+  addr = mem.alloc(buf.nbytes, buf)
+  w = run_wave([r4.s_load_u8(r4.s[2], r4.s[0:1], 1), r4.s_load_i8(r4.s[3], r4.s[0:1], 1), r4.s_load_u16(r4.s[4], r4.s[0:1], 6),
+                r4.s_load_i16(r4.s[5], r4.s[0:1], 4), r4.s_load_b32(r4.s[6], r4.s[0:1], 4)], "rdna4",
+               sgprs={0: addr & 0xFFFFFFFF, 1: addr >> 32}, memory=mem)
+  assert [int(x) for x in w.s[2:7]] == [0x82, 0xFFFFFF82, 0x8877, 0xFFFFF655, 0x8877F655]
+
 def test_rdna4_sopk_immediate_is_s0() -> None:
   """RDNA4's SOPK pseudocode names the 16-bit immediate S0 (RDNA3's says SIMM16): it is sign-extended, not the destination register."""
   w = run_wave([r4.s_cmovk_i32(r4.s[3], 0x7), r4.s_movk_i32(r4.s[0], 0xFFCE), r4.s_addk_co_i32(r4.s[1], 0xFFFE), r4.s_mulk_i32(r4.s[2], 0xFFFD)],

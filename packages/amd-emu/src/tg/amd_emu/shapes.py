@@ -404,6 +404,11 @@ class InstCtx:
     name = "ioffset" if self.has("ioffset") else "offset"
     return V(self.var(name).cast(dtypes.int64), "i", 64)
 
+  def smem_align(self) -> int:
+    """A scalar load ignores the address bits below its access size, up to a dword: RDNA4's s_load_u8/i8 read any byte, s_load_u16/i16
+    any even address (LLVM loads a uniform byte this way)."""
+    return 1 if re.search(r"_[IU]8$", self.op.name) else 2 if re.search(r"_[IU]16$", self.op.name) else 4
+
   def address(self) -> V:
     """The address of a memory instruction: a 64-bit GPU address, an LDS offset, or a per-lane scratch offset."""
     fam = self.fam
@@ -413,7 +418,7 @@ class InstCtx:
       a = alu(Ops.ADD, base, conv(self.signed_offset(), "u", 64), "u", 64)
       if self.kind("soffset")[0] == "s" and not self.kind("soffset")[1]:
         a = alu(Ops.ADD, a, V(self.b.ld(self.var("soffset")).cast(dtypes.uint64), "u", 64), "u", 64)
-      return alu(Ops.AND, a, const("u", 64, ~3 & (2**64 - 1)), "u", 64)
+      return alu(Ops.AND, a, const("u", 64, ~(self.smem_align() - 1) & (2**64 - 1)), "u", 64)
     if fam == "DS":
       a = V(self.b.ld(self.vgpr_idx(self.var("addr"), 0)), "u", 32)
       if not self.uses_offset: a = alu(Ops.ADD, a, V((self.var("offset0") + self.var("offset1") * 256).cast(dtypes.uint32), "u", 32), "u", 32)
