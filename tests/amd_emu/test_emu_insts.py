@@ -442,3 +442,10 @@ def test_buffer_instruction_offset_is_unsigned() -> None:
   buffer reaches it."""
   w, _ = buffer_run("rdna3", "buffer_load_b32 v1, v0, s[4:7], 0 offen offset:0x800", vsharp(BUF - 0x800, 0, 0x800 + 40, 3), {0: LANE * 4})
   np.testing.assert_array_equal(w.v[1], np.where(LANE < 10, 1000 + LANE, 0))
+
+def test_a_thousand_mappings_and_the_last_one_loads() -> None:
+  """The range table held 128 mappings: a GPU program with more buffers (or loaded kernels) than that could not run."""
+  mem = AddressSpace()
+  addrs = [mem.alloc(8, np.array([k, k + 1], np.uint32)) for k in range(1000)]
+  w = run_wave([r3.s_load_b64(s[2:3], s[0:1], 0)], sgprs={0: addrs[-1] & 0xFFFFFFFF, 1: addrs[-1] >> 32}, memory=mem)
+  assert [int(x) for x in w.s[2:4]] == [999, 1000]

@@ -80,11 +80,10 @@ class AddressSpace:
   def table(self) -> ctypes.Array:
     """lo[TAB], hi[TAB], host-minus-GPU delta[TAB]; unused entries have lo = 2**64-1 so the search never picks them."""
     if self._table is None:
-      t = (ctypes.c_uint64 * (3 * TAB))()
-      for k in range(TAB): t[k] = 2**64 - 1
-      for k, (lo, hi, host, _) in enumerate(self.ranges):
-        t[k], t[TAB + k], t[2 * TAB + k] = lo, hi, (host - lo) % 2**64
-      self._table = t
+      t = np.zeros((3, TAB), np.uint64)
+      t[0] = 2**64 - 1
+      for k, (lo, hi, host, _) in enumerate(self.ranges): t[:, k] = lo, hi, (host - lo) % 2**64
+      self._table = (ctypes.c_uint64 * (3 * TAB)).from_buffer(t)
     return self._table
 
 @dataclass

@@ -31,29 +31,40 @@ def open_kfd() -> KFD:
     raise NoGPUError(f"no AMD GPU: {KFD_PATH} exists but this user can't open it read/write (join the 'render' group); {fix}")
   return HostKFD()
 
-class AMDAllocator(Allocator):
-  """VRAM buffers: small ones carved from shared 2 MiB allocations (one slab per power-of-two size class), big ones each
-  their own. Host data moves through two host-visible staging halves and the SDMA engine: the host waits only for the copy
-  that last used a half, and a copy only for the kernels that use its device buffer, so copies run while kernels do."""
+class SlabPool:
+  """GPU memory where small pieces are carved from shared 2 MiB allocations (one slab per power-of-two size class, each piece
+  aligned to its size, at least 256 bytes) and big ones are allocations of their own: a GPU maps each allocation, and a
+  program of many small buffers or kernels would otherwise need a mapping for each."""
   SLAB, SMALLEST, LARGEST = 2 << 20, 256, 64 << 10
-  def __init__(self, dev: AMDDevice):
-    super().__init__()
-    self.dev = dev
+  def __init__(self, kfd: KFDDevice, **flags: bool):
+    self.kfd, self.flags = kfd, flags
     self.slots: dict[int, list[GPUMem]] = {}  # size class -> free slots
     self.slabs: dict[int, GPUMem] = {}        # handle -> slab
-    self.stage_done: list[Fence | None] = [None, None]  # the copy after which each staging half is free
-  def _alloc(self, nbytes: int) -> GPUMem:
-    if nbytes > self.LARGEST: return self.dev.kfd.alloc(nbytes, vram=True, host=False)
+  def alloc(self, nbytes: int) -> GPUMem:
+    if nbytes > self.LARGEST: return self.kfd.alloc(nbytes, **self.flags)
     size = max(self.SMALLEST, 1 << (nbytes - 1).bit_length())
     if not self.slots.get(size):
-      slab = self.dev.kfd.alloc(self.SLAB, vram=True, host=False)
+      slab = self.kfd.alloc(self.SLAB, **self.flags)
       self.slabs[slab.handle] = slab
       self.slots[size] = [dataclasses.replace(slab, va=slab.va + off, size=size) for off in reversed(range(0, self.SLAB, size))]
     return self.slots[size].pop()
+  def free(self, mem: GPUMem) -> None:
+    if mem.handle in self.slabs: self.slots[mem.size].append(mem)
+    else: self.kfd.free(mem)
+
+class AMDAllocator(Allocator):
+  """VRAM buffers from a SlabPool. Host data moves through two host-visible staging halves and the SDMA engine: the host
+  waits only for the copy that last used a half, and a copy only for the kernels that use its device buffer, so copies run
+  while kernels do."""
+  def __init__(self, dev: AMDDevice):
+    super().__init__()
+    self.dev = dev
+    self.pool = SlabPool(dev.kfd, vram=True, host=False)
+    self.stage_done: list[Fence | None] = [None, None]  # the copy after which each staging half is free
+  def _alloc(self, nbytes: int) -> GPUMem: return self.pool.alloc(nbytes)
   def _free(self, opaque: GPUMem, nbytes: int) -> None:
     self.dev.synchronize()
-    if opaque.handle in self.slabs: self.slots[opaque.size].append(opaque)
-    else: self.dev.kfd.free(opaque)
+    self.pool.free(opaque)
   def offset(self, opaque: GPUMem, nbytes: int, offset: int) -> GPUMem: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
   def transfer(self, dest: GPUMem, src: Buffer) -> bool:
     """A copy from another AMD GPU (or this one) by this GPU's SDMA engine, reading the source GPU's memory directly (mapped
@@ -94,7 +105,7 @@ class AMDProgram:
     unsupported = set(kd.user_sgprs) - {"kernarg_segment_ptr"}
     if unsupported: raise RuntimeError(f"{name}: kernels that need {', '.join(sorted(unsupported))} are not supported")
     image = load_image(lib)
-    self.mem = dev.kfd.alloc(len(image), vram=True, host=True, executable=True)
+    self.mem = dev.code_pool.alloc(len(image))
     self.mem.view(0, len(image))[:] = image
     self.pgm = self.mem.va + co.text_addr + self.kernel.code_offset
     self.code = LoadedCode(name, self.mem.va + co.text_addr, self.pgm, co.text)
@@ -107,7 +118,7 @@ class AMDProgram:
   def __del__(self, finalizing=sys.is_finalizing) -> None:  # bound now: at exit the module's globals are gone
     if finalizing(): return  # the process is going: its GPU memory goes with it (and ctypes may be gone already)
     if hasattr(self, "code"): self.dev.kfd.unregister_code(self.code.lo)
-    if hasattr(self, "mem"): self.dev.kfd.free(self.mem)
+    if hasattr(self, "mem"): self.dev.code_pool.free(self.mem)
   def fill_args(self, kernarg: memoryview, bufs: Sequence[GPUMem], global_size: tuple[int, int, int], local_size: tuple[int, int, int],
                 vals: Sequence[int]) -> None:
     """Write the kernel arguments: buffer addresses and values in argument order, the hidden launch sizes, zeros elsewhere."""
@@ -144,6 +155,7 @@ class AMDDevice(Compiled):
     self.timelines = {q: Timeline(q, Signal(self.kfd, self.signals, 8 * i)) for i, q in enumerate((self.compute, self.sdma))}
     self.kernarg_mem, self.kernarg_off = self.kfd.alloc(1 << 20, vram=False), 0
     self.staging = self.kfd.alloc(2 << 20, vram=False)
+    self.code_pool = SlabPool(self.kfd, vram=True, host=True, executable=True)  # kernels' loaded images
     self.submissions = 0  # command streams submitted to the queues (bench/amd.py counts them per jitted step)
     super().__init__(device, AMDAllocator(self), AMDCompiler(self.target), functools.partial(AMDProgram, self),
                      functools.partial(amd_renderer, self.target, device))
