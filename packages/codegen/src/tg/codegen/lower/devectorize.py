@@ -35,7 +35,7 @@ def no_vector_alu(ctx: Renderer | None, u: UOp) -> UOp | None:
   n = u.dtype.count
   if n == 1 or isinstance(u.dtype, PtrDType): return None
   w = 1
-  if ctx is not None and u.op in ctx.vector_alu and dtypes.is_float(u.dtype) and u.dtype.scalar() not in ctx.emulated_dtypes:
+  if ctx is not None and ctx.keeps_vector(u):
     if n in ctx.vector_alu_widths: return None
     w = max((x for x in ctx.vector_alu_widths if n % x == 0), default=1)
   chunks = [UOp(u.op, u.dtype.scalar().vec(w), tuple(s.gep(tuple(range(i, i + w)) if w > 1 else i) for s in u.src), u.arg)
