@@ -208,6 +208,16 @@ def test_long_reduces_to_few_values_run_in_parallel_stages():
   specs = [get_program(i.ast, Device["CPU"].renderer) for i in items]
   assert len(specs) == 2 and specs[0].global_size[0] == cpu_threads() and specs[1].global_size[0] == 1
 
+def test_repeated_constants_keep_their_sign_and_type():
+  """A constant is built once and then reused (tg.tensor.graph), a schedule too (tg.tensor.schedule): -0.0 and 0.0 (the
+  schedule cache took one for the other), NaN, 1 and 1.0 stay apart."""
+  i = Tensor([1, 2])
+  for _ in range(2):
+    assert np.signbit(Tensor.full((2,), 0.0).numpy()).tolist() == [False, False]
+    assert np.signbit(Tensor.full((2,), -0.0).numpy()).tolist() == [True, True]
+    assert np.isnan((i + math.nan).numpy()).all()
+    assert (i + 1).dtype == dtypes.int32 and (i + 1.0).dtype == dtypes.float32 and (i + 1.0).tolist() == [2.0, 3.0]
+
 def test_indexing_past_2_to_the_31():
   """Views of more than 2^31 (here 6.4e9) elements, with no memory behind them (a broadcast, stride 0): element positions
   and the div/mod of a flattened index past 2^31 and 2^32 need 64-bit index arithmetic (int32 would wrap to other rows)."""

@@ -71,6 +71,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
+    if isinstance(data, UOp) and device is None and dtype is None: self._init(data, requires_grad); return  # (every op's result)
     if isinstance(device, (tuple, list)) and not isinstance(data, UOp):  # on several devices: a whole copy on each
       data = Tensor(data, device[0], dtype).shard(device).uop
     dev = Device.canonicalize(device[0] if isinstance(device, (tuple, list)) else device or Device.DEFAULT)
@@ -87,9 +88,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       if dt is None: dt = dtypes.from_py(flat) if flat else dtypes.default_float
       uop = _buffer_from(np.array(flat, dtype=_np_dtype(dt) if dt.fmt else np.float64).reshape(shape), dev, dt)
     else: raise TypeError(f"can't make a Tensor from {type(data).__name__}")
+    self._init(uop, requires_grad)
+  def _init(self, uop: UOp, requires_grad: bool | None) -> None:
     self.uop: UOp = uop
     self.grad: Tensor | None = None
-    self.requires_grad_(requires_grad)
+    if requires_grad: self.requires_grad_(requires_grad)
+    else: self.requires_grad = requires_grad
     _live_add(weakref.ref(self, _live_discard))
 
   # ***** properties *****
@@ -330,7 +334,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # ***** building the graph *****
   def _apply(self, fn: Callable[..., UOp], *others: Tensor) -> Tensor:
     """A new tensor from fn over the UOps of self and others; it needs grad if any input does."""
-    rg = True if any(t.requires_grad for t in (self, *others)) and not Tensor.no_grad else None
+    rg = True if (self.requires_grad or any(t.requires_grad for t in others)) and not Tensor.no_grad else None
     return Tensor(fn(self.uop, *[t.uop for t in others]), requires_grad=rg)
   def _const(self, v: Scalar, dtype: DType | None = None) -> Tensor:
     return Tensor(const_uop(v, dtype or self.dtype, self.device, self.shape))
@@ -344,7 +348,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       if isinstance(y, float) and not dtypes.is_float(dt): dt = least_upper_float(dt)
       elif isinstance(y, int) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
       x = x.cast(dt)
-      y = Tensor(const_uop(y, dt, x.device, ()))
+      y = Tensor(const_uop(y, dt, x.device, x.shape))  # made in x's shape: no broadcast steps (a tiny op's Python time)
+      return (y, x) if reverse else (x, y)
     else:
       if y.device != x.device: raise RuntimeError(f"tensors on different devices: {x.device} and {y.device}; move one with .to()")
       dt = least_upper_dtype(x.dtype, y.dtype)
