@@ -4,9 +4,10 @@ streaming read in C (vector accumulators on every core, compiled by tg.codegen.c
 its own (one system's threads, memory and frequency state must not change another's figures). Prints the ratios tg/PyTorch
 and tg/limit; --json for machine-readable figures; --small skips the 256M cases (1 GB each)."""
 from __future__ import annotations
-import argparse, ctypes, json, os, subprocess, sys, time
+import argparse, ctypes, json, os, subprocess, sys
 from typing import Callable
 import numpy as np
+from tensor import best  # bench/tensor.py: best wall time after a warm-up run (this folder is on sys.path)
 
 SYSTEMS = ("tg", "numpy", "torch", "limit")
 REPS = 11
@@ -39,16 +40,6 @@ float stream_read(const float* p, long long n, int threads) {
   return t;
 }
 """
-
-def best(fn: Callable[[], object], reps: int = REPS) -> float:
-  """Best wall time of fn in seconds, after a warm-up run (compiles, faults the pages in)."""
-  fn()
-  times = []
-  for _ in range(reps):
-    t0 = time.perf_counter()
-    fn()
-    times.append(time.perf_counter() - t0)
-  return min(times)
 
 def cases(small: bool) -> list[tuple[str, int]]:
   """(name, floats read)."""
@@ -85,7 +76,7 @@ def worker(system: str, small: bool) -> dict[str, float | None]:
   for name, n in cases(small):
     if n not in data: data = {n: np.random.default_rng(0).standard_normal(n, dtype=np.float32)}  # one big array alive at a time
     fn = work(system, name, data[n])
-    out[name] = None if fn is None else 4 * n / best(fn) / 1e9
+    out[name] = None if fn is None else 4 * n / best(fn, REPS) / 1e9
   return out
 
 def run_system(system: str, small: bool) -> dict[str, float | None] | str:

@@ -11,9 +11,9 @@
   gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone;
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
   the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (four AVX-512 registers
-  of independent accumulators: 10.6 vs 5.9 GB/s for UNROLL by 8 on the rows of 4096x4096, bench/cpu.py); when it is an
-  output axis (a column sum), UPCAST it by 128 (each row of the walk reads two whole cache lines per lane group: 10.6
-  vs 0.3 GB/s);
+  of independent accumulators: 25 vs 5.9 GB/s for UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is
+  an output axis (a column sum), UPCAST it by 128 (each step of the walk down the rows reads eight whole cache lines:
+  10.6 GB/s, 5.6 with 64 lanes, 0.3 with none). Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
 - any other reduce to one value: UNROLL it;
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
@@ -157,7 +157,8 @@ def _stream_reduce(K: _Kernel, loads: list[UOp]) -> bool:
   common = set.intersection(*(unit_stride_axes(ld) for ld in reading))
   if reds[-1] in common:
     n = range_size(reds[-1]) or 0
-    return any(n % a == 0 and n >= 2 * a and K.attempt(Opt(OptOps.ACCUM, len(reds) - 1, a)) for a in STREAM_ACCUM)
+    # (at least 16 steps per lane: the lanes are folded one by one after the loop, which a short row would pay for)
+    return any(n % a == 0 and n >= 16 * a and K.attempt(Opt(OptOps.ACCUM, len(reds) - 1, a)) for a in STREAM_ACCUM)
   if outs and outs[-1] in common:
     n = range_size(outs[-1]) or 0
     return any(n % a == 0 and n >= 2 * a and K.attempt(Opt(OptOps.UPCAST, len(outs) - 1, a)) for a in STREAM_UPCAST)
