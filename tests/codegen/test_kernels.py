@@ -1,4 +1,5 @@
 """Hand-written kernel ASTs (tinygrad's custom-kernel style) lowered and run on CPU and PYTHON, checked against numpy."""
+import re
 import numpy as np
 import pytest
 from tg.uop import UOp, Ops, AxisType, KernelInfo, AddrSpace, dtypes, Context
@@ -247,3 +248,75 @@ def test_own_register_beside_a_reduce_in_a_loop(device):
   x, y = rng.random((5, 4), np.float32), rng.random((4, 6), np.float32)
   o, _, _ = run(sink(out[i].store(acc[1]).end(i)), device, [np.zeros(5, np.float32), x, y])
   np.testing.assert_allclose(o, (x @ y).sum(axis=1), rtol=1e-5)
+
+# ***** ACCUM: independent accumulators for a reduce, and the heuristics' streaming reduces *****
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_accum_keeps_lanes_apart_until_the_loop_ends(device):
+  """A row sum and a row max side by side (two REDUCEs over one axis) with ACCUM 16 on the 64-long rows: numpy's values,
+  lane j accumulates elements j, j+16, ... in a vector register fed by whole-vector loads, folded once after the loop."""
+  out, a = UOp.param(0, dtypes.float, (3,)), UOp.param(1, dtypes.float, (3, 64))
+  i, k = UOp.range(3, 0), UOp.range(64, 1, AxisType.REDUCE)
+  ast = sink(out[i].store(a[i, k].reduce(k, arg=Ops.ADD) * 2.0 + a[i, k].reduce(k, arg=Ops.MAX)).end(i), opts=(Opt(OptOps.ACCUM, 0, 16),))
+  x = rng.standard_normal((3, 64)).astype(np.float32)
+  o, _ = run(ast, device, [np.zeros(3, np.float32), x])
+  np.testing.assert_allclose(o, x.sum(1) * 2 + x.max(1), rtol=1e-5, atol=1e-5)
+  src = get_program(ast, Device["CPU"].renderer).src
+  assert "acc0[16]" in src and "*((tg_float32x16*)(data1+" in src, "a 16-lane accumulator fed by vector loads"
+  assert src.count("for (") == 2, "the lanes are not a loop"
+
+def test_accum_rejects_what_it_cannot_split():
+  out, a = UOp.param(0, dtypes.float, (1,)), UOp.param(1, dtypes.float, (24,))
+  k = UOp.range(24, 0, AxisType.REDUCE)
+  for amt in (24, 5):
+    with pytest.raises(KernelOptError):
+      get_program(sink(out[0].store(a[k].reduce(k, arg=Ops.ADD)), opts=(Opt(OptOps.ACCUM, 0, amt),)), Device["CPU"].renderer)
+
+@pytest.mark.parametrize("shape,axis,opt", [((2, 4096), 1, Opt(OptOps.ACCUM, 0, 64)), ((256, 512), 0, Opt(OptOps.UPCAST, 0, 128)),
+                                            ((1, 8192), 1, Opt(OptOps.ACCUM, 0, 64))])
+def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, opt):
+  """Row sums get 64 accumulator lanes along the row, column sums 128 output lanes along the row (module docstring of
+  tg.codegen.opt.heuristic); the sums are numpy's."""
+  from tg.codegen.opt.kernel import globalize
+  out, a = UOp.param(0, dtypes.float, (shape[1 - axis],)), UOp.param(1, dtypes.float, shape)
+  o, r = UOp.range(shape[1 - axis], 0), UOp.range(shape[axis], 1, AxisType.REDUCE)
+  ast = globalize(out[o].store((a[o, r] if axis == 1 else a[r, o]).reduce(r, arg=Ops.ADD)).end(o).sink(arg=KernelInfo(name="s")))
+  spec = get_program(ast, Device["CPU"].renderer)
+  assert spec.applied_opts[:1] == (opt,)
+  x = rng.standard_normal(shape).astype(np.float32)
+  got, _ = run(ast, "CPU", [np.zeros(shape[1 - axis], np.float32), x])
+  np.testing.assert_allclose(got, x.sum(axis), rtol=1e-4, atol=1e-3)
+
+# ***** vector compares, max, selects and casts in C (GCC/clang vector extensions) *****
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dt", [dtypes.float32, dtypes.float64])
+def test_vector_compare_max_where_and_cast(device, dt):
+  """16 lanes at once: max (NaN propagates, of equal values the first wins), compares and selects on NaN, infinities and
+  signed zeros, casts float -> int32 and int32 -> float; the same values as numpy and as the hand-written rule. The C source
+  computes them as whole vectors (no lane is taken out of a vector)."""
+  n, f = 64, np.float32 if dt == dtypes.float32 else np.float64
+  o1, o2, o3, a, b, c = (UOp.param(0, dt, (n,)), UOp.param(1, dt, (n,)), UOp.param(2, dtypes.int32, (n,)), UOp.param(3, dt, (n,)),
+                         UOp.param(4, dt, (n,)), UOp.param(5, dtypes.int32, (n,)))
+  i = UOp.range(n, 0)
+  x, y = a[i], b[i]
+  picked = (x < y).where(y, x.ne(y).where(x - y, x.eq(y).where(-x, y)))
+  ast = sink(UOp.group(o1[i].store(x.maximum(y)), o2[i].store(picked + c[i].cast(dt)), o3[i].store((x * 100.0).cast(dtypes.int32)))
+             .end(i), opts=(Opt(OptOps.UPCAST, 0, 16),))
+  special = np.array([np.nan, 1.0, -np.inf, np.inf, 0.0, -0.0, 2.5, np.nan], f)
+  xa = np.concatenate([special, np.roll(special, 3), rng.standard_normal(n - 16).astype(f)])
+  ya = np.concatenate([np.roll(special, 1), special, rng.standard_normal(n - 16).astype(f)])
+  ya[20:24] = xa[20:24]
+  ca = rng.integers(-1000, 1000, n).astype(np.int32)
+  r1, r2, r3, *_ = run(ast, device, [np.zeros(n, f), np.zeros(n, f), np.zeros(n, np.int32), xa, ya, ca])
+  want_max = np.where((xa >= ya) | np.isnan(xa), xa, ya)
+  np.testing.assert_array_equal(r1, want_max)
+  assert np.array_equal(np.signbit(r1), np.signbit(want_max)), "of +0 and -0 the first wins"
+  np.testing.assert_array_equal(r1[~(np.isnan(xa) | np.isnan(ya))], np.maximum(xa, ya)[~(np.isnan(xa) | np.isnan(ya))])
+  want = np.where(xa < ya, ya, np.where(xa != ya, xa - ya, np.where(xa == ya, -xa, ya))) + ca.astype(f)
+  np.testing.assert_array_equal(r2, want)
+  fin = np.isfinite(xa)
+  np.testing.assert_array_equal(r3[fin], (xa[fin] * f(100)).astype(np.int32))  # C truncates, as numpy
+  if device == "CPU":
+    src = get_program(ast, Device["CPU"].renderer).src
+    assert "tg_boolx16" in src and "__builtin_convertvector" in src and not re.search(r"= v\d+\[\d+\];", src), src

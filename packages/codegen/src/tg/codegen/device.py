@@ -183,6 +183,11 @@ class Compiled:
     return None
   def __repr__(self) -> str: return f"<{type(self).__name__} {self.device}>"
 
+@functools.lru_cache(maxsize=256)  # called for every buffer and device node made: a tiny op's realize makes several
+def _canonical_name(name: str) -> str:
+  base, _, num = name.partition(":")
+  return base.upper() + (f":{num}" if num not in ("", "0") else "")
+
 class _Device:
   """The registry: `Device["CPU"]` is the (cached) device; names come from the `tg.devices` entry points."""
   @functools.cached_property
@@ -192,8 +197,7 @@ class _Device:
   def available(self) -> list[str]: return sorted(self._entries)
   def canonicalize(self, name: str) -> str:
     """'cpu' and 'CPU:0' -> 'CPU'; 'amd:1' -> 'AMD:1'."""
-    base, _, num = name.partition(":")
-    return base.upper() + (f":{num}" if num not in ("", "0") else "")
+    return _canonical_name(name)
   def __getitem__(self, name: str) -> Compiled: return self._open(self.canonicalize(name))
   @functools.cache
   def _open(self, name: str) -> Compiled:

@@ -89,10 +89,12 @@ class CompiledRunner:
     self._prg = self.dev.runtime(p.name, self.lib)
   def __call__(self, bufs: list[Any], var_vals: dict[str, int] | None = None, wait: bool = False) -> float | None:
     if len(bufs) != len(self.p.buffers): raise ValueError(f"{self.p.name} takes {len(self.p.buffers)} buffers, got {len(bufs)}")
-    var_vals = var_vals or {}
-    missing = [v.arg[0] for v in self.p.vars if v.arg[0] not in var_vals]
-    if missing: raise ValueError(f"{self.p.name} needs values for the variables {missing}")
-    vals = tuple(var_vals[v.arg[0]] for v in self.p.vars)
+    vals: tuple[int, ...] = ()
+    if self.p.vars:
+      var_vals = var_vals or {}
+      missing = [v.arg[0] for v in self.p.vars if v.arg[0] not in var_vals]
+      if missing: raise ValueError(f"{self.p.name} needs values for the variables {missing}")
+      vals = tuple(var_vals[v.arg[0]] for v in self.p.vars)
     return self._prg(*[b.ensure_allocated()._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, vals=vals,
                      wait=wait)
 

@@ -5,7 +5,7 @@ EXPAND(RESHAPE(CONST(src=(DEVICE,)))); everything else is ALU, CAST, movement (R
 FLIP), REDUCE_AXIS (arg=(op, axes), keeping the reduced axes as 1), CONTIGUOUS, COPY (src=(x, DEVICE)), ASSIGN,
 DETACH, CUSTOM_KERNEL and AFTER. The Buffer behind a BUFFER UOp lives in `buffers`."""
 from __future__ import annotations
-import itertools, weakref
+import functools, itertools, weakref
 from typing import Any
 from tg.uop import UOp, Ops, DType
 from tg.codegen.device import Buffer, Device
@@ -20,6 +20,7 @@ def canonical(device: Devices) -> Devices:
 
 sharded_seen = False  # set by the first tuple of devices: until then realize() doesn't look for sharded tensors
 
+@functools.lru_cache(maxsize=256)  # (every buffer and constant made needs one)
 def device_uop(device: Devices) -> UOp:
   global sharded_seen
   if not isinstance(device, str): sharded_seen = True
@@ -32,6 +33,13 @@ def new_buffer(device: str, size: int, dtype: DType, buf: Buffer | None = None) 
   return u
 
 def const_uop(val: Any, dtype: DType, device: Devices, shape: tuple[int, ...]) -> UOp:
+  if type(val) in (int, float, bool): return _const_uop(val, (type(val), repr(val)), dtype, device, shape)
+  return _const_uop.__wrapped__(val, None, dtype, device, shape)
+
+@functools.lru_cache(maxsize=1024)
+def _const_uop(val: Any, key: tuple | None, dtype: DType, device: Devices, shape: tuple[int, ...]) -> UOp:
+  """Cached (UOps are immutable and hash-consed): a repeated `x + 1` skips building its constant, a third of a tiny op's
+  graph time. `key` (type and repr) keeps apart what compares equal: -0.0 and 0.0, 1, 1.0 and True."""
   c = UOp(Ops.CONST, dtype, (device_uop(device),), UOp.const(dtype, val).arg)
   return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 

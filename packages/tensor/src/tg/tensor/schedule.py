@@ -6,7 +6,7 @@ elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
 copies), with the elementwise work before and after a reduce in the same kernel."""
 from __future__ import annotations
-import functools
+import functools, math
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
@@ -253,11 +253,14 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
   nodes = list(UOp.sink(*outs).toposort())
-  for u in nodes:
-    if u.op is Ops.BUFFER: bufs.append(u)
+  movement, at = GroupOp.Movement, index.__getitem__
+  for u in nodes:  # (the per-op Python time of a tiny op's realize: kept to plain lookups)
+    op = u.op
+    if op is Ops.BUFFER: bufs.append(u)
     index[u] = len(rows)
-    arg = None if u.op is Ops.UNIQUE else _unbind_arg(u.arg, var_vals) if u.op in GroupOp.Movement else u.arg
-    rows.append((u.op, u.dtype, arg, tuple(index[x] for x in u.src)))
+    arg = None if op is Ops.UNIQUE else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
+    if type(arg) is float: arg = (arg, math.copysign(1.0, arg))  # -0.0 == 0.0: a key that equates them reused one's kernel for both
+    rows.append((op, u.dtype, arg, tuple(map(at, u.src))))
   return tuple(rows), bufs, var_vals, nodes
 
 def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
@@ -273,7 +276,7 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     made = [new_buffer(*spec) for spec in new_specs]
     def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
     items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(var_vals)) for ast, refs in templates]
-    return items, {nodes[i]: uop(r).reshape(nodes[i].shape) for i, r in becomes_refs}
+    return items, {nodes[i]: _view(uop(r), nodes[i].shape) for i, r in becomes_refs}
   unbound = _unbind(nodes) if var_vals else None
   items, becomes = _schedule_uncached([unbound[o] for o in outs] if unbound else outs)
   for ei in items: ei.var_vals = dict(var_vals)
@@ -290,6 +293,10 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   if all(r is not None for _, r in becomes_refs):  # else (a buffer no kernel uses) don't cache
     _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs]) for ei in items], new_specs, [(i, r) for i, r in becomes_refs if r is not None])
   return items, becomes
+
+def _view(buf: UOp, shape: tuple) -> UOp:
+  """A BUFFER as a view of `shape`: itself when that is its own (size,) shape (no shape inference on the new UOp)."""
+  return buf if shape == (buf.arg,) else buf.reshape(shape)
 
 def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   with track.group("schedule", "schedule") as g:

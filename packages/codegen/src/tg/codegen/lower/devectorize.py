@@ -5,7 +5,7 @@ pm_devectorize: vector ALU becomes lanes of scalar ALU (the C compiler vectorize
 down to the lanes; a vector LOAD or STORE is split into runs of consecutive addresses, each one vector access of
 a width the renderer supports, or scalar accesses where the addresses are not consecutive."""
 from __future__ import annotations
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, PtrDType, dtypes, graph_rewrite
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, PtrDType, dtypes, graph_rewrite, split_terms, build_sum
 from tg.uop.symbolic import symbolic
 from tg.codegen.renderer import Renderer
 
@@ -35,7 +35,7 @@ def no_vector_alu(ctx: Renderer | None, u: UOp) -> UOp | None:
   n = u.dtype.count
   if n == 1 or isinstance(u.dtype, PtrDType): return None
   w = 1
-  if ctx is not None and u.op in ctx.vector_alu and dtypes.is_float(u.dtype) and u.dtype.scalar() not in ctx.emulated_dtypes:
+  if ctx is not None and ctx.keeps_vector(u):
     if n in ctx.vector_alu_widths: return None
     w = max((x for x in ctx.vector_alu_widths if n % x == 0), default=1)
   chunks = [UOp(u.op, u.dtype.scalar().vec(w), tuple(s.gep(tuple(range(i, i + w)) if w > 1 else i) for s in u.src), u.arg)
@@ -76,9 +76,12 @@ def _lane_addrs(idx: UOp) -> list[tuple[UOp, UOp | None]]:
   return [(done[i], done[n + i] if gated else None) for i in range(n)]
 
 def _base_offset(idx: UOp) -> tuple[UOp, int]:
-  if idx.op is Ops.ADD and idx.src[1].op is Ops.CONST: return idx.src[0], idx.src[1].arg
+  """idx as base + constant, the constant gathered from anywhere in the sum: x + (y + 3) is (x + y) + 3 (symbolic keeps
+  that spelling, it is no smaller), so the lanes of an ACCUM or UPCAST split inside a row offset share one base."""
   if idx.op is Ops.CONST: return UOp.const(idx.dtype, 0), idx.arg
-  return idx, 0
+  if idx.op is not Ops.ADD or (split := split_terms(idx)) is None: return idx, 0
+  terms, const, _ = split
+  return build_sum(idx, terms, 0), const
 
 def access_groups(addrs: list[tuple[UOp, UOp | None]], widths: tuple[int, ...]) -> list[tuple[list[list[int]], int]]:
   """Group lanes into accesses: lanes with the same base and gate whose constant offsets are consecutive share one

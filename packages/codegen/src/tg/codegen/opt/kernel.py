@@ -1,9 +1,9 @@
-"""Kernel optimizations (opts) as rewrites of the RANGEs of a kernel AST: UPCAST, UNROLL, LOCAL, GROUP, GROUPTOP, PADTO, SWAP,
-NOLOCALS, TC.
+"""Kernel optimizations (opts) as rewrites of the RANGEs of a kernel AST: UPCAST, UNROLL, ACCUM, LOCAL, GROUP, GROUPTOP, PADTO,
+SWAP, NOLOCALS, TC.
 
 A kernel's axes are its RANGEs, ordered by (axis type, axis id). An Opt names an axis by its position among the
-output axes (UPCAST, LOCAL, PADTO, SWAP) or among the reduce axes (UNROLL, GROUP, GROUPTOP); TC's axis picks one of the ways
-to put the reduce on a tensor core (opt/tc.py), and it comes first and alone."""
+output axes (UPCAST, LOCAL, PADTO, SWAP) or among the reduce axes (UNROLL, ACCUM, GROUP, GROUPTOP); TC's axis picks one of the
+ways to put the reduce on a tensor core (opt/tc.py), and it comes first and alone."""
 from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum, auto
@@ -13,7 +13,7 @@ from tg.codegen.opt.tc import tc_candidates, wmma_tile
 
 class OptOps(Enum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); GROUPTOP = auto(); NOLOCALS = auto()  # noqa: E702
-  PADTO = auto(); SWAP = auto(); TC = auto()  # noqa: E702
+  PADTO = auto(); SWAP = auto(); ACCUM = auto(); TC = auto()  # noqa: E702
   def __repr__(self) -> str: return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -48,6 +48,19 @@ def split_range(ast: UOp, r: UOp, amt: int, inner_type: AxisType, inner_first: b
   if amt == n: outer, expr = None, inner  # type: ignore[assignment]
   rngs = (inner,) if outer is None else (outer, inner)
   return graph_rewrite(ast, pm_split, ctx={r: (expr, rngs)}, bottom_up=True, name="split range")
+
+def split_accumulators(ast: UOp, r: UOp, amt: int) -> UOp:
+  """ACCUM: reduce axis r = outer*amt + lane, and each REDUCE over r becomes REDUCE(REDUCE(x, outer), lane) with lane an
+  UNROLL axis: the amt lanes are amt independent accumulators (a vector register, no add chain across the lanes), folded
+  into one value after the loop. UNROLL instead folds its lanes into the accumulator every iteration."""
+  n = range_size(r)
+  if n is None or not 1 < amt < n: raise KernelOptError(f"ACCUM needs 1 < {amt} < the axis size {n}")
+  lane = UOp.range(amt, max(u.arg[0] for u in ast.toposort() if u.op is Ops.RANGE) + 1, AxisType.UNROLL)  # split_range's new axis
+  ast = split_range(ast, r, amt, AxisType.UNROLL)
+  def nest(red: UOp) -> UOp | None:
+    if lane not in red.src[1:]: return None
+    return red.src[0].reduce(*[x for x in red.src[1:] if x is not lane], arg=red.arg).reduce(lane, arg=red.arg)
+  return graph_rewrite(ast, PatternMatcher([(UPat(Ops.REDUCE, name="red"), nest)]), name="split accumulators")
 
 def retype_range(ast: UOp, r: UOp, new_type: AxisType, new_id: int | None = None) -> UOp:
   nr = UOp.range(r.src[0], r.arg[0] if new_id is None else new_id, new_type)
@@ -102,17 +115,18 @@ def apply_opt(ast: UOp, opt: Opt, renderer: object) -> UOp:
   if opt.op is OptOps.NOLOCALS: return ast.replace(arg=replace(info, dont_use_locals=True, applied_opts=info.applied_opts + (opt,)))
   if opt.op is OptOps.TC: return apply_tc(ast, opt, renderer, info).replace(arg=replace(info, applied_opts=info.applied_opts + (opt,)))
   outs, reds = output_axes(ast), reduce_axes(ast)
-  axes = reds if opt.op in (OptOps.UNROLL, OptOps.GROUP, OptOps.GROUPTOP) else outs
+  axes = reds if opt.op in (OptOps.UNROLL, OptOps.ACCUM, OptOps.GROUP, OptOps.GROUPTOP) else outs
   if opt.axis is None or not 0 <= opt.axis < len(axes): raise KernelOptError(f"{opt}: axis out of range, kernel has {len(axes)} such axes")
   r = axes[opt.axis]
   size = range_size(r)
   kinds = {x.arg[1] for x in all_ranges(ast)}
   if (opt.op in (OptOps.GROUP, OptOps.GROUPTOP) and kinds & {AxisType.UPCAST, AxisType.UNROLL}) or \
-     (opt.op in (OptOps.UPCAST, OptOps.UNROLL) and AxisType.GROUP_REDUCE in kinds):
+     (opt.op in (OptOps.UPCAST, OptOps.UNROLL, OptOps.ACCUM) and AxisType.GROUP_REDUCE in kinds):
     raise KernelOptError(f"{opt}: a reduce shared by a workgroup keeps scalar partials (no UPCAST/UNROLL with GROUP)")
   amt = opt.arg if opt.arg else size
   if opt.op is OptOps.UPCAST: ast = split_range(ast, r, amt, AxisType.UPCAST)  # type: ignore[arg-type]
   elif opt.op is OptOps.UNROLL: ast = split_range(ast, r, amt, AxisType.UNROLL)  # type: ignore[arg-type]
+  elif opt.op is OptOps.ACCUM: ast = split_accumulators(ast, r, amt)  # type: ignore[arg-type]
   elif opt.op is OptOps.LOCAL:
     if not getattr(renderer, "has_local", False) or info.dont_use_locals: raise KernelOptError(f"{opt}: the device has no local dims")
     if r.arg[1] is not AxisType.GLOBAL: raise KernelOptError(f"{opt}: LOCAL splits a GLOBAL axis")

@@ -22,7 +22,7 @@ def choose_opts(ast: UOp, ren: Renderer, timer: Callable[[UOp], float]) -> UOp:
   return hand_coded_optimizations(ast, ren)
 
 def actions(k: UOp, ren: Renderer) -> list[Opt]:
-  """Every opt the search may try next: UPCAST/UNROLL/LOCAL splits, GROUP/GROUPTOP (a reduce shared by a workgroup), PADTO
+  """Every opt the search may try next: UPCAST/UNROLL/ACCUM/LOCAL splits, GROUP/GROUPTOP (a reduce shared by a workgroup), PADTO
   (round an axis up so it splits), SWAP (output axes' order), NOLOCALS, TC (each way to put the reduce on a tensor core);
   apply_opt rejects those that don't fit the kernel."""
   outs, reds = output_axes(k), reduce_axes(k)
@@ -30,6 +30,7 @@ def actions(k: UOp, ren: Renderer) -> list[Opt]:
   acts = [Opt(OptOps.UPCAST, i, a) for i, r in enumerate(outs) for a in (2, 3, 4, 8) if divides(r, a) and range_size(r) != a]
   acts += [Opt(OptOps.UPCAST, i, 0) for i, r in enumerate(outs) if (range_size(r) or 99) <= 8]
   acts += [Opt(OptOps.UNROLL, i, a) for i, r in enumerate(reds) for a in (2, 4, 8, 16) if divides(r, a)]
+  acts += [Opt(OptOps.ACCUM, i, a) for i, r in enumerate(reds) for a in (2, 4, 16, 64) if divides(r, a) and (range_size(r) or 0) > a]
   acts += [Opt(OptOps.PADTO, i, a) for i, r in enumerate(outs) for a in (8, 16, 32) if (range_size(r) or 0) > a and not divides(r, a)]
   acts += [Opt(OptOps.SWAP, i, j) for i, r in enumerate(outs) for j, o in enumerate(outs) if i < j and r.arg[1] is o.arg[1]]
   if ren.has_local:

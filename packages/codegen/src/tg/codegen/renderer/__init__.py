@@ -2,7 +2,7 @@
 program (see tg.codegen.program) into the source text its compiler takes."""
 from __future__ import annotations
 from dataclasses import dataclass
-from tg.uop import UOp, Ops, DType, GroupOp
+from tg.uop import UOp, Ops, DType, GroupOp, dtypes
 
 @dataclass(frozen=True)
 class TensorCore:
@@ -41,6 +41,9 @@ class Renderer:
     """Whether the device computes `op` on scalars of `dtype` itself (a renderer whose hardware has it for some float types only,
     such as AMD's exp2/log2 for float32/float16, narrows this)."""
     return op in self.native_ops
+  def keeps_vector(self, u: UOp) -> bool:
+    """Whether vector ALU u (or a vector CAST) is rendered as one vector op; else the devectorizer splits it into lanes."""
+    return u.op in self.vector_alu and dtypes.is_float(u.dtype) and u.dtype.scalar() not in self.emulated_dtypes
   def render(self, uops: list[UOp], name: str = "kernel") -> str: raise NotImplementedError(f"{type(self).__name__} can't render")
   def threads_for(self, uops: list[UOp]) -> int:
     """How many host threads run the outermost GLOBAL loop (has_threads devices)."""

@@ -34,11 +34,100 @@ def c_const(x: object, dt: DType) -> str:
   else: s = f.hex() + suffix
   return s if dt in (dtypes.float32, dtypes.float64) else f"(({C_TYPES[dt]}){s})"
 
+VEC_CAST = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64})  # lanes __builtin_convertvector converts as C's cast
+VEC_FLOAT = frozenset({dtypes.float32, dtypes.float64})  # lanes compares, max and selects run on as vectors
+
+class _Kernel:
+  """What rendering one kernel accumulates: a C name per value, the body's lines at their depth, the vector types used,
+  CHECK_OOB's list of checked accesses."""
+  def __init__(self, ren: CRenderer, cpu_abi: bool):
+    self.ren, self.cpu_abi = ren, cpu_abi
+    self.r: dict[UOp, str] = {}
+    self.lines: list[str] = []
+    self.vec_types: set[DType] = set()
+    self.depth, self.threaded = 1, False
+    self.checks: list[str] | None = [] if CHECK_OOB else None  # CHECK_OOB: one "dtype|slot|size" per checked access
+  def emit(self, s: str) -> None: self.lines.append("  " * self.depth + s)
+  def val(self, u: UOp, expr: str) -> None:
+    self.r[u] = f"v{len(self.r)}"
+    self.emit(f"{self.ren.ctype(u.dtype)} {self.r[u]} = {expr};")
+  def vtype(self, dt: DType) -> str:
+    """The C name of a vector type, declared in the typedefs."""
+    self.vec_types.add(dt)
+    return self.ren.ctype(dt)
+  def note_types(self, u: UOp) -> None:
+    if u.dtype.count > 1 and not isinstance(u.dtype, PtrDType): self.vec_types.add(u.dtype)
+    if isinstance(u.dtype, PtrDType) and u.dtype.base.count > 1: self.vec_types.add(u.dtype.base)
+
+# ***** one small function per op: the statements a UOp becomes (s: its sources' C names) *****
+def _name(k: _Kernel, u: UOp, name: str) -> None: k.r[u] = name
+
+def _define_reg(k: _Kernel, u: UOp, s: list[str]) -> None:
+  k.r[u] = f"acc{u.arg}"
+  k.emit(f"{k.ren.ctype(u.dtype.base)} {k.r[u]}[{u.dtype.size}];")  # type: ignore[union-attr]
+
+def _range(k: _Kernel, u: UOp, s: list[str]) -> None:
+  """A loop; with the CPU ABI the first GLOBAL one is split over the threads (core_id of n_cores)."""
+  k.r[u] = r = f"ridx{u.arg[0]}" if u.arg[0] >= 0 else f"ridxm{-u.arg[0]}"
+  if k.cpu_abi and k.ren.has_threads and u.arg[1] is AxisType.GLOBAL and not k.threaded:
+    k.threaded = True
+    k.emit(f"for (long long {r} = ({s[0]}*(long long)core_id)/n_cores; {r} < ({s[0]}*(long long)(core_id+1))/n_cores; {r}++) {{")
+  else: k.emit(f"for (long long {r} = 0; {r} < {s[0]}; {r}++) {{")
+  k.depth += 1
+
+def _close(k: _Kernel, u: UOp, s: list[str]) -> None:
+  k.depth -= 1
+  k.emit("}")
+
+def _if(k: _Kernel, u: UOp, s: list[str]) -> None:
+  k.emit(f"if ({s[0]}) {{")
+  k.depth += 1
+
+def _load(k: _Kernel, u: UOp, s: list[str]) -> None:
+  gate = _gate(u.src[0], k.r)
+  if k.checks is not None and (chk := _bounds(u, u.dtype, k.r, k.checks)) is not None:
+    ok, hit = chk
+    k.emit(f"if ({gate + '&&' if gate else ''}!{ok}) {hit}")
+    k.val(u, f"(({gate + '&&' if gate else ''}{ok})?*{s[0]}:{s[1] if gate else f'(({k.ren.ctype(u.dtype)}){{0}})'})")
+  else: k.val(u, f"({gate}?*{s[0]}:{s[1]})" if gate else f"*{s[0]}")
+
+def _store(k: _Kernel, u: UOp, s: list[str]) -> None:
+  gate = _gate(u.src[0], k.r)
+  if k.checks is not None and (chk := _bounds(u, u.src[1].dtype, k.r, k.checks)) is not None:
+    ok, hit = chk
+    k.emit(f"if ({gate + '&&' if gate else ''}{ok}) *{s[0]} = {s[1]}; else if ({gate or 1}) {hit}")
+  else: k.emit(f"{'if (' + gate + ') ' if gate else ''}*{s[0]} = {s[1]};")
+
+def _gep(k: _Kernel, u: UOp, s: list[str]) -> None:
+  k.val(u, f"{s[0]}[{u.arg[0]}]" if len(u.arg) == 1 else f"(({k.ren.ctype(u.dtype)}){{{', '.join(f'{s[0]}[{i}]' for i in u.arg)}}})")
+
+def _cast(k: _Kernel, u: UOp, s: list[str]) -> None:
+  if isinstance(u.dtype, PtrDType): k.r[u] = f"(({k.ren.ctype(u.dtype)}){s[0]})"
+  elif u.dtype.count > 1: k.val(u, f"__builtin_convertvector({s[0]}, {k.vtype(u.dtype)})")
+  else: k.val(u, k.ren.render_cast(u.dtype, u.src[0].dtype, s[0]))
+
+def _bitcast(k: _Kernel, u: UOp, s: list[str]) -> None:
+  k.val(u, f"({{{k.ren.ctype(u.src[0].dtype)} s_ = {s[0]}; {k.ren.ctype(u.dtype)} t_; __builtin_memcpy(&t_, &s_, sizeof(t_)); t_;}})")
+
+def _nothing(k: _Kernel, u: UOp, s: list[str]) -> None: pass
+
+STATEMENTS: dict[Ops, Callable[[_Kernel, UOp, list[str]], None]] = {
+  Ops.PARAM: lambda k, u, s: _name(k, u, f"data{u.arg}"), Ops.DEFINE_VAR: lambda k, u, s: _name(k, u, u.arg[0]),
+  Ops.DEFINE_REG: _define_reg, Ops.CONST: lambda k, u, s: _name(k, u, c_const(u.arg, u.dtype)),
+  Ops.VCONST: lambda k, u, s: _name(k, u, f"(({k.ren.ctype(u.dtype)}){{{', '.join(c_const(x, u.dtype.scalar()) for x in u.arg)}}})"),
+  Ops.RANGE: _range, Ops.END: _close, Ops.ENDIF: _close, Ops.IF: _if, Ops.AFTER: lambda k, u, s: _name(k, u, s[0]),
+  Ops.INDEX: lambda k, u, s: _name(k, u, f"({s[0]}+{s[1]})"), Ops.LOAD: _load, Ops.STORE: _store,
+  Ops.VECTORIZE: lambda k, u, s: k.val(u, f"(({k.ren.ctype(u.dtype)}){{{', '.join(s)}}})"), Ops.GEP: _gep, Ops.CAST: _cast,
+  Ops.BITCAST: _bitcast, Ops.BARRIER: _nothing, Ops.NOOP: _nothing, Ops.SINK: _nothing, Ops.GROUP: _nothing,
+  **{op: lambda k, u, s: k.val(u, k.ren.render_alu(u, s, k)) for op in GroupOp.ALU},
+}
+
 class CRenderer(Renderer):
   device = "CPU"
   has_threads = True
   vector_widths = (1, 2, 4, 8, 16)
-  vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MULACC})
+  vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MULACC, Ops.NEG, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.WHERE,
+                          Ops.CAST})
   vector_alu_widths = (2, 4, 8, 16)
   native_ops = GroupOp.ALU - {Ops.THREEFRY}
   emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
@@ -48,6 +137,13 @@ class CRenderer(Renderer):
     if not any(u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL for u in uops): return 1
     flops, mem = estimate(uops)
     return 1 if flops + mem < 1 << 20 else self.threads()  # small kernels: one core is as fast (bench/train.py)
+  def keeps_vector(self, u: UOp) -> bool:
+    """GCC/clang vector extensions: arithmetic as before; compares, max and selects on float32/float64 lanes (a compare's
+    bool vector is an int mask, see ctype); casts between float32/float64/int32/int64 (__builtin_convertvector)."""
+    if u.op is Ops.CAST: return u.dtype.scalar() in VEC_CAST and u.src[0].dtype.scalar() in VEC_CAST
+    if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT
+    if u.op in (Ops.MAX, Ops.WHERE): return u.dtype.scalar() in VEC_FLOAT
+    return super().keeps_vector(u)
 
   def ctype(self, dt: DType) -> str:
     if isinstance(dt, PtrDType): return self.ctype(dt.base) + "*"
@@ -60,70 +156,36 @@ class CRenderer(Renderer):
   def render_parts(self, uops: list[UOp], name: str, cpu_abi: bool) -> tuple[list[str], list[str], list[str]]:
     """(typedefs and helpers, the function, its NAME_job entry). With cpu_abi the function ends in `int core_id, int n_cores`
     (the outermost GLOBAL loop is split over them) and has a NAME_job; without, its arguments are the buffers and variables alone."""
-    r: dict[UOp, str] = {}
-    lines: list[str] = []
-    vec_types: set[DType] = set()
-    depth, threaded = 1, False
-    checks: list[str] | None = [] if CHECK_OOB else None  # CHECK_OOB: one "dtype|slot|size" per checked access
-    def emit(s: str) -> None: lines.append("  " * depth + s)
-    def val(u: UOp, expr: str) -> None:
-      r[u] = f"v{len(r)}"
-      emit(f"{self.ctype(u.dtype)} {r[u]} = {expr};")
+    k = _Kernel(self, cpu_abi)
     for u in uops:
-      if u.dtype.count > 1 and not isinstance(u.dtype, PtrDType): vec_types.add(u.dtype)
-      if isinstance(u.dtype, PtrDType) and u.dtype.base.count > 1: vec_types.add(u.dtype.base)
-      s = [r.get(x, "") for x in u.src]
-      if u.op is Ops.PARAM: r[u] = f"data{u.arg}"
-      elif u.op is Ops.DEFINE_VAR: r[u] = u.arg[0]
-      elif u.op is Ops.DEFINE_REG: r[u] = f"acc{u.arg}"; emit(f"{self.ctype(u.dtype.base)} {r[u]}[{u.dtype.size}];")  # type: ignore[union-attr]
-      elif u.op is Ops.CONST: r[u] = c_const(u.arg, u.dtype)
-      elif u.op is Ops.VCONST: r[u] = f"(({self.ctype(u.dtype)}){{{', '.join(c_const(x, u.dtype.scalar()) for x in u.arg)}}})"
-      elif u.op is Ops.RANGE:
-        r[u] = f"ridx{u.arg[0]}" if u.arg[0] >= 0 else f"ridxm{-u.arg[0]}"
-        if cpu_abi and self.has_threads and u.arg[1] is AxisType.GLOBAL and not threaded:
-          threaded = True
-          lo, hi = f"({s[0]}*(long long)core_id)/n_cores", f"({s[0]}*(long long)(core_id+1))/n_cores"
-          emit(f"for (long long {r[u]} = {lo}; {r[u]} < {hi}; {r[u]}++) {{")
-        else: emit(f"for (long long {r[u]} = 0; {r[u]} < {s[0]}; {r[u]}++) {{")
-        depth += 1
-      elif u.op in (Ops.END, Ops.ENDIF): depth -= 1; emit("}")
-      elif u.op is Ops.IF: emit(f"if ({s[0]}) {{"); depth += 1
-      elif u.op is Ops.AFTER: r[u] = s[0]
-      elif u.op is Ops.INDEX: r[u] = f"({s[0]}+{s[1]})"
-      elif u.op is Ops.CAST and isinstance(u.dtype, PtrDType): r[u] = f"(({self.ctype(u.dtype)}){s[0]})"
-      elif u.op is Ops.LOAD:
-        gate = _gate(u.src[0], r)
-        if checks is not None and (chk := _bounds(u, u.dtype, r, checks)) is not None:
-          ok, hit = chk
-          emit(f"if ({gate + '&&' if gate else ''}!{ok}) {hit}")
-          val(u, f"(({gate + '&&' if gate else ''}{ok})?*{s[0]}:{s[1] if gate else f'(({self.ctype(u.dtype)}){{0}})'})")
-        else: val(u, f"({gate}?*{s[0]}:{s[1]})" if gate else f"*{s[0]}")
-      elif u.op is Ops.STORE:
-        gate = _gate(u.src[0], r)
-        if checks is not None and (chk := _bounds(u, u.src[1].dtype, r, checks)) is not None:
-          ok, hit = chk
-          emit(f"if ({gate + '&&' if gate else ''}{ok}) *{s[0]} = {s[1]}; else if ({gate or 1}) {hit}")
-        else: emit(f"{'if (' + gate + ') ' if gate else ''}*{s[0]} = {s[1]};")
-      elif u.op is Ops.VECTORIZE: val(u, f"(({self.ctype(u.dtype)}){{{', '.join(s)}}})")
-      elif u.op is Ops.GEP: val(u, f"{s[0]}[{u.arg[0]}]") if len(u.arg) == 1 else \
-        val(u, f"(({self.ctype(u.dtype)}){{{', '.join(f'{s[0]}[{i}]' for i in u.arg)}}})")
-      elif u.op is Ops.CAST: val(u, self.render_cast(u.dtype, u.src[0].dtype, s[0]))
-      elif u.op is Ops.BITCAST:
-        val(u, f"({{{self.ctype(u.src[0].dtype)} s_ = {s[0]}; {self.ctype(u.dtype)} t_; __builtin_memcpy(&t_, &s_, sizeof(t_)); t_;}})")
-      elif u.op in GroupOp.ALU: val(u, self.render_alu(u, s))
-      elif u.op in (Ops.BARRIER, Ops.NOOP, Ops.SINK, Ops.GROUP): pass
-      else: raise NotImplementedError(f"the C renderer can't render {u.op}")
+      k.note_types(u)
+      if (fn := STATEMENTS.get(u.op)) is None: raise NotImplementedError(f"the C renderer can't render {u.op}")
+      fn(k, u, [k.r.get(x, "") for x in u.src])
+    return self._prelude(k), self._function(k, uops, name), self._job(k, uops, name)
+
+  def _prelude(self, k: _Kernel) -> list[str]:
+    """Typedefs of the vector types (a bool vector is an int mask per lane: what a compare of float32 lanes gives), the
+    conversion helpers the body calls, CHECK_OOB's record."""
+    def typedef(d: DType) -> str:
+      lane = "int" if d.scalar() == dtypes.bool else C_TYPES[d.scalar()]
+      size = 4 if d.scalar() == dtypes.bool else d.scalar().itemsize
+      return f"typedef {lane} {self.ctype(d)} __attribute__((vector_size({size * d.count}),aligned({size})));"
+    typedefs = [typedef(d) for d in sorted(k.vec_types, key=lambda d: (d.scalar().name, d.count))]
+    prelude = [f for f in PRELUDE if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
+    if k.checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in k.checks)}}};"]
+    return typedefs + prelude
+
+  def _function(self, k: _Kernel, uops: list[UOp], name: str) -> list[str]:
     params, variables = kernel_args(uops)
     args = [f"{self.ctype(p.dtype.base)}* restrict data{p.arg}" for p in params] + [f"long long {v.arg[0]}" for v in variables]  # type: ignore
-    typedefs = [f"typedef {C_TYPES[d.scalar()]} tg_{d.scalar().name}x{d.count} __attribute__((vector_size({d.itemsize}),"
-                f"aligned({d.scalar().itemsize})));" for d in sorted(vec_types, key=lambda d: (d.scalar().name, d.count))]
-    prelude = [f for f in PRELUDE if any(f.split("(")[0].split()[-1] in line for line in lines)]
+    return [f"void {name}({', '.join(args + (['int core_id', 'int n_cores'] if k.cpu_abi else []) or ['void'])}) {{"] + k.lines + ["}"]
+
+  def _job(self, k: _Kernel, uops: list[UOp], name: str) -> list[str]:
+    """NAME_job: for the thread pool and for launching a batch of kernels in one call (cpu_pool)."""
+    if not k.cpu_abi: return []
+    params, variables = kernel_args(uops)
     words = [f"({self.ctype(p.dtype.base)}*)a[{i}]" for i, p in enumerate(params)] + [f"a[{len(params) + i}]" for i in range(len(variables))]  # type: ignore
-    job = [f"void {name}_job(const long long* a, int core_id, int n_cores) {{ {name}({', '.join(words + ['core_id', 'n_cores'])}); }}"]
-    kernel = [f"void {name}({', '.join(args + (['int core_id', 'int n_cores'] if cpu_abi else []) or ['void'])}) {{"] + lines + ["}"]
-    if checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in checks)}}};"]
-    # NAME_job: for the thread pool and for launching a batch of kernels in one call (cpu_pool)
-    return typedefs + prelude, kernel, job if cpu_abi and (threaded or self.has_threads) else []
+    return [f"void {name}_job(const long long* a, int core_id, int n_cores) {{ {name}({', '.join(words + ['core_id', 'n_cores'])}); }}"]
 
   def render_cast(self, to: DType, frm: DType, x: str) -> str:
     if to.scalar() == dtypes.bool: return f"({x}!=0)"
@@ -131,26 +193,64 @@ class CRenderer(Renderer):
     if frm in NARROW: return f"(({self.ctype(to)})tg_{NARROW[frm]}_to_f32({x}))"
     return f"(({self.ctype(to)})({x}))"
 
-  def render_alu(self, u: UOp, s: list[str]) -> str:
+  def render_alu(self, u: UOp, s: list[str], k: _Kernel | None = None) -> str:
     dt = u.src[0].dtype if u.op in GroupOp.Comparison else u.dtype
+    if dt.count > 1 and k is not None and (vec := VECTOR_ALU.get(u.op)) is not None: return vec(k, u, s)
     if u.op in INFIX and not (u.op in (Ops.AND, Ops.OR, Ops.XOR) and dtypes.is_float(dt)): return f"({s[0]}{INFIX[u.op]}{s[1]})"
-    if u.op is Ops.WHERE: return f"({s[0]}?{s[1]}:{s[2]})"
-    if u.op is Ops.MULACC: return f"({s[0]}*{s[1]}+{s[2]})"  # one expression: the compiler fuses it (-ffp-contract=on)
-    if u.op is Ops.NEG: return f"(!{s[0]})" if dt == dtypes.bool else f"(-{s[0]})"
-    if u.op is Ops.RECIPROCAL: return f"({c_const(1.0, dt)}/{s[0]})"
-    # floats: NaN propagates, and of +0 and -0 the first wins (numpy's maximum, and Python's max in tg.uop.ops)
-    if u.op is Ops.MAX: return f"(({s[0]}>={s[1]}){'||' + s[0] + '!=' + s[0] if dtypes.is_float(dt) else ''}?{s[0]}:{s[1]})"
-    if u.op in (Ops.IDIV, Ops.MOD):
-      c = "/" if u.op is Ops.IDIV else "%"
-      if u.src[1].op is Ops.CONST and u.src[1].arg not in (0, -1): return f"({s[0]}{c}{s[1]})"
-      minus1 = (f"-{s[0]}" if u.op is Ops.IDIV else "0") if not dtypes.is_unsigned(dt) else f"{s[0]}{c}{s[1]}"
-      return f"({s[1]}==0?0:({s[1]}==-1?{minus1}:{s[0]}{c}{s[1]}))" if not dtypes.is_unsigned(dt) else f"({s[1]}==0?0:{s[0]}{c}{s[1]})"
+    if (rule := SCALAR_ALU.get(u.op)) is not None: return rule(self, u, dt, s)
     if u.op in FLOAT_FN:
       fn = FLOAT_FN[u.op]
       if dt == dtypes.float64: return f"__builtin_{fn}({', '.join(s)})"
       if dt == dtypes.float32: return f"__builtin_{fn}f({', '.join(s)})"
       return f"(({self.ctype(dt)})__builtin_{fn}f({', '.join(f'(float){x}' for x in s)}))"
     raise NotImplementedError(f"the C renderer has no rule for {u.op} on {dt}")
+
+def _idiv_mod(ren: CRenderer, u: UOp, dt: DType, s: list[str]) -> str:
+  """C's truncating / and %, defined for a zero divisor (0) and for INT_MIN / -1 (wraps, as -fwrapv's negation)."""
+  c = "/" if u.op is Ops.IDIV else "%"
+  if u.src[1].op is Ops.CONST and u.src[1].arg not in (0, -1): return f"({s[0]}{c}{s[1]})"
+  if dtypes.is_unsigned(dt): return f"({s[1]}==0?0:{s[0]}{c}{s[1]})"
+  minus1 = f"-{s[0]}" if u.op is Ops.IDIV else "0"
+  return f"({s[1]}==0?0:({s[1]}==-1?{minus1}:{s[0]}{c}{s[1]}))"
+
+def _max(dt: DType, s: list[str]) -> str:
+  """floats: NaN propagates, and of +0 and -0 the first wins (numpy's maximum, and Python's max in tg.uop.ops)."""
+  return f"(({s[0]}>={s[1]}){'||' + s[0] + '!=' + s[0] if dtypes.is_float(dt) else ''}?{s[0]}:{s[1]})"
+
+SCALAR_ALU: dict[Ops, Callable[[CRenderer, UOp, DType, list[str]], str]] = {
+  Ops.WHERE: lambda ren, u, dt, s: f"({s[0]}?{s[1]}:{s[2]})",
+  Ops.MULACC: lambda ren, u, dt, s: f"({s[0]}*{s[1]}+{s[2]})",  # one expression: the compiler fuses it (-ffp-contract=on)
+  Ops.NEG: lambda ren, u, dt, s: f"(!{s[0]})" if dt == dtypes.bool else f"(-{s[0]})",
+  Ops.RECIPROCAL: lambda ren, u, dt, s: f"({c_const(1.0, dt)}/{s[0]})",
+  Ops.MAX: lambda ren, u, dt, s: _max(dt, s), Ops.IDIV: _idiv_mod, Ops.MOD: _idiv_mod,
+}
+
+# ***** vectors (GCC/clang vector extensions): C has no vector ?: outside C++, so a select is bitwise on an int mask *****
+def _lanes_int(k: _Kernel, dt: DType) -> str:
+  """The int vector type with dt's lane count and lane width (a float's bits, a compare's mask)."""
+  return k.vtype({4: dtypes.int32, 8: dtypes.int64}[dt.scalar().itemsize].vec(dt.count))
+
+def _select(k: _Kernel, dt: DType, mask: str, a: str, b: str) -> str:
+  """mask ? a : b per lane, mask an int vector of dt's lane width whose lanes are all ones or zero."""
+  it = _lanes_int(k, dt)
+  return f"(({k.vtype(dt)})((({it})({mask})&({it})({a}))|(~({it})({mask})&({it})({b}))))"
+
+def _vec_compare(k: _Kernel, u: UOp, s: list[str]) -> str:
+  """A compare of float lanes gives an int mask of the lanes' width: a bool vector is int32 lanes (see _prelude)."""
+  m = f"({s[0]}{INFIX[u.op]}{s[1]})"
+  return m if u.src[0].dtype.scalar().itemsize == 4 else f"__builtin_convertvector({m}, {k.vtype(u.dtype)})"
+
+def _vec_where(k: _Kernel, u: UOp, s: list[str]) -> str:
+  """A bool vector may hold 1 for true (built from scalar bools): != 0 makes it a mask, widened to the value lanes."""
+  it = _lanes_int(k, u.dtype)
+  mask = f"({s[0]}!=0)" if u.dtype.scalar().itemsize == 4 else f"(__builtin_convertvector({s[0]}, {it})!=0)"
+  return _select(k, u.dtype, mask, s[1], s[2])
+
+VECTOR_ALU: dict[Ops, Callable[[_Kernel, UOp, list[str]], str]] = {
+  **{op: _vec_compare for op in GroupOp.Comparison},
+  Ops.WHERE: _vec_where,
+  Ops.MAX: lambda k, u, s: _select(k, u.dtype, f"(({s[0]}>={s[1]})|({s[0]}!={s[0]}))", s[0], s[1]),  # NaN and zeros as _max
+}
 
 NARROW = {dtypes.bfloat16: "bf16", dtypes.fp8e4m3: "e4m3", dtypes.fp8e5m2: "e5m2"}
 
