@@ -2,19 +2,11 @@
 from __future__ import annotations
 import math, weakref
 from typing import Any, Sequence
-from tg.uop.dtype import AddrSpace, DType, PtrDType, dtypes, least_upper_dtype, truncate
-from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu, python_alu
+from tg.uop.dtype import AddrSpace, DType, Invalid, InvalidType, PtrDType, dtypes, least_upper_dtype, truncate
+from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu
 from tg.uop.helpers import prod
+from tg.uop.vrange import min_max
 
-class InvalidType:
-  """The value of a masked-off index: `idx.valid(gate)` is `gate.where(idx, Invalid)`."""
-  _inst: InvalidType | None = None
-  def __new__(cls) -> InvalidType:
-    if cls._inst is None: cls._inst = super().__new__(cls)
-    return cls._inst
-  def __repr__(self) -> str: return "Invalid"
-  def __reduce__(self) -> tuple: return (InvalidType, ())
-Invalid = InvalidType()
 
 def _argkey(arg: Any) -> Any:
   # 0.0 == -0.0 and 1 == 1.0 == True hash alike; the cache key must tell them apart (in tuples too: VCONST args)
@@ -388,7 +380,7 @@ class UOp(metaclass=UOpMetaClass):
   @_cached
   def _min_max(self) -> tuple[Any, Any]:
     _fill_cache(self, "_min_max")
-    return _min_max(self)
+    return min_max(self)
   @property
   def vmin(self) -> Any: return self._min_max[0]
   @property
@@ -442,64 +434,6 @@ def _shape(u: UOp) -> tuple:
     return tuple(sum(s.shape[i] for s in u.src) if i == u.arg else d for i, d in enumerate(u.src[0].shape))
   if u.src: return u.src[0].shape
   return ()
-
-# ***** vmin/vmax *****
-def _min_max(u: UOp) -> tuple[Any, Any]:
-  op, dt = u.op, u.dtype
-  if op is Ops.CONST: return (u.arg, u.arg) if u.arg is not Invalid else (0, 0)
-  if op is Ops.VCONST: return (min(u.arg), max(u.arg))
-  if op is Ops.DEFINE_VAR: return u.arg[1], u.arg[2]
-  if op is Ops.BIND: return u.src[1].vmin, u.src[1].vmax
-  if op in (Ops.RANGE, Ops.SPECIAL): return 0, max(0, u.src[0].vmax - 1)
-  if op in (Ops.VECTORIZE, Ops.GEP) or (op is Ops.AFTER and not isinstance(dt, PtrDType)):
-    srcs = u.src if op is Ops.VECTORIZE else u.src[:1]
-    return min(s.vmin for s in srcs), max(s.vmax for s in srcs)
-  if isinstance(dt, PtrDType): return 0, 2**64 - 1  # an address
-  if dt == dtypes.void: return 0, 0  # effects (STORE, END, ...) have no value
-  if dt.scalar() != dtypes.bool and not dtypes.is_int(dt): return dtypes.min(dt), dtypes.max(dt)
-  lo, hi = dtypes.min(dt), dtypes.max(dt)
-  def clamp(a: Any, b: Any) -> tuple[Any, Any]: return (a, b) if lo <= a and b <= hi else (lo, hi)
-  s = u.src
-  if op is Ops.ADD: return clamp(s[0].vmin + s[1].vmin, s[0].vmax + s[1].vmax)
-  if op is Ops.SUB: return clamp(s[0].vmin - s[1].vmax, s[0].vmax - s[1].vmin)
-  if op is Ops.MUL:
-    if dt.scalar() == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
-    vals = [a * b for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
-    return clamp(min(vals), max(vals))
-  if op is Ops.NEG: return clamp(-s[0].vmax, -s[0].vmin) if dt != dtypes.bool else (not s[0].vmax, not s[0].vmin)
-  if op is Ops.MAX: return max(s[0].vmin, s[1].vmin), max(s[0].vmax, s[1].vmax)
-  if op is Ops.IDIV and (s[1].vmin > 0 or s[1].vmax < 0):
-    vals = [python_alu[Ops.IDIV](a, b) for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
-    return min(vals), max(vals)
-  if op is Ops.MOD and s[1].vmin > 0:
-    m = s[1].vmax - 1
-    if s[0].vmin >= 0: return (s[0].vmin, s[0].vmax) if s[0].vmax <= s[1].vmin - 1 else (0, min(s[0].vmax, m))
-    if s[0].vmax <= 0: return max(s[0].vmin, -m), 0
-    return max(s[0].vmin, -m), min(s[0].vmax, m)
-  if op in GroupOp.Comparison and s[0].dtype.count == 1:
-    a, b = s[0], s[1]
-    if op is Ops.CMPLT:
-      if a.vmax < b.vmin: return True, True
-      if a.vmin >= b.vmax: return False, False
-    else:
-      same = a.vmin == a.vmax == b.vmin == b.vmax
-      disjoint = a.vmax < b.vmin or b.vmax < a.vmin
-      if same or disjoint: return ((op is Ops.CMPEQ) == same,) * 2  # type: ignore[return-value]
-    return False, True
-  if op is Ops.WHERE and s[2].op is Ops.CONST and s[2].arg is Invalid: return s[1]._min_max
-  if op is Ops.WHERE and s[0].vmin == s[0].vmax: return (s[1] if s[0].vmin else s[2])._min_max
-  if op is Ops.WHERE: return min(s[1].vmin, s[2].vmin), max(s[1].vmax, s[2].vmax)
-  if op is Ops.AND:
-    if dt.scalar() == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
-    if s[0].vmin >= 0 and s[1].vmin >= 0: return 0, min(s[0].vmax, s[1].vmax)
-  if op is Ops.OR and dt.scalar() == dtypes.bool: return s[0].vmin or s[1].vmin, s[0].vmax or s[1].vmax
-  if op is Ops.SHL and s[1].vmin == s[1].vmax and s[0].vmin >= 0: return clamp(s[0].vmin << s[1].vmin, s[0].vmax << s[1].vmin)
-  if op is Ops.SHR and s[1].vmin >= 0 and s[0].vmin >= 0: return s[0].vmin >> s[1].vmax, s[0].vmax >> s[1].vmin
-  if op is Ops.CAST and (dtypes.is_int(s[0].dtype) or s[0].dtype.scalar() == dtypes.bool):
-    a, b = s[0].vmin, s[0].vmax
-    if dt.scalar() == dtypes.bool: return (bool(a) if a == b else False), (bool(a) or bool(b) or a != b)
-    if lo <= a and b <= hi: return int(a), int(b)
-  return lo, hi
 
 # ***** readable rendering *****
 _INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.FDIV: "/", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "==",
