@@ -7,7 +7,6 @@ from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu
 from tg.uop.helpers import prod
 from tg.uop.vrange import min_max
 
-
 def _argkey(arg: Any) -> Any:
   # 0.0 == -0.0 and 1 == 1.0 == True hash alike; the cache key must tell them apart (in tuples too: VCONST args)
   if type(arg) is float: return (arg, float, math.copysign(1.0, arg))
@@ -17,18 +16,28 @@ def _argkey(arg: Any) -> Any:
 class UOpMetaClass(type):
   """Hash-consing: building a UOp equal to a live one returns that same object, so equality is identity.
   The cache holds weak references: an entry goes away with the last reference to its UOp."""
-  ucache: dict[tuple, weakref.ReferenceType[UOp]] = {}
+  ucache: dict[tuple, _CacheRef] = {}
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-    key = (op, dtype, src, arg if arg is None else _argkey(arg))
+    key = (op, dtype, src, arg if arg is None else (arg, int) if type(arg) is int else _argkey(arg))
     if (ref := _ucache_get(key)) is not None and (live := ref()) is not None: return live
     uop = _new(cls)
     _init(uop, op, dtype, src, arg)
-    _ucache[key] = weakref.ref(uop, lambda r, key=key: _ucache.pop(key, None) if _ucache.get(key) is r else None)
+    ref = _ucache[key] = _CacheRef(uop, _evict)
+    ref.key = key
     return uop
 
+class _CacheRef(weakref.ref):
+  """The cache's reference to a UOp, knowing its key: one callback for all entries instead of a closure per UOp."""
+  __slots__ = ("key",)
+  key: tuple
+
+# Ops.X and GroupOp.X are slow lookups on Python 3.11 (Enum's metaclass has a __getattr__): the hot paths use these
+_CONST, _COMPARISON = Ops.CONST, GroupOp.Comparison
 _ucache = UOpMetaClass.ucache
 _ucache_get = _ucache.get
 _new = object.__new__
+def _evict(ref: _CacheRef) -> None:
+  if _ucache_get(ref.key) is ref: del _ucache[ref.key]
 
 ConstLike = int | float | bool | InvalidType
 
@@ -114,8 +123,9 @@ class UOp(metaclass=UOpMetaClass):
     if isinstance(b, tuple):
       if len(b) != dtype.count: raise ValueError(f"VCONST of {len(b)} values for {dtype}")
       return UOp(Ops.VCONST, dtype, arg=tuple(truncate[dtype.scalar()](x) for x in b))
+    if type(dtype) is DType and dtype.count == 1: return UOp(_CONST, dtype, (), b if b is Invalid else truncate[dtype](b))  # the common case
     val = b if b is Invalid else truncate[dtype.scalar()](b)
-    ret = UOp(Ops.CONST, dtype.scalar(), arg=val)
+    ret = UOp(_CONST, dtype.scalar(), arg=val)
     return ret.broadcast(dtype.count) if dtype.count > 1 else ret
   def const_like(self, b: ConstLike | tuple) -> UOp: return UOp.const(self.dtype.base if isinstance(self.dtype, PtrDType) else self.dtype, b)
   @staticmethod
@@ -139,6 +149,8 @@ class UOp(metaclass=UOpMetaClass):
       # mixed dtypes in index math (a RANGE and an int32 variable): promote both to the upper dtype
       dt = least_upper_dtype(self.dtype, x.dtype)
       return (self.cast(dt)._binop(op, x.cast(dt), reverse))
+    if x.dtype is self.dtype and type(self.dtype) is DType:  # one value dtype, no pointers: nothing for alu to check
+      return UOp(op, dtypes.bool.vec(self.dtype.count) if op in _COMPARISON else self.dtype, (x, self) if reverse else (self, x))
     return x.alu(op, self) if reverse else self.alu(op, x)
   def __add__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x)
   def __radd__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x, True)

@@ -1,7 +1,8 @@
 """UPats compiled to Python: one generated function per op tries that op's patterns in order, each pattern's checks
 written out as one condition (no closure call per sub-pattern, no dicts of captures), calling its function with the
-captures as keywords. Patterns the generator doesn't spell (UPat.any, a repeated source with names) call their
-interpreted matcher from inside the generated code, so every pattern matcher compiles.
+captures as keywords; a source pattern repeated over every source (without names) becomes one `all(...)`. Patterns
+the generator doesn't spell (UPat.any, a repeated source with names) call their interpreted matcher from inside the
+generated code, so every pattern matcher compiles.
 
 UPAT_INTERPRET=1 (or `with Context(UPAT_INTERPRET=1)`) rewrites with the interpreted matcher instead: bench/uop.py
 measures both in one run."""
@@ -32,17 +33,22 @@ class _Gen:
     self.n += 1
     return f"t{self.n}"
 
+def _repeated(p: UPat) -> UPat | None:
+  """The pattern p's every source must match, if p has one."""
+  from tg.uop.rewrite import _Repeat
+  return p.srcs[0][0] if p.srcs is not None and isinstance(p.srcs[0], _Repeat) else None
+
 def _orderings(p: UPat) -> list[tuple[UPat, ...]] | None:
   """The source orderings of p: tuple srcs, or each permutation of a list src; None for a repeated source."""
-  from tg.uop.rewrite import _Repeat
   if p.srcs is None: return []
-  if any(isinstance(s, _Repeat) for s in p.srcs): return None
+  if _repeated(p) is not None: return None
   return [tuple(s) for s in p.srcs]
 
 def _alternatives(p: UPat) -> int | None:
   """How many ways the generator spells p (the product of the orderings below it), None if it can't."""
   from tg.uop.rewrite import _Any
   if isinstance(p, _Any): return None
+  if (q := _repeated(p)) is not None: return 1 if q.name is None and _alternatives(q) == 1 else None
   if (ords := _orderings(p)) is None: return None
   if not ords: return 1
   total = 0
@@ -74,6 +80,9 @@ def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False)
         b[p.name] = f"n_{p.name}"
         c.append(f"({b[p.name]} := {var}) is not None")
     ways = [(c, b)]
+    if (rep := _repeated(p)) is not None:  # nameless, one way (_alternatives checked): the same test on every source
+      (conds, _), = _ways(g, rep, "s", b)
+      c.append(f"all({' and '.join(conds) or 'True'} for s in {var}.src)")
     for i, q in enumerate(order):
       sv = g.tmp()
       ways = [(c2 + [f"({sv} := {var}.src[{i}]) is not None"] + c3, b3) for c2, b2 in ways for c3, b3 in _ways(g, q, sv, b2)]
