@@ -1,6 +1,6 @@
 """Patterns over UOps, a matcher that dispatches on the op, and graph_rewrite: rewriting a graph to a fixed point."""
 from __future__ import annotations
-import inspect, itertools
+import gc, inspect, itertools
 from typing import Any, Callable, Iterable, Sequence
 from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
@@ -169,7 +169,12 @@ def _rewrite(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name: str
   the interpreted matcher in `_walk`."""
   if VIZ.value: return traced(root, pm, ctx, bottom_up, name, _walk)
   if UPAT_INTERPRET: return _walk(root, pm.rewrite_interpreted, ctx, bottom_up, name)
-  return _walk_compiled(root, pm.compiled(), ctx, bottom_up, name)
+  # each collection the garbage collector starts meanwhile traverses the whole graph: pausing it takes a quarter off a
+  # 100,000-node rewrite (reference counting still frees the walk's garbage; cycles wait for the next collection)
+  if not gc.isenabled(): return _walk_compiled(root, pm.compiled(), ctx, bottom_up, name)
+  gc.disable()
+  try: return _walk_compiled(root, pm.compiled(), ctx, bottom_up, name)
+  finally: gc.enable()
 
 def _loop(name: str | None, n: UOp) -> RewriteLoop:
   return RewriteLoop(f"graph_rewrite{'(' + name + ')' if name else ''} rewrote {n.op} into a graph that contains it")

@@ -6,12 +6,20 @@ are applied only where the range analysis (vmin/vmax) proves the operands non-ne
 from __future__ import annotations
 import math
 from typing import Any
-from tg.uop.dtype import PtrDType, dtypes, float_to_bits, bits_to_float
+from tg.uop.dtype import DType, PtrDType, dtypes, float_to_bits, bits_to_float
 from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
 from tg.uop.uop import Invalid, UOp
 
-def _is_int(u: UOp) -> bool: return dtypes.is_int(u.dtype) and not isinstance(u.dtype, PtrDType)
+_int_dtypes: dict[DType, bool] = {}
+def _is_int(u: UOp) -> bool:
+  """An integer value (not a pointer); answered once per dtype."""
+  if (r := _int_dtypes.get(dt := u.dtype)) is None: r = _int_dtypes[dt] = dtypes.is_int(dt) and not isinstance(dt, PtrDType)
+  return r
+
+# Ops.X lookups are slow on Python 3.11 (Enum's metaclass has a __getattr__): the folds below run on every node
+_ADD, _MUL, _CONST, _MOD, _IDIV, _WHERE = Ops.ADD, Ops.MUL, Ops.CONST, Ops.MOD, Ops.IDIV, Ops.WHERE
+_BOOL = dtypes.bool
 
 # ***** constant folding and identities: valid for every dtype *****
 def fold_consts(x: UOp) -> UOp | None:
@@ -21,8 +29,8 @@ def fold_consts(x: UOp) -> UOp | None:
 
 def fold_by_range(x: UOp) -> UOp | None:
   """An integer or bool value whose range is one number is that number."""
-  if x.dtype.count > 1 or not (_is_int(x) or x.dtype == dtypes.bool) or x.op is Ops.CONST: return None
-  if x.op is Ops.WHERE and x.src[2].op is Ops.CONST and x.src[2].arg is Invalid: return None  # the gate must stay
+  if x.dtype.count > 1 or not (x.dtype is _BOOL or _is_int(x)) or x.op is _CONST: return None
+  if x.op is _WHERE and x.src[2].op is _CONST and x.src[2].arg is Invalid: return None  # the gate must stay
   return x.const_like(x.vmin) if x.vmin == x.vmax else None
 
 def fold_cast(c: UOp, x: UOp) -> UOp | None:
@@ -82,9 +90,9 @@ def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int, int] | None:
   while stack:
     if len(terms) + len(stack) > MAX_TERMS: return None
     u, k = stack.pop()
-    if u.op is Ops.ADD: stack.extend(((u.src[1], k), (u.src[0], k))); cost += 1
-    elif u.op is Ops.CONST: const += u.arg * k; cost += 1
-    elif u.op is Ops.MUL and u.src[1].op is Ops.CONST: stack.append((u.src[0], k * u.src[1].arg)); cost += 2
+    if (op := u.op) is _ADD: stack.extend(((u.src[1], k), (u.src[0], k))); cost += 1
+    elif op is _CONST: const += u.arg * k; cost += 1
+    elif op is _MUL and u.src[1].op is _CONST: stack.append((u.src[0], k * u.src[1].arg)); cost += 2
     else: terms.append((u, k))
   return terms, const, cost
 
@@ -104,7 +112,7 @@ def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
 
 def _div(x: UOp, c: int) -> UOp:
   """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
-  return x.src[0] // (x.src[1].arg * c) if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and c > 0 else x // c
+  return x.src[0] // (x.src[1].arg * c) if x.op is _IDIV and x.src[1].op is _CONST and x.src[1].arg > 0 and c > 0 else x // c
 
 def fold_add(x: UOp) -> UOp | None:
   """Combine like terms and constants in a sum (x + x is x*2); fold x//c*c + x%c back into x and (x//c)%m*c + x%c
@@ -120,7 +128,7 @@ def fold_add(x: UOp) -> UOp | None:
   while changed:
     changed = False
     for t, c in list(merged.items()):
-      if t not in merged or t.op is not Ops.MOD or t.src[1].op is not Ops.CONST or t.src[1].arg <= 0: continue
+      if t not in merged or t.op is not _MOD or t.src[1].op is not _CONST or t.src[1].arg <= 0: continue
       if (whole := _mod_pair(merged, t, c)) is None: continue
       merged[whole] = merged.get(whole, 0) + c
       changed = True

@@ -392,10 +392,12 @@ class UOp(metaclass=UOpMetaClass):
   @_cached
   def _min_max(self) -> tuple[Any, Any]:
     _fill_cache(self, "_min_max")
-    return min_max(self)
-  @property
+    d = self.__dict__
+    d["vmin"], d["vmax"] = r = min_max(self)  # both land in the instance dict: later reads are plain attribute reads
+    return r
+  @_cached
   def vmin(self) -> Any: return self._min_max[0]
-  @property
+  @_cached
   def vmax(self) -> Any: return self._min_max[1]
 
   def render(self, simplify: bool = True) -> str:
