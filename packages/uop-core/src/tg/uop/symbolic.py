@@ -81,14 +81,21 @@ symbolic_simple = PatternMatcher([
 # ***** sums of terms: the canonical form of integer index math *****
 MAX_TERMS = 64  # longer sums are left to the local rules, so rewriting a long chain stays linear
 
+_LONG = "_long_sum"
+def _too_long(x: UOp) -> None:
+  x.__dict__[_LONG] = True
+
 def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int, int] | None:
   """x as sum(coef * term) + const over its nested ADDs and multiplications by constants (integer dtypes), with the
-  count of ADD, MUL and CONST nodes that spelled it; None past MAX_TERMS terms."""
+  count of ADD, MUL and CONST nodes that spelled it; None past MAX_TERMS terms.
+  A sum found too long is marked so (in its __dict__, as UOp caches derived facts): a sum with a too long source is
+  too long too, so along a chain of 100,000 ADDs each node costs a look at its sources instead of MAX_TERMS steps."""
+  if x.op is _ADD and (_LONG in x.src[0].__dict__ or _LONG in x.src[1].__dict__): return _too_long(x)
   terms: list[tuple[UOp, int]] = []
   const = cost = 0
   stack = [(x, 1)]
   while stack:
-    if len(terms) + len(stack) > MAX_TERMS: return None
+    if len(terms) + len(stack) > MAX_TERMS: return _too_long(x)
     u, k = stack.pop()
     if (op := u.op) is _ADD: stack.extend(((u.src[1], k), (u.src[0], k))); cost += 1
     elif op is _CONST: const += u.arg * k; cost += 1
@@ -119,6 +126,9 @@ def fold_add(x: UOp) -> UOp | None:
   into x%(c*m). The sum is only respelled when that doesn't grow it as a tree: each term occurrence merged away saves
   at least its own node, so simplifying never grows an expression."""
   if not _is_int(x) or x.dtype.count > 1: return None
+  a, b = x.src
+  if b.op is _CONST and b.arg != 0 and (op := a.op) is not _ADD and op is not _CONST and (op is not _MUL or a.src[1].op is not _CONST):
+    return None  # one term plus a constant: nothing to combine (the common case along a chain, so it skips the split)
   if (split := split_terms(x)) is None: return None
   terms, const, cost = split
   merged: dict[UOp, int] = {}

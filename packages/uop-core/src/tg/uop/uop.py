@@ -391,7 +391,10 @@ class UOp(metaclass=UOpMetaClass):
   # ***** symbolic range analysis *****
   @_cached
   def _min_max(self) -> tuple[Any, Any]:
-    _fill_cache(self, "_min_max")
+    for s in self.src:
+      if "_min_max" not in s.__dict__:
+        _fill_cache(self, "_min_max")
+        break
     d = self.__dict__
     d["vmin"], d["vmax"] = r = min_max(self)  # both land in the instance dict: later reads are plain attribute reads
     return r

@@ -119,12 +119,16 @@ INT_RULES: dict[Ops, Rule] = {
   Ops.SHL: _shl, Ops.SHR: _shr, Ops.CAST: _cast,
 }
 
-_VOID = dtypes.void
+_fallback: dict[DType, tuple[bool, Range]] = {}
+def _dtype_fallback(dt: DType) -> tuple[bool, Range]:
+  """Whether INT_RULES apply to values of dt, and the range when no rule says more."""
+  if isinstance(dt, PtrDType): return False, ADDRESS
+  if dt is dtypes.void: return False, (0, 0)  # effects (STORE, END, ...) have no value
+  return dt.scalar() is dtypes.bool or dtypes.is_int(dt), dtype_bounds(dt)
+
 def min_max(u: UOp) -> Range:
   """(vmin, vmax) of u, its sources' already known."""
   if (rule := VALUE_RULES.get(u.op)) is not None and (r := rule(u)) is not None: return r
-  dt = u.dtype
-  if isinstance(dt, PtrDType): return ADDRESS
-  if dt is _VOID: return (0, 0)  # effects (STORE, END, ...) have no value
-  if (rule := INT_RULES.get(u.op)) is not None and (dt.scalar() is dtypes.bool or dtypes.is_int(dt)) and (r := rule(u)) is not None: return r
-  return dtype_bounds(dt)
+  if (fb := _fallback.get(dt := u.dtype)) is None: fb = _fallback[dt] = _dtype_fallback(dt)
+  if fb[0] and (rule := INT_RULES.get(u.op)) is not None and (r := rule(u)) is not None: return r
+  return fb[1]
