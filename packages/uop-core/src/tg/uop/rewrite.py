@@ -212,9 +212,11 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
     else: n2 = n
     if bottom_up:
       if n2 is not n:  # visit the changed node as a new one, trying the patterns on it first
-        target[n] = n2
-        stack.append(n2)
-        continue
+        # (its sources are done: when nothing matches its op, that visit would only find it done, so it is done here)
+        if n2 in done or get_fn(n2.op) is not None or n2 in active:
+          target[n] = n2
+          stack.append(n2)
+          continue
     elif (f := get_fn(n2.op)) is not None and (new := f(n2, ctx)) is not None:
       target[n] = new
       stack.append(new)

@@ -8,7 +8,7 @@ UPAT_INTERPRET=1 (or `with Context(UPAT_INTERPRET=1)`) rewrites with the interpr
 measures both in one run."""
 from __future__ import annotations
 import inspect
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 from tg.uop.helpers import ContextVar
 from tg.uop.ops import Ops
 
@@ -76,9 +76,7 @@ def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False)
     c, b = list(head), dict(bound)
     if p.name is not None:
       if p.name in b: c.append(f"{var} is {b[p.name]}")
-      else:
-        b[p.name] = f"n_{p.name}"
-        c.append(f"({b[p.name]} := {var}) is not None")
+      else: b[p.name] = var  # the local that holds this node is the capture
     ways = [(c, b)]
     if (rep := _repeated(p)) is not None:  # nameless, one way (_alternatives checked): the same test on every source
       (conds, _), = _ways(g, rep, "s", b)
@@ -88,6 +86,13 @@ def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False)
       ways = [(c2 + [f"({sv} := {var}.src[{i}]) is not None"] + c3, b3) for c2, b2 in ways for c3, b3 in _ways(g, q, sv, b2)]
     out.extend(ways)
   return out
+
+def _call_args(params: Mapping[str, inspect.Parameter], bound: dict[str, str]) -> str:
+  """The arguments of a pattern's function: positional when they are exactly its plain parameters (a faster call),
+  else as keywords."""
+  given = {**bound, "ctx": "ctx"} if "ctx" in params else bound
+  if set(given) == set(params) and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params.values()): return ", ".join(given[k] for k in params)
+  return ", ".join(f"{k}={v}" for k, v in given.items())
 
 def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any], UOp | None]:
   """One function trying `pats` (all dispatching on `op`) in order on a UOp, returning the first result that is not
@@ -103,9 +108,8 @@ def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any
       body += [f"  for m in {m}(u, {{}}):", f"    if (r := {f}({ctx_kw}**m)) is not None and r is not u: return r"]
       continue
     for conds, bound in _ways(g, pat, "u", {}, root=True):
-      kws = [f"{k}={v}" for k, v in bound.items()] + (["ctx=ctx"] if "ctx" in params else [])
       test = " and ".join(conds) or "True"
-      body += [f"  if {test}:", f"    if (r := {f}({', '.join(kws)})) is not None and r is not u: return r"]
+      body += [f"  if {test}:", f"    if (r := {f}({_call_args(params, bound)})) is not None and r is not u: return r"]
   src = f"def rewrite_{op.name}(u, ctx):\n" + "\n".join(body) + "\n  return None\n"
   namespace = dict(g.consts)
   exec(compile(src, f"<upat {op.name}>", "exec"), namespace)  # noqa: S102 - our own generated source
