@@ -21,7 +21,7 @@ class UOpMetaClass(type):
     key = (op, dtype, src, arg if arg is None else (arg, int) if type(arg) is int else _argkey(arg))
     if (ref := _ucache_get(key)) is not None and (live := ref()) is not None: return live
     uop = _new(cls)
-    _init(uop, op, dtype, src, arg)
+    _set_op(uop, op); _set_dtype(uop, dtype); _set_src(uop, src); _set_arg(uop, arg)  # noqa: E702 (the slots, past the immutability guard)
     ref = _ucache[key] = _CacheRef(uop, _evict)
     ref.key = key
     return uop
@@ -413,10 +413,7 @@ def _dims(args: tuple) -> tuple:
   """Shape-like arguments given as one sequence or as separate numbers."""
   return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
 
-_slot_setters = tuple(getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
-def _init(u: UOp, op: Ops, dtype: DType, src: tuple[UOp, ...], arg: Any) -> None:
-  set_op, set_dtype, set_src, set_arg = _slot_setters
-  set_op(u, op); set_dtype(u, dtype); set_src(u, src); set_arg(u, arg)
+_set_op, _set_dtype, _set_src, _set_arg = (getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
 
 def _fill_cache(u: UOp, attr: str) -> None:
   """Compute a cached property for the sources first, without recursion, so that deep graphs don't overflow the stack."""
