@@ -4,7 +4,7 @@ import gc, inspect, itertools
 from typing import Any, Callable, Iterable, Sequence
 from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
-from tg.uop.uop import UOp
+from tg.uop.uop import UOp, UOpMetaClass
 from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher
 from tg.uop.track import VIZ, traced
 
@@ -188,6 +188,7 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
   active: set[UOp] = set()
   target: dict[UOp, UOp] = {}
   get_fn, done_src = table.get, done.__getitem__
+  build = UOpMetaClass.__call__  # UOp(...) without the metaclass call's dispatch
   stack = [root]
   while stack:
     n = stack[-1]
@@ -208,7 +209,7 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
     if src:
       try: new_src = tuple(map(done_src, src))
       except KeyError: raise _loop(name, n) from None
-      n2 = n if new_src == src else UOp(n.op, n.dtype, new_src, n.arg)
+      n2 = n if new_src == src else build(UOp, n.op, n.dtype, new_src, n.arg)
     else: n2 = n
     if bottom_up:
       if n2 is not n:  # visit the changed node as a new one, trying the patterns on it first
