@@ -75,6 +75,13 @@ def test_graph_rewrite_map_and_ctx() -> None:
   graph_rewrite(x + y + x, count, ctx=names)
   assert sorted(names) == ["x", "y"]
 
+def test_graph_rewrite_map_bottom_up_leaves_out_nodes_it_never_reached() -> None:
+  # bottom_up rewrites (x+1)*3 to 7 before visiting x+1: the map has the nodes reached (it raised KeyError on x+1)
+  pm = PatternMatcher([(UPat(Ops.MUL, src=(UPat(Ops.ADD), UPat.cvar())), lambda: UOp.const(dtypes.index, 7))])
+  e = (x + 1) * 3
+  m = graph_rewrite_map(e.sink(y), pm, bottom_up=True)
+  assert m == {e: UOp.const(dtypes.index, 7), y: y, e.sink(y): UOp.const(dtypes.index, 7).sink(y)}
+
 def test_graph_rewrite_deep_chain() -> None:
   u = x
   for _ in range(100_000): u = u + 0

@@ -168,3 +168,24 @@ def test_nested_div_mod_pieces_fold_into_one_mod(c: int, m: int, k: int, lo: int
   s = e.simplify()
   assert tree_size(s) <= tree_size((v % (c * m)) * k), f"{e.render(simplify=False)} -> {s.render(simplify=False)}"
   for val in range(lo, hi + 1): assert evaluate(s, {"v": val}) == evaluate(e, {"v": val})
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(["add_var", "add_const", "mulc", "mulv", "add_self"]), st.integers(0, 9)), min_size=40, max_size=90),
+       st.booleans())
+def test_split_terms_marks_long_sums_as_a_full_split_finds_them(steps: list[tuple[str, int]], right: bool) -> None:
+  """A sum marked too long (so its users skip the split) is exactly one whose own split passes MAX_TERMS: splitting
+  every node sources-first (marks in use) answers as splitting each one top-down (no marks below it)."""
+  from tg.uop.symbolic import split_terms, _LONG
+  vs = [UOp.variable(f"t{i}", 0, 5) for i in range(10)]
+  u = vs[0]
+  for kind, i in steps:
+    if kind == "add_var": u = vs[i] + u if right else u + vs[i]
+    elif kind == "add_const": u = u + (i + 1)
+    elif kind == "mulc": u = u * (i + 2)
+    elif kind == "mulv": u = u * vs[i]  # a product of two UOps is one term, however long its sources
+    else: u = u + u
+  topo = list(u.toposort())
+  def answers(order: list[UOp]) -> dict[UOp, bool]:
+    for n in topo: n.__dict__.pop(_LONG, None)
+    return {n: split_terms(n) is None for n in order}
+  assert answers(topo[::-1]) == answers(topo)

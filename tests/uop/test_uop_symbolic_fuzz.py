@@ -3,7 +3,7 @@ UOP_FUZZ_SCALE=20 runs twenty times the examples (for hunting bugs locally)."""
 from __future__ import annotations
 import itertools, os
 from hypothesis import given, settings, strategies as st, HealthCheck
-from tg.uop import UOp, dtypes
+from tg.uop import Context, Ops, PatternMatcher, UOp, UPat, dtypes, graph_rewrite_map, symbolic
 from uop_interp import evaluate, tree_size
 
 VARS = {"a": (0, 10), "b": (-5, 5), "c": (1, 8), "d": (-20, -3), "e": (0, 100)}
@@ -76,5 +76,19 @@ def test_simplify_gated_index_keeps_value(gate: UOp, idx: UOp) -> None:
 @given(bool_expr(3))
 def test_compiled_matcher_rewrites_as_the_interpreted(e: UOp) -> None:
   """The generated matchers of symbolic return what the interpreted ones return, on every node."""
-  from tg.uop import symbolic
   for u in e.toposort(): assert symbolic.rewrite(u) is symbolic.rewrite_interpreted(u), u.render(simplify=False)
+
+swap_vars = PatternMatcher([(UPat(Ops.DEFINE_VAR, arg=("a", *VARS["a"])), lambda: var_uops["b"] * 2 + 1),
+                            (UPat(Ops.MUL, src=[UPat.var("x"), UPat.cvar("c")]), lambda x, c: x + x if c.arg == 2 else None)])
+
+@settings(max_examples=100 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(int_expr(3), min_size=1, max_size=4), bool_expr(2))
+def test_graph_rewrite_compiled_gives_the_interpreted_result(es: list[UOp], gate: UOp) -> None:
+  """The default graph_rewrite (generated matchers, its own walk) returns the very UOp the reference (UPAT_INTERPRET=1:
+  interpreted matchers, the plain walk) returns, for every node of random graphs that share subexpressions, in both
+  orders."""
+  g = UOp.sink(*es, es[0].valid(gate), gate.where(es[-1], es[0] * 3))
+  for pm, bottom_up in ((symbolic, False), (symbolic, True), (swap_vars, False), (swap_vars, True)):
+    got = graph_rewrite_map(g, pm, bottom_up=bottom_up)
+    with Context(UPAT_INTERPRET=1): want = graph_rewrite_map(g, pm, bottom_up=bottom_up)
+    assert got == want and all(got[u] is want[u] for u in got), (pm, bottom_up)

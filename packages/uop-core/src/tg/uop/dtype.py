@@ -9,6 +9,16 @@ class AddrSpace(Enum):
   GLOBAL = auto(); LOCAL = auto(); REG = auto()  # noqa: E702
   def __repr__(self) -> str: return f"AddrSpace.{self.name}"
 
+class InvalidType:
+  """The value of a masked-off index: `idx.valid(gate)` is `gate.where(idx, Invalid)`."""
+  _inst: InvalidType | None = None
+  def __new__(cls) -> InvalidType:
+    if cls._inst is None: cls._inst = super().__new__(cls)
+    return cls._inst
+  def __repr__(self) -> str: return "Invalid"
+  def __reduce__(self) -> tuple: return (InvalidType, ())
+Invalid = InvalidType()
+
 class _Interned(type):
   """DTypes are interned: building an equal one returns the same object, so == and hash are identity (fast)."""
   cache: dict[tuple, DType] = {}

@@ -1,10 +1,10 @@
 """Patterns over UOps, a matcher that dispatches on the op, and graph_rewrite: rewriting a graph to a fixed point."""
 from __future__ import annotations
-import inspect, itertools
+import gc, inspect, itertools
 from typing import Any, Callable, Iterable, Sequence
 from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
-from tg.uop.uop import UOp
+from tg.uop.uop import UOp, UOpMetaClass
 from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher
 from tg.uop.track import VIZ, traced
 
@@ -139,13 +139,15 @@ class PatternMatcher:
     """The first result of a matching pattern's function that is not None and not uop itself."""
     return self.rewriter()(uop, ctx)
   def rewriter(self) -> Callable[[UOp, Any], UOp | None]:
-    """rewrite as a function of (uop, ctx): the compiled matcher (built on first use), or with UPAT_INTERPRET=1 the
-    interpreted one."""
+    """rewrite as a function of (uop, ctx): the compiled matcher, or with UPAT_INTERPRET=1 the interpreted one."""
     if UPAT_INTERPRET: return self.rewrite_interpreted
-    if (table := self._compiled) is None: table = self._compiled = compile_matcher(self.patterns)
-    get = table.get
+    get = self.compiled().get
     def rewrite(uop: UOp, ctx: Any) -> UOp | None: return None if (f := get(uop.op)) is None else f(uop, ctx)
     return rewrite
+  def compiled(self) -> dict[Ops, Callable[[UOp, Any], UOp | None]]:
+    """op -> the compiled function trying this matcher's patterns for that op (built on first use)."""
+    if (table := self._compiled) is None: table = self._compiled = compile_matcher(self.patterns)
+    return table
   def rewrite_interpreted(self, uop: UOp, ctx: Any = None) -> UOp | None:
     return None if (m := self.first_match(uop, ctx)) is None else m[0]
   def first_match(self, uop: UOp, ctx: Any = None) -> tuple[UOp, Callable] | None:
@@ -163,9 +165,67 @@ class RewriteLoop(RuntimeError): pass
 
 def _rewrite(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name: str | None) -> dict[UOp, UOp]:
   """Rewrite every node reachable from root to a fixed point; returns old -> new for every node visited. With VIZ on
-  the rewrite is recorded (tg.uop.track): this branch is all it costs when off."""
+  the rewrite is recorded (tg.uop.track): this branch is all it costs when off. UPAT_INTERPRET=1 runs the reference:
+  the interpreted matcher in `_walk`."""
   if VIZ.value: return traced(root, pm, ctx, bottom_up, name, _walk)
-  return _walk(root, pm.rewriter(), ctx, bottom_up, name)
+  if UPAT_INTERPRET: return _walk(root, pm.rewrite_interpreted, ctx, bottom_up, name)
+  # each collection the garbage collector starts meanwhile traverses the whole graph: pausing it takes a quarter off a
+  # 100,000-node rewrite (reference counting still frees the walk's garbage; cycles wait for the next collection)
+  if not gc.isenabled(): return _walk_compiled(root, pm.compiled(), ctx, bottom_up, name)
+  gc.disable()
+  try: return _walk_compiled(root, pm.compiled(), ctx, bottom_up, name)
+  finally: gc.enable()
+
+def _loop(name: str | None, n: UOp) -> RewriteLoop:
+  return RewriteLoop(f"graph_rewrite{'(' + name + ')' if name else ''} rewrote {n.op} into a graph that contains it")
+
+def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]], ctx: Any, bottom_up: bool, name: str | None) -> dict[UOp, UOp]:
+  """`_walk` for the compiled matcher, in the same order, with less work per node: the stack holds bare UOps (a node
+  stays on it while its sources are rewritten and is finished when it is on top again), a node rewritten waits in
+  `target` for its replacement, and a node whose op no pattern matches costs one dict lookup. A source that isn't done
+  when its user finishes can only be one that contains its user: a rewrite loop."""
+  done: dict[UOp, UOp] = {}
+  active: set[UOp] = set()
+  target: dict[UOp, UOp] = {}
+  get_fn, done_src = table.get, done.__getitem__
+  build = UOpMetaClass.__call__  # UOp(...) without the metaclass call's dispatch
+  stack = [root]
+  while stack:
+    n = stack[-1]
+    if n in done: stack.pop(); continue  # noqa: E702
+    if n not in active:  # first visit
+      active.add(n)
+      if bottom_up and (f := get_fn(n.op)) is not None and (new := f(n, ctx)) is not None:
+        target[n] = new
+        stack.append(new)
+      elif n.src: stack.extend(reversed(n.src))
+      continue
+    if n in target:  # its replacement is done
+      try: done[n] = done[target.pop(n)]
+      except KeyError: raise _loop(name, n) from None
+      stack.pop()
+      continue
+    src = n.src
+    if src:
+      try: new_src = tuple(map(done_src, src))
+      except KeyError: raise _loop(name, n) from None
+      n2 = n if new_src == src else build(UOp, n.op, n.dtype, new_src, n.arg)
+    else: n2 = n
+    if bottom_up:
+      if n2 is not n:  # visit the changed node as a new one, trying the patterns on it first
+        # (its sources are done: when nothing matches its op, that visit would only find it done, so it is done here)
+        if n2 in done or get_fn(n2.op) is not None or n2 in active:
+          target[n] = n2
+          stack.append(n2)
+          continue
+    elif (f := get_fn(n2.op)) is not None and (new := f(n2, ctx)) is not None:
+      target[n] = new
+      stack.append(new)
+      continue
+    stack.pop()
+    done[n] = n2
+    if n2 is not n and n2 not in done: done[n2] = n2
+  return done
 
 def _walk(root: UOp, rewrite: Callable[[UOp, Any], UOp | None], ctx: Any, bottom_up: bool, name: str | None) -> dict[UOp, UOp]:
   """Default order: a node's sources are rewritten first, then the node. bottom_up=True tries the node first.
@@ -211,6 +271,7 @@ def graph_rewrite(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: boo
   return _rewrite(sink, pm, ctx, bottom_up, name)[sink]
 
 def graph_rewrite_map(sink: UOp, pm: PatternMatcher, ctx: Any = None, bottom_up: bool = False, name: str | None = None) -> dict[UOp, UOp]:
-  """Like graph_rewrite, but returns what each node of the original graph became."""
+  """Like graph_rewrite, but returns what each node of the original graph became; bottom_up, a node under one that was
+  rewritten before its sources were visited is never reached, and isn't in the map."""
   done = _rewrite(sink, pm, ctx, bottom_up, name)
-  return {u: done[u] for u in sink.toposort()}
+  return {u: done[u] for u in sink.toposort() if u in done}

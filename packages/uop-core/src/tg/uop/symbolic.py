@@ -6,12 +6,20 @@ are applied only where the range analysis (vmin/vmax) proves the operands non-ne
 from __future__ import annotations
 import math
 from typing import Any
-from tg.uop.dtype import PtrDType, dtypes, float_to_bits, bits_to_float
+from tg.uop.dtype import DType, PtrDType, dtypes, float_to_bits, bits_to_float
 from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
 from tg.uop.uop import Invalid, UOp
 
-def _is_int(u: UOp) -> bool: return dtypes.is_int(u.dtype) and not isinstance(u.dtype, PtrDType)
+_int_dtypes: dict[DType, bool] = {}
+def _is_int(u: UOp) -> bool:
+  """An integer value (not a pointer); answered once per dtype."""
+  if (r := _int_dtypes.get(dt := u.dtype)) is None: r = _int_dtypes[dt] = dtypes.is_int(dt) and not isinstance(dt, PtrDType)
+  return r
+
+# Ops.X lookups are slow on Python 3.11 (Enum's metaclass has a __getattr__): the folds below run on every node
+_ADD, _MUL, _CONST, _MOD, _IDIV, _WHERE = Ops.ADD, Ops.MUL, Ops.CONST, Ops.MOD, Ops.IDIV, Ops.WHERE
+_BOOL = dtypes.bool
 
 # ***** constant folding and identities: valid for every dtype *****
 def fold_consts(x: UOp) -> UOp | None:
@@ -21,8 +29,8 @@ def fold_consts(x: UOp) -> UOp | None:
 
 def fold_by_range(x: UOp) -> UOp | None:
   """An integer or bool value whose range is one number is that number."""
-  if x.dtype.count > 1 or not (_is_int(x) or x.dtype == dtypes.bool) or x.op is Ops.CONST: return None
-  if x.op is Ops.WHERE and x.src[2].op is Ops.CONST and x.src[2].arg is Invalid: return None  # the gate must stay
+  if x.dtype.count > 1 or not (x.dtype is _BOOL or _is_int(x)) or x.op is _CONST: return None
+  if x.op is _WHERE and x.src[2].op is _CONST and x.src[2].arg is Invalid: return None  # the gate must stay
   return x.const_like(x.vmin) if x.vmin == x.vmax else None
 
 def fold_cast(c: UOp, x: UOp) -> UOp | None:
@@ -73,18 +81,25 @@ symbolic_simple = PatternMatcher([
 # ***** sums of terms: the canonical form of integer index math *****
 MAX_TERMS = 64  # longer sums are left to the local rules, so rewriting a long chain stays linear
 
+_LONG = "_long_sum"
+def _too_long(x: UOp) -> None:
+  x.__dict__[_LONG] = True
+
 def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int, int] | None:
   """x as sum(coef * term) + const over its nested ADDs and multiplications by constants (integer dtypes), with the
-  count of ADD, MUL and CONST nodes that spelled it; None past MAX_TERMS terms."""
+  count of ADD, MUL and CONST nodes that spelled it; None past MAX_TERMS terms.
+  A sum found too long is marked so (in its __dict__, as UOp caches derived facts): a sum with a too long source is
+  too long too, so along a chain of 100,000 ADDs each node costs a look at its sources instead of MAX_TERMS steps."""
+  if x.op is _ADD and (_LONG in x.src[0].__dict__ or _LONG in x.src[1].__dict__): return _too_long(x)
   terms: list[tuple[UOp, int]] = []
   const = cost = 0
   stack = [(x, 1)]
   while stack:
-    if len(terms) + len(stack) > MAX_TERMS: return None
+    if len(terms) + len(stack) > MAX_TERMS: return _too_long(x)
     u, k = stack.pop()
-    if u.op is Ops.ADD: stack.extend(((u.src[1], k), (u.src[0], k))); cost += 1
-    elif u.op is Ops.CONST: const += u.arg * k; cost += 1
-    elif u.op is Ops.MUL and u.src[1].op is Ops.CONST: stack.append((u.src[0], k * u.src[1].arg)); cost += 2
+    if (op := u.op) is _ADD: stack.extend(((u.src[1], k), (u.src[0], k))); cost += 1
+    elif op is _CONST: const += u.arg * k; cost += 1
+    elif op is _MUL and u.src[1].op is _CONST: stack.append((u.src[0], k * u.src[1].arg)); cost += 2
     else: terms.append((u, k))
   return terms, const, cost
 
@@ -104,13 +119,16 @@ def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
 
 def _div(x: UOp, c: int) -> UOp:
   """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
-  return x.src[0] // (x.src[1].arg * c) if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and c > 0 else x // c
+  return x.src[0] // (x.src[1].arg * c) if x.op is _IDIV and x.src[1].op is _CONST and x.src[1].arg > 0 and c > 0 else x // c
 
 def fold_add(x: UOp) -> UOp | None:
   """Combine like terms and constants in a sum (x + x is x*2); fold x//c*c + x%c back into x and (x//c)%m*c + x%c
   into x%(c*m). The sum is only respelled when that doesn't grow it as a tree: each term occurrence merged away saves
   at least its own node, so simplifying never grows an expression."""
   if not _is_int(x) or x.dtype.count > 1: return None
+  a, b = x.src
+  if b.op is _CONST and b.arg != 0 and (op := a.op) is not _ADD and op is not _CONST and (op is not _MUL or a.src[1].op is not _CONST):
+    return None  # one term plus a constant: nothing to combine (the common case along a chain, so it skips the split)
   if (split := split_terms(x)) is None: return None
   terms, const, cost = split
   merged: dict[UOp, int] = {}
@@ -120,7 +138,7 @@ def fold_add(x: UOp) -> UOp | None:
   while changed:
     changed = False
     for t, c in list(merged.items()):
-      if t not in merged or t.op is not Ops.MOD or t.src[1].op is not Ops.CONST or t.src[1].arg <= 0: continue
+      if t not in merged or t.op is not _MOD or t.src[1].op is not _CONST or t.src[1].arg <= 0: continue
       if (whole := _mod_pair(merged, t, c)) is None: continue
       merged[whole] = merged.get(whole, 0) + c
       changed = True

@@ -2,19 +2,10 @@
 from __future__ import annotations
 import math, weakref
 from typing import Any, Sequence
-from tg.uop.dtype import AddrSpace, DType, PtrDType, dtypes, least_upper_dtype, truncate
-from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu, python_alu
+from tg.uop.dtype import AddrSpace, DType, Invalid, InvalidType, PtrDType, dtypes, least_upper_dtype, truncate
+from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu
 from tg.uop.helpers import prod
-
-class InvalidType:
-  """The value of a masked-off index: `idx.valid(gate)` is `gate.where(idx, Invalid)`."""
-  _inst: InvalidType | None = None
-  def __new__(cls) -> InvalidType:
-    if cls._inst is None: cls._inst = super().__new__(cls)
-    return cls._inst
-  def __repr__(self) -> str: return "Invalid"
-  def __reduce__(self) -> tuple: return (InvalidType, ())
-Invalid = InvalidType()
+from tg.uop.vrange import min_max
 
 def _argkey(arg: Any) -> Any:
   # 0.0 == -0.0 and 1 == 1.0 == True hash alike; the cache key must tell them apart (in tuples too: VCONST args)
@@ -25,18 +16,28 @@ def _argkey(arg: Any) -> Any:
 class UOpMetaClass(type):
   """Hash-consing: building a UOp equal to a live one returns that same object, so equality is identity.
   The cache holds weak references: an entry goes away with the last reference to its UOp."""
-  ucache: dict[tuple, weakref.ReferenceType[UOp]] = {}
+  ucache: dict[tuple, _CacheRef] = {}
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
-    key = (op, dtype, src, arg if arg is None else _argkey(arg))
+    key = (op, dtype, src, arg if arg is None else (arg, int) if type(arg) is int else _argkey(arg))
     if (ref := _ucache_get(key)) is not None and (live := ref()) is not None: return live
     uop = _new(cls)
-    _init(uop, op, dtype, src, arg)
-    _ucache[key] = weakref.ref(uop, lambda r, key=key: _ucache.pop(key, None) if _ucache.get(key) is r else None)
+    _set_op(uop, op); _set_dtype(uop, dtype); _set_src(uop, src); _set_arg(uop, arg)  # noqa: E702 (the slots, past the immutability guard)
+    ref = _ucache[key] = _CacheRef(uop, _evict)
+    ref.key = key
     return uop
 
+class _CacheRef(weakref.ref):
+  """The cache's reference to a UOp, knowing its key: one callback for all entries instead of a closure per UOp."""
+  __slots__ = ("key",)
+  key: tuple
+
+# Ops.X and GroupOp.X are slow lookups on Python 3.11 (Enum's metaclass has a __getattr__): the hot paths use these
+_CONST, _COMPARISON = Ops.CONST, GroupOp.Comparison
 _ucache = UOpMetaClass.ucache
 _ucache_get = _ucache.get
 _new = object.__new__
+def _evict(ref: _CacheRef) -> None:
+  if _ucache_get(ref.key) is ref: del _ucache[ref.key]
 
 ConstLike = int | float | bool | InvalidType
 
@@ -122,8 +123,9 @@ class UOp(metaclass=UOpMetaClass):
     if isinstance(b, tuple):
       if len(b) != dtype.count: raise ValueError(f"VCONST of {len(b)} values for {dtype}")
       return UOp(Ops.VCONST, dtype, arg=tuple(truncate[dtype.scalar()](x) for x in b))
+    if type(dtype) is DType and dtype.count == 1: return UOp(_CONST, dtype, (), b if b is Invalid else truncate[dtype](b))  # the common case
     val = b if b is Invalid else truncate[dtype.scalar()](b)
-    ret = UOp(Ops.CONST, dtype.scalar(), arg=val)
+    ret = UOp(_CONST, dtype.scalar(), arg=val)
     return ret.broadcast(dtype.count) if dtype.count > 1 else ret
   def const_like(self, b: ConstLike | tuple) -> UOp: return UOp.const(self.dtype.base if isinstance(self.dtype, PtrDType) else self.dtype, b)
   @staticmethod
@@ -147,6 +149,8 @@ class UOp(metaclass=UOpMetaClass):
       # mixed dtypes in index math (a RANGE and an int32 variable): promote both to the upper dtype
       dt = least_upper_dtype(self.dtype, x.dtype)
       return (self.cast(dt)._binop(op, x.cast(dt), reverse))
+    if x.dtype is self.dtype and type(self.dtype) is DType:  # one value dtype, no pointers: nothing for alu to check
+      return UOp(op, dtypes.bool.vec(self.dtype.count) if op in _COMPARISON else self.dtype, (x, self) if reverse else (self, x))
     return x.alu(op, self) if reverse else self.alu(op, x)
   def __add__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x)
   def __radd__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x, True)
@@ -387,11 +391,16 @@ class UOp(metaclass=UOpMetaClass):
   # ***** symbolic range analysis *****
   @_cached
   def _min_max(self) -> tuple[Any, Any]:
-    _fill_cache(self, "_min_max")
-    return _min_max(self)
-  @property
+    for s in self.src:
+      if "_min_max" not in s.__dict__:
+        _fill_cache(self, "_min_max")
+        break
+    d = self.__dict__
+    d["vmin"], d["vmax"] = r = min_max(self)  # both land in the instance dict: later reads are plain attribute reads
+    return r
+  @_cached
   def vmin(self) -> Any: return self._min_max[0]
-  @property
+  @_cached
   def vmax(self) -> Any: return self._min_max[1]
 
   def render(self, simplify: bool = True) -> str:
@@ -404,10 +413,7 @@ def _dims(args: tuple) -> tuple:
   """Shape-like arguments given as one sequence or as separate numbers."""
   return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
 
-_slot_setters = tuple(getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
-def _init(u: UOp, op: Ops, dtype: DType, src: tuple[UOp, ...], arg: Any) -> None:
-  set_op, set_dtype, set_src, set_arg = _slot_setters
-  set_op(u, op); set_dtype(u, dtype); set_src(u, src); set_arg(u, arg)
+_set_op, _set_dtype, _set_src, _set_arg = (getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
 
 def _fill_cache(u: UOp, attr: str) -> None:
   """Compute a cached property for the sources first, without recursion, so that deep graphs don't overflow the stack."""
@@ -442,64 +448,6 @@ def _shape(u: UOp) -> tuple:
     return tuple(sum(s.shape[i] for s in u.src) if i == u.arg else d for i, d in enumerate(u.src[0].shape))
   if u.src: return u.src[0].shape
   return ()
-
-# ***** vmin/vmax *****
-def _min_max(u: UOp) -> tuple[Any, Any]:
-  op, dt = u.op, u.dtype
-  if op is Ops.CONST: return (u.arg, u.arg) if u.arg is not Invalid else (0, 0)
-  if op is Ops.VCONST: return (min(u.arg), max(u.arg))
-  if op is Ops.DEFINE_VAR: return u.arg[1], u.arg[2]
-  if op is Ops.BIND: return u.src[1].vmin, u.src[1].vmax
-  if op in (Ops.RANGE, Ops.SPECIAL): return 0, max(0, u.src[0].vmax - 1)
-  if op in (Ops.VECTORIZE, Ops.GEP) or (op is Ops.AFTER and not isinstance(dt, PtrDType)):
-    srcs = u.src if op is Ops.VECTORIZE else u.src[:1]
-    return min(s.vmin for s in srcs), max(s.vmax for s in srcs)
-  if isinstance(dt, PtrDType): return 0, 2**64 - 1  # an address
-  if dt == dtypes.void: return 0, 0  # effects (STORE, END, ...) have no value
-  if dt.scalar() != dtypes.bool and not dtypes.is_int(dt): return dtypes.min(dt), dtypes.max(dt)
-  lo, hi = dtypes.min(dt), dtypes.max(dt)
-  def clamp(a: Any, b: Any) -> tuple[Any, Any]: return (a, b) if lo <= a and b <= hi else (lo, hi)
-  s = u.src
-  if op is Ops.ADD: return clamp(s[0].vmin + s[1].vmin, s[0].vmax + s[1].vmax)
-  if op is Ops.SUB: return clamp(s[0].vmin - s[1].vmax, s[0].vmax - s[1].vmin)
-  if op is Ops.MUL:
-    if dt.scalar() == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
-    vals = [a * b for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
-    return clamp(min(vals), max(vals))
-  if op is Ops.NEG: return clamp(-s[0].vmax, -s[0].vmin) if dt != dtypes.bool else (not s[0].vmax, not s[0].vmin)
-  if op is Ops.MAX: return max(s[0].vmin, s[1].vmin), max(s[0].vmax, s[1].vmax)
-  if op is Ops.IDIV and (s[1].vmin > 0 or s[1].vmax < 0):
-    vals = [python_alu[Ops.IDIV](a, b) for a in (s[0].vmin, s[0].vmax) for b in (s[1].vmin, s[1].vmax)]
-    return min(vals), max(vals)
-  if op is Ops.MOD and s[1].vmin > 0:
-    m = s[1].vmax - 1
-    if s[0].vmin >= 0: return (s[0].vmin, s[0].vmax) if s[0].vmax <= s[1].vmin - 1 else (0, min(s[0].vmax, m))
-    if s[0].vmax <= 0: return max(s[0].vmin, -m), 0
-    return max(s[0].vmin, -m), min(s[0].vmax, m)
-  if op in GroupOp.Comparison and s[0].dtype.count == 1:
-    a, b = s[0], s[1]
-    if op is Ops.CMPLT:
-      if a.vmax < b.vmin: return True, True
-      if a.vmin >= b.vmax: return False, False
-    else:
-      same = a.vmin == a.vmax == b.vmin == b.vmax
-      disjoint = a.vmax < b.vmin or b.vmax < a.vmin
-      if same or disjoint: return ((op is Ops.CMPEQ) == same,) * 2  # type: ignore[return-value]
-    return False, True
-  if op is Ops.WHERE and s[2].op is Ops.CONST and s[2].arg is Invalid: return s[1]._min_max
-  if op is Ops.WHERE and s[0].vmin == s[0].vmax: return (s[1] if s[0].vmin else s[2])._min_max
-  if op is Ops.WHERE: return min(s[1].vmin, s[2].vmin), max(s[1].vmax, s[2].vmax)
-  if op is Ops.AND:
-    if dt.scalar() == dtypes.bool: return s[0].vmin and s[1].vmin, s[0].vmax and s[1].vmax
-    if s[0].vmin >= 0 and s[1].vmin >= 0: return 0, min(s[0].vmax, s[1].vmax)
-  if op is Ops.OR and dt.scalar() == dtypes.bool: return s[0].vmin or s[1].vmin, s[0].vmax or s[1].vmax
-  if op is Ops.SHL and s[1].vmin == s[1].vmax and s[0].vmin >= 0: return clamp(s[0].vmin << s[1].vmin, s[0].vmax << s[1].vmin)
-  if op is Ops.SHR and s[1].vmin >= 0 and s[0].vmin >= 0: return s[0].vmin >> s[1].vmax, s[0].vmax >> s[1].vmin
-  if op is Ops.CAST and (dtypes.is_int(s[0].dtype) or s[0].dtype.scalar() == dtypes.bool):
-    a, b = s[0].vmin, s[0].vmax
-    if dt.scalar() == dtypes.bool: return (bool(a) if a == b else False), (bool(a) or bool(b) or a != b)
-    if lo <= a and b <= hi: return int(a), int(b)
-  return lo, hi
 
 # ***** readable rendering *****
 _INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.FDIV: "/", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "==",

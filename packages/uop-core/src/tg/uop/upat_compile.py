@@ -1,13 +1,14 @@
 """UPats compiled to Python: one generated function per op tries that op's patterns in order, each pattern's checks
 written out as one condition (no closure call per sub-pattern, no dicts of captures), calling its function with the
-captures as keywords. Patterns the generator doesn't spell (UPat.any, a repeated source with names) call their
-interpreted matcher from inside the generated code, so every pattern matcher compiles.
+captures as keywords; a source pattern repeated over every source (without names) becomes one `all(...)`. Patterns
+the generator doesn't spell (UPat.any, a repeated source with names) call their interpreted matcher from inside the
+generated code, so every pattern matcher compiles.
 
 UPAT_INTERPRET=1 (or `with Context(UPAT_INTERPRET=1)`) rewrites with the interpreted matcher instead: bench/uop.py
 measures both in one run."""
 from __future__ import annotations
 import inspect
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Mapping
 from tg.uop.helpers import ContextVar
 from tg.uop.ops import Ops
 
@@ -32,17 +33,22 @@ class _Gen:
     self.n += 1
     return f"t{self.n}"
 
+def _repeated(p: UPat) -> UPat | None:
+  """The pattern p's every source must match, if p has one."""
+  from tg.uop.rewrite import _Repeat
+  return p.srcs[0][0] if p.srcs is not None and isinstance(p.srcs[0], _Repeat) else None
+
 def _orderings(p: UPat) -> list[tuple[UPat, ...]] | None:
   """The source orderings of p: tuple srcs, or each permutation of a list src; None for a repeated source."""
-  from tg.uop.rewrite import _Repeat
   if p.srcs is None: return []
-  if any(isinstance(s, _Repeat) for s in p.srcs): return None
+  if _repeated(p) is not None: return None
   return [tuple(s) for s in p.srcs]
 
 def _alternatives(p: UPat) -> int | None:
   """How many ways the generator spells p (the product of the orderings below it), None if it can't."""
   from tg.uop.rewrite import _Any
   if isinstance(p, _Any): return None
+  if (q := _repeated(p)) is not None: return 1 if q.name is None and _alternatives(q) == 1 else None
   if (ords := _orderings(p)) is None: return None
   if not ords: return 1
   total = 0
@@ -70,15 +76,23 @@ def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False)
     c, b = list(head), dict(bound)
     if p.name is not None:
       if p.name in b: c.append(f"{var} is {b[p.name]}")
-      else:
-        b[p.name] = f"n_{p.name}"
-        c.append(f"({b[p.name]} := {var}) is not None")
+      else: b[p.name] = var  # the local that holds this node is the capture
     ways = [(c, b)]
+    if (rep := _repeated(p)) is not None:  # nameless, one way (_alternatives checked): the same test on every source
+      (conds, _), = _ways(g, rep, "s", b)
+      c.append(f"all({' and '.join(conds) or 'True'} for s in {var}.src)")
     for i, q in enumerate(order):
       sv = g.tmp()
       ways = [(c2 + [f"({sv} := {var}.src[{i}]) is not None"] + c3, b3) for c2, b2 in ways for c3, b3 in _ways(g, q, sv, b2)]
     out.extend(ways)
   return out
+
+def _call_args(params: Mapping[str, inspect.Parameter], bound: dict[str, str]) -> str:
+  """The arguments of a pattern's function: positional when they are exactly its plain parameters (a faster call),
+  else as keywords."""
+  given = {**bound, "ctx": "ctx"} if "ctx" in params else bound
+  if set(given) == set(params) and all(p.kind is p.POSITIONAL_OR_KEYWORD for p in params.values()): return ", ".join(given[k] for k in params)
+  return ", ".join(f"{k}={v}" for k, v in given.items())
 
 def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any], UOp | None]:
   """One function trying `pats` (all dispatching on `op`) in order on a UOp, returning the first result that is not
@@ -94,9 +108,8 @@ def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any
       body += [f"  for m in {m}(u, {{}}):", f"    if (r := {f}({ctx_kw}**m)) is not None and r is not u: return r"]
       continue
     for conds, bound in _ways(g, pat, "u", {}, root=True):
-      kws = [f"{k}={v}" for k, v in bound.items()] + (["ctx=ctx"] if "ctx" in params else [])
       test = " and ".join(conds) or "True"
-      body += [f"  if {test}:", f"    if (r := {f}({', '.join(kws)})) is not None and r is not u: return r"]
+      body += [f"  if {test}:", f"    if (r := {f}({_call_args(params, bound)})) is not None and r is not u: return r"]
   src = f"def rewrite_{op.name}(u, ctx):\n" + "\n".join(body) + "\n  return None\n"
   namespace = dict(g.consts)
   exec(compile(src, f"<upat {op.name}>", "exec"), namespace)  # noqa: S102 - our own generated source
