@@ -175,6 +175,42 @@ def test_optimizer_on_sharded_params(opt_cls):
   np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
   for p in pieces(w1): np.testing.assert_array_equal(p, pieces(w1)[0])  # the copies stay identical
 
+def test_a_value_built_before_an_assign_reads_the_old_shards():
+  a = Tensor(np.arange(4, dtype=np.float32)).shard(D2, axis=0).realize()
+  old = a * 3
+  a.assign(a + 1)
+  new = a * 2
+  Tensor.realize_all(a, new, old)  # new reads the assign: before the fix old ran after it too
+  np.testing.assert_array_equal(old.numpy(), np.arange(4) * 3)
+  np.testing.assert_array_equal(new.numpy(), (np.arange(4) + 1) * 2)
+
+def _mlp_steps(devs, steps=3):
+  """Adam steps of a two-layer MLP under cross-entropy: each step's loss, gradients (realized with the update, as a
+  training loop that logs them does) and updated weights."""
+  Tensor.manual_seed(3)
+  data = np.random.default_rng(4)
+  model = [nn.Linear(6, 8), nn.Linear(8, 4)]
+  params = get_parameters(model)
+  if devs:
+    for p in params: p.to_(devs)
+  opt = Adam(params, lr=0.05)
+  out = []
+  for _ in range(steps):
+    x, y = Tensor(data.standard_normal((10, 6)).astype(np.float32)), Tensor(data.integers(0, 4, 10).astype(np.int32))
+    if devs: x, y = x.shard(devs, axis=0), y.shard(devs, axis=0)
+    with Tensor.train():
+      opt.zero_grad()
+      loss = model[1](model[0](x).relu()).cross_entropy(y.one_hot(4).float()).backward()
+      grads = [p.grad for p in params]
+      Tensor.realize_all(loss, *grads, *opt.schedule_step())
+    out.append((loss.item(), [g.numpy() for g in grads], [p.numpy() for p in params]))
+  return out
+
+def test_adam_cross_entropy_on_shards_equals_one_device():
+  for (l0, g0, w0), (l1, g1, w1) in zip(_mlp_steps(None), _mlp_steps(("CPU:0", "CPU:1"))):
+    assert l1 == pytest.approx(l0, rel=1e-5)
+    for a, b in zip(g1 + w1, g0 + w0): np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
 def test_jit_replays_multi_device_step():
   l0, w0, _ = _train(None, Adam, steps=5)
   l1, w1, fn = _train(D2, Adam, steps=5, jit=True)

@@ -215,11 +215,7 @@ def has_multi(outs: list[UOp]) -> bool:
 def schedule_multi(outs: list[UOp], schedule: Any) -> tuple[list, dict[UOp, UOp]]:
   """schedule() of the per-device graphs; what each logical out becomes (a MULTI of its shards' buffers when sharded)."""
   per = unshard(outs)
-  # the values first, the writes last: the scheduler keeps that order where it can, so the readers of a buffer's old value
-  # (a loss realized with the step that updates its weights) run before the writes
-  parts = [v for p in per for v in (p.uops if isinstance(p, Shards) else (p,))]
-  flat = list(dict.fromkeys(sorted(parts, key=lambda v: v.op is Ops.ASSIGN or v.op is Ops.RESHAPE and v.src[0].op is Ops.ASSIGN)))
-  items, becomes = schedule(flat)
+  items, becomes = schedule(list(dict.fromkeys(v for p in per for v in (p.uops if isinstance(p, Shards) else (p,)))))
   def done(v: UOp) -> UOp: return becomes.get(v, v)
   for o, p in zip(outs, per):
     becomes[o] = UOp(Ops.MULTI, o.dtype, tuple(done(v) for v in p.uops), p.axis) if isinstance(p, Shards) else done(p)
