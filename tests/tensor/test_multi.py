@@ -7,6 +7,7 @@ from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, TinyJit, Context, nn
 from tg.tensor.multi import MultiDeviceError, split_bounds, allreduce, unshard
 from tg.tensor.realize import Counters
+from tg.tensor.jit import _Batch
 from tg.tensor.nn.optim import Adam, SGD
 from tg.tensor.nn.state import get_parameters, get_state_dict, load_state_dict
 from tg.tensor.errors import TensorValueError
@@ -216,6 +217,9 @@ def test_jit_replays_multi_device_step():
   l1, w1, fn = _train(D2, Adam, steps=5, jit=True)
   assert fn.calls == 5 and any(ei.ast.op is Ops.COPY for ei in fn.jit_cache)  # replayed, with the allreduce's copies
   assert {b.device for ei in fn.jit_cache for b in ei.bufs} == set(D2)
+  # each device's kernels in as few batches as the allreduce allows: forward and backward, then the update; copies between
+  assert all(isinstance(x, _Batch) or x.runner is None for x in fn.launches)
+  assert [x.steps[0].item.bufs[0].device for x in fn.launches if isinstance(x, _Batch)] == ["CPU", "CPU:1", "CPU", "CPU:1"]
   np.testing.assert_allclose(l1, l0, rtol=1e-5)
   np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
 
