@@ -43,8 +43,15 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
 def _assigns_last(points: list[UOp]) -> dict[UOp, None]:
   """Points in dependency order, each ASSIGN as late as what depends on it allows and after every point that reads its
   target's old value (a loss realized with the optimizer step that updates the weights it read, a value built before an
-  assign and realized with one built after it). A cycle of such reads (two buffers assigned each other's old value) can't
-  be ordered: there the first assign waits only for what it computes from."""
+  assign and realized with one built after it). Assigns that read each other's old values (a swap) can't all wait for
+  their readers: then one's value is computed into a buffer of its own first (a point before it), and it copies that."""
+  while isinstance(order := _order(points), UOp):
+    if order.src[1] in points: raise RuntimeError(f"can't order the assigns of one schedule: {order.src[1].op} is realized already")
+    points.insert(points.index(order), order.src[1])
+  return order
+
+def _order(points: list[UOp]) -> dict[UOp, None] | UOp:
+  """_assigns_last's order, or the first assign caught in a cycle of old-value reads."""
   pos = {p: i for i, p in enumerate(points)}
   deps, readers = {}, {}  # point -> the points its kernel reads; buffer -> the points whose kernels read it
   for p in points:
@@ -63,13 +70,8 @@ def _assigns_last(points: list[UOp]) -> dict[UOp, None]:
   heapq.heapify(ready)
   out: dict[UOp, None] = {}
   while len(out) < len(points):
-    if not ready:  # a cycle: the first assign whose own inputs are done goes now
-      p = next(a for a in points if a not in out and all(d in out for d in deps[a]))
-      heapq.heappush(ready, (True, pos[p]))
-      for d in after[p] - deps[p]: users[d].remove(p)
-      waiting[p] = 0
+    if not ready: return next(a for a in points if a not in out and all(d in out for d in deps[a]))
     p = points[heapq.heappop(ready)[1]]
-    if p in out: continue
     out[p] = None
     for u in users[p]:
       waiting[u] -= 1
