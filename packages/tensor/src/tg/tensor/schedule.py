@@ -45,6 +45,7 @@ def _assigns_last(points: list[UOp]) -> dict[UOp, None]:
   target's old value (a loss realized with the optimizer step that updates the weights it read, a value built before an
   assign and realized with one built after it). Assigns that read each other's old values (a swap) can't all wait for
   their readers: then one's value is computed into a buffer of its own first (a point before it), and it copies that."""
+  if not any(p.op is Ops.ASSIGN for p in points): return dict.fromkeys(points)  # toposort order is dependency order
   while isinstance(order := _order(points), UOp):
     if order.src[1] in points: raise RuntimeError(f"can't order the assigns of one schedule: {order.src[1].op} is realized already")
     points.insert(points.index(order), order.src[1])
