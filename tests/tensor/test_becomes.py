@@ -146,6 +146,29 @@ def test_a_tensor_built_before_an_assign_reads_the_value_before_it():
   np.testing.assert_allclose(c.numpy(), [4.0, 7.0])
   np.testing.assert_allclose((a + 1).numpy(), [14.0, 17.0])
 
+def test_a_value_built_before_an_assign_realized_with_one_built_after_reads_the_old_values():
+  # realized together: the reader of the new values runs after the assign, the reader of the old ones before it
+  a = Tensor([0.0, 1.0, 2.0]).realize()
+  old = a * 3
+  a.assign(a + 1)
+  new = a * 2
+  Tensor.realize_all(a, new, old)
+  np.testing.assert_array_equal(old.numpy(), [0.0, 3.0, 6.0])
+  np.testing.assert_array_equal(new.numpy(), [2.0, 4.0, 6.0])
+
+@pytest.mark.parametrize("swap", [lambda a, b: (a * 1, b + 1), lambda a, b: (a * 1, b * 1)])
+def test_assigns_that_read_each_others_old_values(swap):
+  # a = f(b), b = g(old a), realized together: neither can wait for the other's readers, one value gets its own buffer first
+  x, y = np.array([1.0, 2.0], np.float32), np.array([10.0, 20.0], np.float32)
+  a, b = Tensor(x).realize(), Tensor(y).realize()
+  old_a, new_a = swap(a, b)
+  a.assign(new_a)
+  b.assign(old_a + 1)
+  Tensor.realize_all(a, b)
+  ref_old_a, ref_new_a = swap(x, y)
+  np.testing.assert_array_equal(a.numpy(), ref_new_a)
+  np.testing.assert_array_equal(b.numpy(), ref_old_a + 1)
+
 def test_the_jitted_training_step_equals_the_plain_one_and_runs_fewer_kernels():
   xs, ys = [rand(8, 5) for _ in range(4)], [rng.integers(0, 3, 8).astype(np.int32) for _ in range(4)]
   def train(jit: bool) -> tuple[list[float], list[tuple[int, int]]]:

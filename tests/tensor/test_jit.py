@@ -1,14 +1,16 @@
 """TinyJit: replays equal plain runs (numpy as the reference), replays skip scheduling and compiling, every input (nested,
 keyword) is an input, and what can't be replayed faithfully (changed shapes or Python values, duplicate inputs, non-tensor
 outputs, nothing captured, a JIT in a JIT) is a typed error."""
-import tracemalloc
+import itertools, tracemalloc
 from typing import Callable
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, Counters, Device, Ops, UOp
 from tg.tensor import nn
 from tg.tensor.jit import TinyJit, JitError, JitInputError
 from tg.codegen.devices.cpu import cpu_threads
+from tg.codegen.device import Buffer
 
 rng = np.random.default_rng(3)
 def rand(*shape): return rng.standard_normal(shape).astype(np.float32)
@@ -285,3 +287,48 @@ def test_batched_replay_equals_unbatched_and_numpy():
   plain = TinyJit(f, batch=False)
   for g, p in zip(got, run(plain)): np.testing.assert_array_equal(g, p)
   assert len(plain.launches) == len(plain.jit_cache)
+
+def _fake_steps(spec: list[tuple[int, list[int], list[int]]]) -> list:
+  """Steps of a capture without kernels: (device number, or -1 for a copy from device 0 to 1; buffers read; written).
+  Buffer k lives on device k % 2 (a copy reads one of device 0's and writes one of device 1's)."""
+  from types import SimpleNamespace
+  from tg.tensor.jit import _Step
+  from tg.tensor.schedule import ExecItem
+  from tg.uop import dtypes
+  bufs = [Buffer(f"CPU:{k % 2}", 1, dtypes.float32) for k in range(8)]
+  steps = []
+  for dev, reads, writes in spec:
+    if dev < 0: steps.append(_Step(ExecItem(UOp(Ops.COPY, dtypes.float32), [bufs[writes[0]], bufs[reads[0]]]), None, []))
+    else:
+      own = [bufs[k] for k in writes + reads]
+      runner = SimpleNamespace(p=SimpleNamespace(outs=list(range(len(writes))), ins=list(range(len(writes), len(own)))))
+      steps.append(_Step(ExecItem(UOp(Ops.SINK, dtypes.void), own), runner, []))  # type: ignore[arg-type]
+  return steps
+
+def _accesses(steps: list) -> list:
+  """For every step (by identity), the step that last wrote each buffer it reads or writes, and the readers since: what
+  an order must keep for the same values to be read and left behind."""
+  last: dict[int, tuple] = {}
+  seen = []
+  for step in steps:
+    b = step.item.bufs
+    seen.append((id(step), tuple(last.get(id(b[j])) for j in step.reads()), tuple(last.get(id(b[j])) for j in step.writes())))
+    for j in step.writes(): last[id(b[j])] = (id(step),)
+  return sorted(seen) + sorted(last.items())
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(-1, 1), st.lists(st.integers(0, 7), max_size=2), st.integers(0, 7)), min_size=1, max_size=12))
+def test_by_device_keeps_every_dependency_and_groups_devices(raw):
+  """The replay order of a multi-device capture (kernels gathered per device) reads and leaves the same values as the
+  captured order, and switches device no more often."""
+  from tg.tensor.jit import _by_device
+  spec = []
+  for dev, reads, w in raw:
+    if dev < 0: spec.append((-1, [2 * (w // 2)], [2 * (w // 2) + 1]))  # device 0's buffer to device 1's
+    else: spec.append((dev, [2 * (r // 2) + dev for r in reads], [2 * (w // 2) + dev]))
+  steps = _fake_steps(spec)
+  order = _by_device(steps)
+  assert sorted(map(id, order)) == sorted(map(id, steps))
+  assert _accesses(order) == _accesses(steps)
+  runs = lambda s: len([k for k, _ in itertools.groupby(x.item.bufs[0].device for x in s if x.runner is not None)])  # noqa: E731
+  assert runs(order) <= runs(steps)

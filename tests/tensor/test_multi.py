@@ -5,8 +5,9 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, TinyJit, Context, nn
-from tg.tensor.multi import MultiDeviceError, split_bounds, allreduce, unshard
+from tg.tensor.multi import MultiDeviceError, split_bounds, allreduce, allreduce_kind, one_memory, unshard
 from tg.tensor.realize import Counters
+from tg.tensor.jit import _Batch
 from tg.tensor.nn.optim import Adam, SGD
 from tg.tensor.nn.state import get_parameters, get_state_dict, load_state_dict
 from tg.tensor.errors import TensorValueError
@@ -86,9 +87,9 @@ def test_model_parallel_keeps_output_split():
   assert Counters.copies == 0  # each device multiplies by its columns: nothing moves
   np.testing.assert_allclose(np.concatenate(got, 1), x @ w, rtol=1e-5, atol=1e-5)
 
-@pytest.mark.parametrize("ring", [0, 2])
+@pytest.mark.parametrize("ring", [0, 2, 3])
 @pytest.mark.parametrize("devs", [D2, D3])
-def test_allreduce_ring_and_naive(ring, devs):
+def test_allreduce_ring_naive_and_one_kernel(ring, devs):
   a = rng.standard_normal((len(devs), 7, 3)).astype(np.float32)
   t = Tensor(a).shard(devs, axis=0).realize()
   with Context(RING=ring):
@@ -98,12 +99,14 @@ def test_allreduce_ring_and_naive(ring, devs):
   for p in got: np.testing.assert_allclose(p, a.sum(0), rtol=1e-5, atol=1e-6)
   assert all(np.array_equal(p, got[0]) for p in got)  # the same bits on every device
   n = len(devs)
-  assert Counters.copies == (2 * n * (n - 1) if ring else n * (n - 1))  # ring: chunks there and back; naive: every value to every device
+  # ring: chunks there and back; naive: every value to every device; one kernel: none
+  assert Counters.copies == {0: n * (n - 1), 2: 2 * n * (n - 1), 3: 0}[ring]
 
-def test_allreduce_max_and_ints():
+@pytest.mark.parametrize("ring", [2, 3])
+def test_allreduce_max_and_ints(ring):
   a = rng.integers(-50, 50, (3, 6)).astype(np.int32)
   t = Tensor(a).shard(D3, axis=0)
-  with Context(RING=2):
+  with Context(RING=ring):
     np.testing.assert_array_equal(t.max(0).numpy(), a.max(0))
     np.testing.assert_array_equal(t.sum(0).numpy(), a.sum(0))
 
@@ -175,11 +178,53 @@ def test_optimizer_on_sharded_params(opt_cls):
   np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
   for p in pieces(w1): np.testing.assert_array_equal(p, pieces(w1)[0])  # the copies stay identical
 
-def test_jit_replays_multi_device_step():
+def test_a_value_built_before_an_assign_reads_the_old_shards():
+  a = Tensor(np.arange(4, dtype=np.float32)).shard(D2, axis=0).realize()
+  old = a * 3
+  a.assign(a + 1)
+  new = a * 2
+  Tensor.realize_all(a, new, old)  # new reads the assign: before the fix old ran after it too
+  np.testing.assert_array_equal(old.numpy(), np.arange(4) * 3)
+  np.testing.assert_array_equal(new.numpy(), (np.arange(4) + 1) * 2)
+
+def _mlp_steps(devs, steps=3):
+  """Adam steps of a two-layer MLP under cross-entropy: each step's loss, gradients (realized with the update, as a
+  training loop that logs them does) and updated weights."""
+  Tensor.manual_seed(3)
+  data = np.random.default_rng(4)
+  model = [nn.Linear(6, 8), nn.Linear(8, 4)]
+  params = get_parameters(model)
+  if devs:
+    for p in params: p.to_(devs)
+  opt = Adam(params, lr=0.05)
+  out = []
+  for _ in range(steps):
+    x, y = Tensor(data.standard_normal((10, 6)).astype(np.float32)), Tensor(data.integers(0, 4, 10).astype(np.int32))
+    if devs: x, y = x.shard(devs, axis=0), y.shard(devs, axis=0)
+    with Tensor.train():
+      opt.zero_grad()
+      loss = model[1](model[0](x).relu()).cross_entropy(y.one_hot(4).float()).backward()
+      grads = [p.grad for p in params]
+      Tensor.realize_all(loss, *grads, *opt.schedule_step())
+    out.append((loss.item(), [g.numpy() for g in grads], [p.numpy() for p in params]))
+  return out
+
+def test_adam_cross_entropy_on_shards_equals_one_device():
+  for (l0, g0, w0), (l1, g1, w1) in zip(_mlp_steps(None), _mlp_steps(("CPU:0", "CPU:1"))):
+    assert l1 == pytest.approx(l0, rel=1e-5)
+    for a, b in zip(g1 + w1, g0 + w0): np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+@pytest.mark.parametrize("ring", [0, 1])
+def test_jit_replays_multi_device_step(ring):
   l0, w0, _ = _train(None, Adam, steps=5)
-  l1, w1, fn = _train(D2, Adam, steps=5, jit=True)
-  assert fn.calls == 5 and any(ei.ast.op is Ops.COPY for ei in fn.jit_cache)  # replayed, with the allreduce's copies
-  assert {b.device for ei in fn.jit_cache for b in ei.bufs} == set(D2)
+  with Context(RING=ring): l1, w1, fn = _train(D2, Adam, steps=5, jit=True)
+  assert fn.calls == 5 and {b.device for ei in fn.jit_cache for b in ei.bufs} == set(D2)
+  copies = [ei for ei in fn.jit_cache if ei.ast.op is Ops.COPY]
+  assert (len(copies) > 0) == (ring == 0)  # the naive allreduce's copies; the one-kernel one (the default on CPU:n) has none
+  # each device's kernels in as few batches as the allreduce allows (naive: forward and backward, then the update, with
+  # the copies between), never a lone kernel
+  assert all(isinstance(x, _Batch) or x.runner is None for x in fn.launches)
+  if ring == 0: assert [x.steps[0].item.bufs[0].device for x in fn.launches if isinstance(x, _Batch)] == ["CPU", "CPU:1", "CPU", "CPU:1"]
   np.testing.assert_allclose(l1, l0, rtol=1e-5)
   np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
 
@@ -258,11 +303,24 @@ def test_custom_kernel_runs_once_per_shard():
   np.testing.assert_allclose(c.numpy(), a @ b, rtol=1e-5, atol=1e-6)
   with pytest.raises(MultiDeviceError, match="same devices"): Tensor.custom_kernel(Tensor.empty(5, 3).shard(D2, axis=0), Tensor(a), fxn=_gemm_k)
 
-@pytest.mark.parametrize("devs, copies", [(D2, 2), (D3, 12)])
-def test_allreduce_default_picks_ring_for_three_devices(devs, copies):
-  t = Tensor(np.ones((len(devs), 6), np.float32)).shard(devs, axis=0).realize()
-  with Context(RING_MIN_BYTES=0):
-    s = t.sum(0)
-    Counters.reset()
-    np.testing.assert_array_equal(pieces(s)[-1], np.full(6, len(devs)))
-  assert Counters.copies == copies  # naive over two: one each way; ring over three: 2 n (n-1) chunk copies
+def test_allreduce_kind():
+  assert allreduce_kind(D2, 1 << 30) == allreduce_kind(D3, 4) == "kernel"  # CPU:n share the host's memory
+  null2, null3 = ("NULL", "NULL:1"), ("NULL", "NULL:1", "NULL:2")
+  assert not one_memory(null2) and not one_memory(("CPU", "PYTHON"))
+  assert allreduce_kind(null3, 256 << 10) == "ring" and allreduce_kind(null3, (256 << 10) - 1) == allreduce_kind(null2, 1 << 30) == "naive"
+  for ring, kind in ((0, "naive"), (2, "ring"), (3, "kernel")):
+    with Context(RING=ring): assert allreduce_kind(null3, 1) == kind
+  with Context(RING=4), pytest.raises(TensorValueError, match="RING=4"): allreduce_kind(D2, 4)
+  with Context(RING=3), pytest.raises(MultiDeviceError, match="one host memory"):
+    allreduce([Tensor.ones(4, device=d).uop for d in ("CPU", "PYTHON")], Ops.ADD)
+
+@pytest.mark.parametrize("devs", [D2, D3])
+def test_allreduce_default_on_cpu_devices_is_one_kernel(devs):
+  a = rng.standard_normal((len(devs), 33)).astype(np.float32)
+  t = Tensor(a).shard(devs, axis=0).realize()
+  s = t.sum(0)
+  Counters.reset()
+  got = pieces(s)
+  assert (Counters.copies, Counters.kernels) == (0, 1)  # the pieces are buffers: one kernel reads them all, writes every result
+  for p in got: np.testing.assert_array_equal(p, got[0])
+  np.testing.assert_allclose(got[0], a.sum(0), rtol=1e-5, atol=1e-6)

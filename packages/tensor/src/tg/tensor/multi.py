@@ -11,17 +11,19 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
-from tg.uop import UOp, Ops, GroupOp, ContextVar, prod
+from tg.uop import UOp, Ops, GroupOp, ContextVar, KernelInfo, dtypes, prod
+from tg.codegen.device import Device, MallocAllocator
 from tg.tensor import graph
-from tg.tensor.graph import device_of, device_uop, canonical
+from tg.tensor.graph import device_of, device_uop, canonical, new_buffer
 from tg.tensor.errors import TensorValueError
-from tg.tensor.schedule import is_buffer_view, schedule
+from tg.tensor.schedule import is_buffer_view, names_buffer, schedule
 from tg.tensor.realize import run_schedule
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
-RING = ContextVar("RING", 1)  # allreduce: 0 naive always, 2 ring always, 1 ring over 3+ devices from RING_MIN_BYTES up
+# allreduce: 0 naive always, 2 ring always, 3 one kernel (devices of one host memory), 1 picks (allreduce_kind)
+RING = ContextVar("RING", 1)
 RING_MIN_BYTES = ContextVar("RING_MIN_BYTES", 256 << 10)
 
 class MultiDeviceError(TensorValueError):
@@ -86,18 +88,51 @@ def relayout(x: Shards, axis: int | None, bounds: Sequence[tuple[int, int]] | No
   if axis is None or bounds is None: return full
   return full.map(lambda i, u: _shrink_axis(u, axis, *bounds[i]), axis)
 
+def one_memory(devices: Sequence[str]) -> bool:
+  """Devices of one kind whose buffers are host memory their kernels address by pointer (CPU:0, CPU:1, ...): a kernel of
+  one of them can read and write the others' buffers in place."""
+  return len({d.partition(":")[0] for d in devices}) == 1 and all(isinstance(Device[d].allocator, MallocAllocator) for d in devices)
+
+def allreduce_kind(devices: Sequence[str], nbytes: int) -> str:
+  """RING's choice: "kernel" for devices of one host memory (one_memory), else "ring" over three devices or more from
+  RING_MIN_BYTES up, else "naive"."""
+  if RING.value != 1:
+    if (kind := {0: "naive", 2: "ring", 3: "kernel"}.get(RING.value)) is None:
+      raise TensorValueError(f"RING={RING.value}: 0 (naive), 1 (chosen by size and devices), 2 (ring) or 3 (one kernel)")
+    return kind
+  if one_memory(devices): return "kernel"
+  return "ring" if len(devices) > 2 and nbytes >= RING_MIN_BYTES.value else "naive"
+
+def _one_kernel(vals: Sequence[UOp], op: Ops) -> list[UOp]:
+  """One kernel reads every device's value once and writes the result into a fresh buffer on every device: the least
+  memory traffic an allreduce can have (each value read once, each result written once). For devices of one memory only:
+  elsewhere a kernel can't reach the other devices' buffers. The values are combined in device order, as the others do."""
+  from tg.tensor.custom import CustomKernel  # (custom imports this module)
+  if not one_memory(devs := [device_of(v) for v in vals]):
+    raise MultiDeviceError(f"RING=3 (one allreduce kernel) needs devices of one host memory, not {devs}: use RING=0 or 2")
+  n, numel, dt = len(vals), prod(vals[0].shape), vals[0].dtype
+  outs = [new_buffer(d, numel, dt) for d in devs]
+  ins = [v if names_buffer(v) else UOp(Ops.CONTIGUOUS, dt, (v,)) for v in vals]
+  i, params = UOp.range(numel, 0), [UOp.param(k, dt, numel) for k in range(2 * n)]
+  acc = functools.reduce(lambda a, p: a.alu(op, p[i]), params[n + 1:], params[n][i])
+  ast = UOp.group(*[p[i].store(acc) for p in params[:n]]).end(i).sink(arg=KernelInfo(name=f"allreduce_{n}_{numel}"))
+  kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, (*outs, *ins), CustomKernel(ast))
+  return [UOp(Ops.AFTER, dt, (o, kernel)).reshape(vals[0].shape) for o in outs]
+
 def allreduce(vals: Sequence[UOp], op: Ops) -> list[UOp]:
   """Each device's value (one UOp per device, one shape) -> op of all of them, on every device, the same bits everywhere.
-  Naive (each device fetches every other value and combines them in device order) for small tensors; a ring for big
-  ones (RING, RING_MIN_BYTES): the flattened values are cut in one chunk per device, chunk c is combined along the ring
-  starting at device c, then passed around the ring again so every device has it: each device sends and receives
-  2(n-1)/n of the tensor instead of (n-1) times all of it, and combines 1/n of it. Over two devices both move the same
-  bytes and the naive one launches fewer kernels (bench/multi.py), so by default the ring is for three devices and more."""
+  Devices of one host memory (CPU:n) do it in one kernel (_one_kernel). Others: naive (each device fetches every other
+  value and combines them in device order) for small tensors; a ring for big ones (RING, RING_MIN_BYTES): the flattened
+  values are cut in one chunk per device, chunk c is combined along the ring starting at device c, then passed around
+  the ring again so every device has it: each device sends and receives 2(n-1)/n of the tensor instead of (n-1) times
+  all of it, and combines 1/n of it. Over two devices both move the same bytes and the naive one launches fewer kernels
+  (bench/multi.py), so by default the ring is for three devices and more."""
   devs = [device_of(v) for v in vals]
   n, shape = len(vals), vals[0].shape
   numel = prod(shape)
-  ring = RING.value == 2 or (RING.value == 1 and n > 2 and numel * vals[0].dtype.itemsize >= RING_MIN_BYTES.value)
-  if n == 1 or not ring or numel < n:
+  kind = allreduce_kind(devs, numel * vals[0].dtype.itemsize)
+  if n > 1 and numel and kind == "kernel": return _one_kernel(vals, op)
+  if n == 1 or kind != "ring" or numel < n:
     outs = []
     for d in devs:
       acc = copy_to(vals[0], d)
@@ -215,11 +250,7 @@ def has_multi(outs: list[UOp]) -> bool:
 def schedule_multi(outs: list[UOp], schedule: Any) -> tuple[list, dict[UOp, UOp]]:
   """schedule() of the per-device graphs; what each logical out becomes (a MULTI of its shards' buffers when sharded)."""
   per = unshard(outs)
-  # the values first, the writes last: the scheduler keeps that order where it can, so the readers of a buffer's old value
-  # (a loss realized with the step that updates its weights) run before the writes
-  parts = [v for p in per for v in (p.uops if isinstance(p, Shards) else (p,))]
-  flat = list(dict.fromkeys(sorted(parts, key=lambda v: v.op is Ops.ASSIGN or v.op is Ops.RESHAPE and v.src[0].op is Ops.ASSIGN)))
-  items, becomes = schedule(flat)
+  items, becomes = schedule(list(dict.fromkeys(v for p in per for v in (p.uops if isinstance(p, Shards) else (p,)))))
   def done(v: UOp) -> UOp: return becomes.get(v, v)
   for o, p in zip(outs, per):
     becomes[o] = UOp(Ops.MULTI, o.dtype, tuple(done(v) for v in p.uops), p.axis) if isinstance(p, Shards) else done(p)

@@ -6,7 +6,7 @@ elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
 copies), with the elementwise work before and after a reduce in the same kernel."""
 from __future__ import annotations
-import functools, math
+import functools, heapq, math
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
@@ -41,19 +41,60 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
   return _assigns_last([u for u in topo if u in points])
 
 def _assigns_last(points: list[UOp]) -> dict[UOp, None]:
-  """Points in dependency order, each ASSIGN as late as what depends on it allows: everything that reads its target's
-  old value (a loss realized with the optimizer step that updates the weights it read) runs before it writes."""
-  out: dict[UOp, None] = {}
-  pending: list[UOp] = []
+  """Points in dependency order, each ASSIGN as late as what depends on it allows and after every point that reads its
+  target's old value (a loss realized with the optimizer step that updates the weights it read, a value built before an
+  assign and realized with one built after it). Assigns that read each other's old values (a swap) can't all wait for
+  their readers: then one's value is computed into a buffer of its own first (a point before it), and it copies that."""
+  if not any(p.op is Ops.ASSIGN for p in points): return dict.fromkeys(points)  # toposort order is dependency order
+  while isinstance(order := _order(points), UOp):
+    if order.src[1] in points: raise RuntimeError(f"can't order the assigns of one schedule: {order.src[1].op} is realized already")
+    points.insert(points.index(order), order.src[1])
+  return order
+
+def _order(points: list[UOp]) -> dict[UOp, None] | UOp:
+  """_assigns_last's order, or the first assign caught in a cycle of old-value reads."""
+  pos = {p: i for i, p in enumerate(points)}
+  deps, readers = {}, {}  # point -> the points its kernel reads; buffer -> the points whose kernels read it
   for p in points:
-    if p.op is Ops.ASSIGN: pending.append(p); continue
-    topo = p.toposort()
-    if (last := max((i for i, a in enumerate(pending) if a in topo), default=-1)) >= 0:  # p reads an assign's result
-      out.update(dict.fromkeys(pending[:last + 1]))
-      del pending[:last + 1]
+    deps[p], bufs = _kernel_inputs(p, pos)
+    for b in bufs: readers.setdefault(b, []).append(p)
+  above = {}  # point -> bitset of every point it depends on (position i: bit i)
+  for p in points: above[p] = functools.reduce(lambda acc, d: acc | above[d] | 1 << pos[d], deps[p], 0)
+  after = {p: set(deps[p]) for p in points}
+  for a in points:
+    if a.op is Ops.ASSIGN: after[a].update(r for r in readers.get(_target(a), ()) if r is not a and not above[r] >> pos[a] & 1)
+  users: dict[UOp, list[UOp]] = {p: [] for p in points}
+  for p in points:
+    for d in after[p]: users[d].append(p)
+  waiting = {p: len(after[p]) for p in points}
+  ready = [(p.op is Ops.ASSIGN, pos[p]) for p in points if not waiting[p]]
+  heapq.heapify(ready)
+  out: dict[UOp, None] = {}
+  while len(out) < len(points):
+    if not ready: return next(a for a in points if a not in out and all(d in out for d in deps[a]))
+    p = points[heapq.heappop(ready)[1]]
     out[p] = None
-  out.update(dict.fromkeys(pending))
+    for u in users[p]:
+      waiting[u] -= 1
+      if not waiting[u]: heapq.heappush(ready, (u.op is Ops.ASSIGN, pos[u]))
   return out
+
+def _target(a: UOp) -> UOp: return a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0]
+
+def _kernel_inputs(p: UOp, points: dict[UOp, int]) -> tuple[set[UOp], set[UOp]]:
+  """The points and the buffers p's kernel (or copy) reads: its graph down to the next realized points. An ASSIGN's
+  target is what it writes, not an input."""
+  stack = [p.src[1]] if p.op is Ops.ASSIGN else list(p.src)
+  seen, deps, bufs = set(stack), set(), set()
+  while stack:
+    u = stack.pop()
+    if u in points: deps.add(u)
+    elif u.op is Ops.BUFFER: bufs.add(u)
+    else:
+      new = [s for s in u.src if s not in seen]
+      seen.update(new)
+      stack.extend(new)
+  return deps, bufs
 
 def _unmoved(u: UOp) -> UOp:
   while u.op in GroupOp.Movement: u = u.src[0]
