@@ -107,9 +107,15 @@ def names_buffer(u: UOp) -> bool:
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u.op in (Ops.BUFFER, Ops.ASSIGN, Ops.AFTER)
 
+def view_base(u: UOp) -> UOp | None:
+  """The BUFFER under u if u is that buffer or reshapes of it (a reshape of a buffer is that buffer, indexed row-major),
+  else None."""
+  while u.op is Ops.RESHAPE: u = u.src[0]
+  return u if u.op is Ops.BUFFER else None
+
 def is_buffer_view(u: UOp) -> bool:
-  """RESHAPE(BUFFER) (or the BUFFER itself): already realized, contiguous."""
-  return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+  """A BUFFER or reshapes of it: already realized, contiguous (no kernel copies it)."""
+  return view_base(u) is not None
 
 _PASS_THROUGH = (Ops.CONTIGUOUS, Ops.DETACH, Ops.AFTER, Ops.CALL)  # their value is their source's
 
@@ -334,7 +340,7 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   return items, becomes
 
 def _buffer_of(u: UOp, bufmap: dict[UOp, UOp]) -> UOp:
+  while u not in bufmap and u.op in (Ops.RESHAPE, Ops.AFTER): u = u.src[0]  # a contiguous view, or a buffer after a custom kernel
   if u in bufmap: return bufmap[u]
   if u.op is Ops.BUFFER: return u
-  if u.op in (Ops.RESHAPE, Ops.AFTER): return _buffer_of(u.src[0], bufmap)  # a contiguous view, or a buffer after a custom kernel
   raise RuntimeError(f"{u.op} has no buffer: it was not realized")

@@ -10,7 +10,7 @@ import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
-from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer, view_base
 from tg.tensor.realize import run_schedule, Counters
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -116,7 +116,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers,
     and every other live tensor at the buffers of what it shares with them (_become)."""
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
-          if not is_buffer_view(t.uop) and not realized_multi(t.uop)]
+          if not t._as_one_view() and not realized_multi(t.uop)]
     if not ts: return []
     if any(u.op is Ops.ASSIGN for t in ts for u in t.uop.toposort()): ts += _old_value_readers(ts)
     outs = [t.uop for t in ts]
@@ -132,10 +132,15 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def realize_all(*ts: Tensor) -> None:
     if ts: ts[0].realize(*ts[1:])
+  def _as_one_view(self) -> bool:
+    """Is this tensor realized (a buffer view)? Then its graph becomes the buffer or one RESHAPE of it (reshapes of reshapes
+    collapsed), the form the code that takes a realized tensor's buffer reads."""
+    if (base := view_base(self.uop)) is None: return False
+    if self.uop.op is Ops.RESHAPE and self.uop.src[0] is not base: self.uop = base.reshape(self.shape)
+    return True
   def _buffer(self) -> Buffer:
     self.realize()
-    u = self.uop if self.uop.op is Ops.BUFFER else self.uop.src[0]
-    return buffers[u].ensure_allocated()
+    return buffers[view_base(self.uop)].ensure_allocated()
   def data(self) -> memoryview:
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
@@ -162,7 +167,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return self
   def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), requires_grad=self.requires_grad)
   def contiguous(self) -> Tensor:
-    if is_buffer_view(self.uop): return self
+    if self._as_one_view(): return self
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
   def assign(self, x: Tensor | Any) -> Tensor:
@@ -176,7 +181,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
       return self
     if not is_buffer_view(self.uop): self.realize()
-    base = self.uop if self.uop.op is Ops.BUFFER else self.uop.src[0]
+    base = view_base(self.uop)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
     return self
   def replace(self, x: Tensor) -> Tensor:
