@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp, KernelInfo
 import tg.tensor.schedule as sched
-from tg.tensor import Tensor, Counters, nn
+from tg.tensor import Tensor, Counters, dtypes, nn
 from tg.tensor.jit import TinyJit
 
 rng = np.random.default_rng(7)
@@ -65,6 +65,24 @@ def test_every_live_tensor_sees_the_buffers_and_nothing_is_recomputed():
   Counters.reset()
   np.testing.assert_allclose(twice.numpy(), 2 * np.exp(x) / np.exp(x).sum(1, keepdims=True), rtol=1e-5)
   assert Counters.kernels == 1, "sm is a buffer in twice's graph: one elementwise kernel, not the softmax's three again"
+
+def test_a_tensor_realized_alone_is_read_by_the_tensors_built_on_it():
+  # the walk that points other tensors at the buffers ran only when a schedule realized more than its outputs: a lazy z
+  # built on x computed x again, from its inputs as they are when z is realized
+  mem = np.arange(4, dtype=np.float32)
+  x = Tensor.from_blob(mem.ctypes.data, (4,), dtype=dtypes.float32) * 2
+  z = x + 1
+  x.realize()
+  mem[:] = 100                   # x's input changes after x is computed
+  Counters.reset()
+  np.testing.assert_array_equal(z.numpy(), np.arange(4) * 2 + 1)
+  assert Counters.kernels == 1, "z reads x's buffer: its add is the only kernel"
+  r = Tensor.rand(64)
+  twice = r * 2
+  r.realize()
+  Counters.reset()
+  np.testing.assert_array_equal(twice.numpy(), r.numpy() * 2)
+  assert Counters.kernels == 1, "the random numbers are not drawn again"
 
 def _step(model, opt, x: Tensor, y: Tensor) -> Tensor:
   opt.zero_grad()
