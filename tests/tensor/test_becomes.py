@@ -164,6 +164,25 @@ def test_a_tensor_built_before_an_assign_reads_the_value_before_it():
   np.testing.assert_allclose(c.numpy(), [4.0, 7.0])
   np.testing.assert_allclose((a + 1).numpy(), [14.0, 17.0])
 
+def test_a_reader_of_the_old_value_runs_before_the_assign_though_a_reader_of_the_new_value_comes_first():
+  # the order was the graph's with each ASSIGN delayed until a kernel read its result: c's kernel (reading the assign)
+  # came before v's (reading the buffer the assign writes), so the assign ran before v read the buffer
+  a = Tensor([1.0, 2.0]).realize()
+  v = a * 10                     # the value before the assign (PyTorch computes it here)
+  c = a.assign(a + 1) * 3
+  c.realize()                    # realizes v too, in the same schedule: it reads the buffer the assign writes
+  np.testing.assert_array_equal(v.numpy(), [10.0, 20.0])
+  np.testing.assert_array_equal(c.numpy(), [6.0, 9.0])
+  np.testing.assert_array_equal(a.numpy(), [2.0, 3.0])
+
+def test_one_kernel_reading_a_buffer_before_and_after_an_assign_reads_a_copy_of_the_old_value():
+  a = Tensor([1.0, 2.0]).realize()
+  c = (a * 1) + a.assign(a + 1)  # no order of two kernels is right: the old value is copied before the assign
+  Counters.reset()
+  np.testing.assert_array_equal(c.numpy(), [1.0 + 2.0, 2.0 + 3.0])
+  assert Counters.kernels == 3, "the copy, the assign, the sum"
+  np.testing.assert_array_equal(a.numpy(), [2.0, 3.0], err_msg="the assign wrote the buffer once, and a reads it")
+
 def test_the_jitted_training_step_equals_the_plain_one_and_runs_fewer_kernels():
   xs, ys = [rand(8, 5) for _ in range(4)], [rng.integers(0, 3, 8).astype(np.int32) for _ in range(4)]
   def train(jit: bool) -> tuple[list[float], list[tuple[int, int]]]:

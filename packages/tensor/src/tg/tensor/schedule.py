@@ -6,7 +6,7 @@ elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
 copies), with the elementwise work before and after a reduce in the same kernel."""
 from __future__ import annotations
-import functools
+import functools, heapq
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
@@ -38,21 +38,54 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     if u.op is Ops.EXPAND and u.src[0].shape != u.shape and _is_reduce_epilogue(s := _unmoved(u.src[0]), points): points[s] = None
   for u in topo:
     if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points): points[u] = None
-  return _assigns_last([u for u in topo if u in points])
+  return _in_order([u for u in topo if u in points])
 
-def _assigns_last(points: list[UOp]) -> dict[UOp, None]:
-  """Points in dependency order, each ASSIGN as late as what depends on it allows: everything that reads its target's
-  old value (a loss realized with the optimizer step that updates the weights it read) runs before it writes."""
+def _in_order(points: list[UOp]) -> dict[UOp, None]:
+  """The points in an order that runs each after the points it reads and every ASSIGN after each kernel that reads its
+  target's old value (a loss realized with the optimizer step that updates the weights it read), else in toposort order.
+  A kernel that reads both a target's old value and (through other kernels) the ASSIGN's result reads a copy of the old
+  value, taken first: the target BUFFER itself is then a point (computed into a buffer of its own)."""
+  pset = dict.fromkeys(points)
+  reads = {p: _kernel_reads(p, pset) for p in points}
+  targets = {p: _target(p) for p in points if p.op is Ops.ASSIGN}
+  upstream: dict[UOp, set[UOp]] = {}  # the ASSIGNs whose results a point's kernel reads, through any kernels
+  for p in points: upstream[p] = {a for q in reads[p] if q in upstream for a in (upstream[q] | ({q} if q in targets else set()))}
+  snapshots = [b for a, b in targets.items() if any(b in reads[p] and a in upstream[p] for p in points)]
+  if snapshots:  # the BUFFER is read as itself by the copy kernel, and through the copy by the rest
+    points = snapshots + points
+    for b in snapshots: reads[b] = {b}
+  after: dict[UOp, set[UOp]] = {p: {q for q in reads[p] if q in reads and q is not p} for p in points}  # p runs after these
+  for a, b in targets.items():
+    after[a] |= {b} if b in snapshots else {p for p in points if p is not a and b in reads[p]}
+  order = {p: i for i, p in enumerate(points)}
+  waiting = {p: len(qs) for p, qs in after.items()}
+  unblocks: dict[UOp, list[UOp]] = {p: [] for p in points}
+  for p, qs in after.items():
+    for q in qs: unblocks[q].append(p)
+  ready = [(order[p], p) for p in points if not waiting[p]]
+  heapq.heapify(ready)
   out: dict[UOp, None] = {}
-  pending: list[UOp] = []
-  for p in points:
-    if p.op is Ops.ASSIGN: pending.append(p); continue
-    topo = p.toposort()
-    if (last := max((i for i, a in enumerate(pending) if a in topo), default=-1)) >= 0:  # p reads an assign's result
-      out.update(dict.fromkeys(pending[:last + 1]))
-      del pending[:last + 1]
-    out[p] = None
-  out.update(dict.fromkeys(pending))
+  while ready:
+    out[p := heapq.heappop(ready)[1]] = None
+    for c in unblocks[p]:
+      waiting[c] -= 1
+      if not waiting[c]: heapq.heappush(ready, (order[c], c))
+  if len(out) != len(points):
+    raise RuntimeError("these ASSIGNs each read the old value of a buffer another one writes: no order of the kernels is right; "
+                       "realize one of them first")
+  return out
+
+def _target(a: UOp) -> UOp:
+  return a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0]
+
+def _kernel_reads(p: UOp, points: dict[UOp, None]) -> set[UOp]:
+  """The points and BUFFERs p's kernel reads (an ASSIGN's: its value's)."""
+  stack, seen, out = list(p.src[1:2] if p.op is Ops.ASSIGN else p.src), set(), set()
+  while stack:
+    if (u := stack.pop()) in seen: continue
+    seen.add(u)
+    if u in points or u.op is Ops.BUFFER: out.add(u)
+    else: stack.extend(u.src)
   return out
 
 def _unmoved(u: UOp) -> UOp:
@@ -333,9 +366,10 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     track.record(f"kernel {ast.arg.name}", value, ast)
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
-  # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs: it wrote into them
+  # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs (it wrote into them) and
+  # a BUFFER copied before an ASSIGN wrote it (the copy is the old value, the buffer holds the new one)
   written = {s for p in points if p.op is Ops.CUSTOM_KERNEL for s in p.src}
-  becomes = {p: b.reshape(p.shape) for p, b in bufmap.items() if p not in written}
+  becomes = {p: b.reshape(p.shape) for p, b in bufmap.items() if p not in written and p.op is not Ops.BUFFER}
   becomes.update({o: _buffer_of(o, bufmap).reshape(o.shape) for o in outs if not is_buffer_view(o)})
   return items, becomes
 
