@@ -138,7 +138,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
   def realize(self, *others: Tensor) -> Tensor:
-    run_schedule(self.schedule(*others))
+    run_schedule(self.schedule(*others), consume=True)
     return self
   @staticmethod
   def realize_all(*ts: Tensor) -> None:
