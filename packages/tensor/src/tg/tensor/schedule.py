@@ -10,7 +10,7 @@ import functools, heapq
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
-  flat_index, move_index, track, split_and
+  flat_index, move_index, track, split_and, PatternMatcher, UPat, graph_rewrite_map
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
 
@@ -266,23 +266,18 @@ Ref = tuple[str, int]  # ("in", k): the k-th BUFFER of the graph; ("new", j): th
 _cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]], list[tuple[int, Ref]]]] = {}
 
 def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
-  """A movement op's arg with each bound variable (BIND: a symbolic size) replaced by its DEFINE_VAR, the values going to
-  var_vals: the graph, its kernels and its cache key are then the same for every value."""
+  """A movement op's arg (nested tuples of sizes) with each bound variable (BIND: a symbolic size) replaced by its
+  DEFINE_VAR, the values going to var_vals: the graph, its kernels and its cache key are then the same for every value."""
   if isinstance(x, tuple): return tuple(_unbind_arg(y, var_vals) for y in x)
-  if not isinstance(x, UOp): return x
-  if x.op is Ops.BIND:
-    name, val = x.src[0].arg[0], x.src[1].arg
+  if not isinstance(x, UOp) or not (binds := [u for u in x.toposort() if u.op is Ops.BIND]): return x
+  for b in binds:
+    name, val = b.src[0].arg[0], b.src[1].arg
     if var_vals.setdefault(name, val) != val: raise ValueError(f"variable {name!r} is bound to both {var_vals[name]} and {val}")
-    return x.src[0]
-  return UOp(x.op, x.dtype, _unbind_arg(x.src, var_vals), x.arg)
+  return x.substitute({b: b.src[0] for b in binds})
 
-def _unbind(topo: list[UOp]) -> dict[UOp, UOp]:
-  """Each UOp of the graph (in toposort order) -> the same with its movement ops unbound."""
-  new: dict[UOp, UOp] = {}
-  for u in topo:
-    src, arg = tuple(new[s] for s in u.src), _unbind_arg(u.arg, {}) if u.op in GroupOp.Movement else u.arg
-    new[u] = u if src == u.src and arg == u.arg else UOp(u.op, u.dtype, src, arg)
-  return new
+def _unbind_movement(x: UOp) -> UOp | None:
+  return None if (arg := _unbind_arg(x.arg, {})) == x.arg else x.replace(arg=arg)
+_unbind = PatternMatcher([(UPat(GroupOp.Movement, name="x"), _unbind_movement)])  # each movement op's arg unbound
 
 def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[UOp]]:
   """The graph as a tuple with its buffers numbered by first appearance (their identities left out) and its bound
@@ -313,7 +308,7 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
     items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(var_vals)) for ast, refs in templates]
     return items, {nodes[i]: uop(r).reshape(nodes[i].shape) for i, r in becomes_refs}
-  unbound = _unbind(nodes) if var_vals else None
+  unbound = graph_rewrite_map(UOp.sink(*outs), _unbind, name="unbind") if var_vals else None
   items, becomes = _schedule_uncached([unbound[o] for o in outs] if unbound else outs)
   for ei in items: ei.var_vals = dict(var_vals)
   if unbound:  # back to the UOps of the graph that was asked for
