@@ -44,9 +44,11 @@ class LiveTensors:
   def become(self, becomes: dict[UOp, UOp]) -> None:
     """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
     buffer (an ASSIGN by its target buffer, so a tensor built on it doesn't run the assign again). One rewrite over all
-    the graphs, so a UOp they share is visited once. What a view replaces is remembered for autograd (for_grad), for as
-    long as the view lives: as long as the graph held what it replaced."""
-    if not becomes or not (ts := self.pending()): return
+    the graphs that hold one (found in their toposorts, which UOps cache: a tensor that holds none costs a lookup on the
+    next realize), so a UOp they share is visited once. What a view replaces is remembered for autograd (for_grad), for
+    as long as the view lives: as long as the graph held what it replaced."""
+    keys = becomes.keys()
+    if not (ts := [t for t in self.pending() if not keys.isdisjoint(t.uop.toposort().keys())]): return
     new = graph_rewrite(UOp.sink(*(t.uop for t in ts)), _become, ctx=(becomes, self.realized), bottom_up=True, name="become")
     for t, u in zip(ts, new.src): t.uop = u
 
