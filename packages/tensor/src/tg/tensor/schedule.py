@@ -33,7 +33,7 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not names_buffer(u): points[u] = None
     if u.op is Ops.CUSTOM_KERNEL: points.update({x: None for x in (u, *u.src) if not names_buffer(x)})
     if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
-    if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], u.src[0] if u.src[0].op is Ops.BUFFER else u.src[0].src[0]): points[u.src[1]] = None
+    if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], _target(u)): points[u.src[1]] = None
   for u in topo:
     if u.op is Ops.EXPAND and u.src[0].shape != u.shape and _is_reduce_epilogue(s := _unmoved(u.src[0]), points): points[s] = None
   for u in topo:
@@ -76,6 +76,7 @@ def _in_order(points: list[UOp]) -> dict[UOp, None]:
   return out
 
 def _target(a: UOp) -> UOp:
+  """The BUFFER an ASSIGN writes (its first source: the buffer, or a reshape of it)."""
   return a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0]
 
 def _kernel_reads(p: UOp, points: dict[UOp, None]) -> set[UOp]:
@@ -348,8 +349,7 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
       items.append(ExecItem(p.arg.ast, [buffers[_buffer_of(s, bufmap)] for s in p.src]))
       continue
     if p.op is Ops.ASSIGN:
-      target = p.src[0]
-      bufmap[p] = tb = target if target.op is Ops.BUFFER else target.src[0]
+      bufmap[p] = tb = _target(p)
     else: bufmap[p] = tb = new_buffer(device_of(p), prod(p.shape), p.dtype)
     if p.op is Ops.COPY and prod(p.shape):
       items.append(ExecItem(p, [buffers[tb], buffers[_buffer_of(p.src[0], bufmap)]]))

@@ -69,6 +69,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   _seed: int = 0
   _rng_counters: dict[str, Tensor] = {}  # per device: the next threefry counter, in a buffer
   live = LiveTensors()  # the live tensors realize and autograd act on (tg.tensor.live): one per process
+  _lazy = False  # is this tensor in live.lazy (LiveTensors.add sets it, pending clears it)
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
