@@ -2,6 +2,7 @@
 nothing is computed twice, and a value computed before an in-place assign is not recomputed from the assigned buffer."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from tg.uop import UOp, KernelInfo
 import tg.tensor.schedule as sched
 from tg.tensor import Tensor, Counters, dtypes, nn
@@ -174,6 +175,20 @@ def test_a_reader_of_the_old_value_runs_before_the_assign_though_a_reader_of_the
   np.testing.assert_array_equal(v.numpy(), [10.0, 20.0])
   np.testing.assert_array_equal(c.numpy(), [6.0, 9.0])
   np.testing.assert_array_equal(a.numpy(), [2.0, 3.0])
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(st.sampled_from(["read", "assign"]), min_size=1, max_size=6), order=st.randoms(use_true_random=False))
+def test_lazy_reads_and_assigns_give_what_running_each_at_once_gives(ops, order):
+  """Reads (a * 2) and in-place updates (a += 1) built in any sequence and realized in any order: each read is the value
+  at the point it was built, as PyTorch's eager execution computes it."""
+  a, ref = Tensor([1.0, 2.0]).realize(), np.array([1.0, 2.0], np.float32)
+  reads = []
+  for op in ops:
+    if op == "read": reads.append((a * 2, ref * 2))
+    else: a.assign(a + 1); ref = ref + 1
+  order.shuffle(reads)
+  for t, want in reads: np.testing.assert_array_equal(t.numpy(), want)
+  np.testing.assert_array_equal(a.numpy(), ref)
 
 def test_one_kernel_reading_a_buffer_before_and_after_an_assign_reads_a_copy_of_the_old_value():
   a = Tensor([1.0, 2.0]).realize()

@@ -43,14 +43,35 @@ class LiveTensors:
 
   def become(self, becomes: dict[UOp, UOp]) -> None:
     """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
-    buffer (an ASSIGN by its target buffer, so a tensor built on it doesn't run the assign again). One rewrite over all
-    the graphs that hold one (found in their toposorts, which UOps cache: a tensor that holds none costs a lookup on the
-    next realize), so a UOp they share is visited once. What a view replaces is remembered for autograd (for_grad), for
-    as long as the view lives: as long as the graph held what it replaced."""
+    buffer (an ASSIGN by its target buffer, so a tensor built on it doesn't run the assign again), and the graph above it
+    rebuilt. Only the graphs that hold such a UOp are walked (their toposorts, which UOps cache, tell: a tensor that holds
+    none costs a lookup), with one memo, so a UOp they share is visited once. What a view replaces is remembered for
+    autograd (for_grad), for as long as the view lives: as long as the graph held what it replaced.
+    A map of the original graphs, not graph_rewrite: that matches the nodes it rebuilds too, and a rebuilt node can be
+    a computed UOp of another meaning (r1 = a * 2 built on an ASSIGN to a, rebuilt on a's buffer, is the UOp of an
+    r0 = a * 2 built before the assign, whose buffer holds the old value)."""
     keys = becomes.keys()
     if not (ts := [t for t in self.pending() if not keys.isdisjoint(t.uop.toposort().keys())]): return
-    new = graph_rewrite(UOp.sink(*(t.uop for t in ts)), _become, ctx=(becomes, self.realized), bottom_up=True, name="become")
-    for t, u in zip(ts, new.src): t.uop = u
+    memo: dict[UOp, UOp] = {}
+    def remember(was: UOp, view: UOp) -> None:
+      if not names_buffer(was): self.realized[view] = was  # (an ASSIGN's target holds no value the ASSIGN didn't write)
+    for t in ts:
+      stack = [t.uop]
+      while stack:
+        if (u := stack[-1]) in memo: stack.pop()
+        elif (view := becomes.get(u)) is not None:
+          stack.pop()
+          memo[u] = view
+          remember(u, view)
+        elif todo := [s for s in u.src if s not in memo]: stack.extend(todo)
+        else:
+          stack.pop()
+          if (src := tuple(memo[s] for s in u.src)) == u.src: memo[u] = u
+          elif u.op is Ops.RESHAPE and u.src[0] in becomes:  # a reshape of a buffer's view: the buffer's view
+            memo[u] = (src[0] if src[0].op is Ops.BUFFER else src[0].src[0]).reshape(tuple(u.arg))
+            remember(u, memo[u])
+          else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
+      t.uop = memo[t.uop]
 
   def for_grad(self, uops: list[UOp], targets: set[UOp]) -> list[UOp]:
     """The graphs with each buffer view `become` put in them replaced back by what it replaced, where that reaches a
@@ -91,16 +112,6 @@ class LiveTensors:
       topo = t.uop.toposort()
       if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
     return out
-
-def _replace(ctx: tuple[dict[UOp, UOp], weakref.WeakKeyDictionary[UOp, UOp]], x: UOp) -> UOp | None:
-  """x's buffer view if x was computed into a buffer; a reshape of such an x: the buffer's view in that shape."""
-  becomes, realized = ctx
-  if (view := becomes.get(x)) is None:
-    if x.op is not Ops.RESHAPE or (inner := becomes.get(x.src[0])) is None: return None
-    view = inner.reshape(tuple(x.arg)) if inner.op is Ops.BUFFER else inner.src[0].reshape(tuple(x.arg))
-  if not names_buffer(x): realized[view] = x  # (an ASSIGN's target holds no value the ASSIGN didn't write)
-  return view
-_become = PatternMatcher([(UPat(tuple(Ops), name="x"), _replace)])  # (any op: a realized point is any op)
 
 def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp]], x: UOp) -> Any:
   realized, reaching = ctx
