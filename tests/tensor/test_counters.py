@@ -56,7 +56,7 @@ def test_a_chain_of_kernels_holds_two_intermediate_buffers_at_a_time():
   GlobalCounters.reset()
   before = GlobalCounters.mem_used
   out = y.numpy()
-  assert GlobalCounters.mem_peak - before == 2 * 4 * n, "a kernel's input and output: the input before it is freed"
+  assert GlobalCounters.mem_peak - before <= 2 * 4 * n, "a kernel's input and output at most: each input freed after it"
   want = x.copy()
   for i in range(8): want = want * 0.5 + i
   np.testing.assert_allclose(out, want, rtol=1e-6)

@@ -4,7 +4,7 @@ A schedule computes some UOps of a graph into buffers; every other live tensor w
 that buffer from then on (`become`): else it computes the value again, from the buffers as they are by then (after an
 optimizer's ASSIGN, the forward pass on the updated weights), and a random value would be drawn anew. Autograd must see
 through those buffers to what they replaced (`for_grad`), and an ASSIGN must run after every lazy reader of the old value
-(`old_value_readers`). That needs the set of live tensors: this is the one piece of state tg.tensor keeps beside caches.
+(`old_value_readers`). That needs a registry of the live tensors: this object, the one registry tg.tensor keeps.
 
 Lifetime: one `LiveTensors` per process, `Tensor.live` (tg.tensor.tensor), created with the class. Every entry is a weak
 reference or a weak key, so it lasts exactly as long as its tensor, or as long as the buffer view it describes."""
