@@ -85,6 +85,16 @@ def test_a_tensor_realized_alone_is_read_by_the_tensors_built_on_it():
   np.testing.assert_array_equal(twice.numpy(), r.numpy() * 2)
   assert Counters.kernels == 1, "the random numbers are not drawn again"
 
+def test_equal_tensors_built_on_their_own_stay_apart():
+  # equal graphs are one UOp: pointing rv at the buffer w was realized into made w's assign write rv (BatchNorm's weight
+  # and running_var are both Tensor.ones(n))
+  w, rv = Tensor.ones(3), Tensor.ones(3)
+  w.assign(Tensor([2.0, 3.0, 4.0])).realize()  # realizes w (its ones) into a buffer, then writes it
+  np.testing.assert_array_equal(rv.numpy(), [1.0, 1.0, 1.0])
+  rv.assign(rv * 5).realize()
+  np.testing.assert_array_equal(w.numpy(), [2.0, 3.0, 4.0])
+  np.testing.assert_array_equal(rv.numpy(), [5.0, 5.0, 5.0])
+
 def _step(model, opt, x: Tensor, y: Tensor) -> Tensor:
   opt.zero_grad()
   loss = model(x).sparse_categorical_crossentropy(y)

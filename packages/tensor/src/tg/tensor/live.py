@@ -49,14 +49,19 @@ class LiveTensors:
     autograd (for_grad), for as long as the view lives: as long as the graph held what it replaced.
     A map of the original graphs, not graph_rewrite: that matches the nodes it rebuilds too, and a rebuilt node can be
     a computed UOp of another meaning (r1 = a * 2 built on an ASSIGN to a, rebuilt on a's buffer, is the UOp of an
-    r0 = a * 2 built before the assign, whose buffer holds the old value)."""
+    r0 = a * 2 built before the assign, whose buffer holds the old value).
+    A tensor whose whole graph was computed (not an ASSIGN) keeps its own last op: equal graphs are one UOp, so it is an
+    equal tensor built on its own (BatchNorm's running_var and weight are both Tensor.ones(n)), and pointing it at the
+    buffer would make an assign to one write the other."""
     keys = becomes.keys()
     if not (ts := [t for t in self.pending() if not keys.isdisjoint(t.uop.toposort().keys())]): return
     memo: dict[UOp, UOp] = {}
     def remember(was: UOp, view: UOp) -> None:
       if not names_buffer(was): self.realized[view] = was  # (an ASSIGN's target holds no value the ASSIGN didn't write)
     for t in ts:
-      stack = [t.uop]
+      root = t.uop
+      own = root in becomes and not names_buffer(root)  # an equal graph built on its own (see above): only its sources
+      stack = list(root.src) if own else [root]
       while stack:
         if (u := stack[-1]) in memo: stack.pop()
         elif (view := becomes.get(u)) is not None:
@@ -71,7 +76,7 @@ class LiveTensors:
             memo[u] = (src[0] if src[0].op is Ops.BUFFER else src[0].src[0]).reshape(tuple(u.arg))
             remember(u, memo[u])
           else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
-      t.uop = memo[t.uop]
+      t.uop = root.replace(src=tuple(memo[s] for s in root.src)) if own else memo[root]
 
   def for_grad(self, uops: list[UOp], targets: set[UOp]) -> list[UOp]:
     """The graphs with each buffer view `become` put in them replaced back by what it replaced, where that reaches a
