@@ -89,8 +89,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       if dt is None: dt = dtypes.from_py(flat) if flat else dtypes.default_float
       uop = _buffer_from(np.array(flat, dtype=_np_dtype(dt) if dt.fmt else np.float64).reshape(shape), dev, dt)
     else: raise TypeError(f"can't make a Tensor from {type(data).__name__}")
-    self._uop, self._lazy = uop, False
-    if uop.op is not Ops.RESHAPE or uop.src[0].op is not Ops.BUFFER: Tensor.live.add(self)
+    self._uop = uop
+    if uop.op is not Ops.RESHAPE or uop.src[0].op is not Ops.BUFFER: Tensor.live.add(self)  # (else _lazy's default: False)
     self.grad: Tensor | None = None
     self.requires_grad_(requires_grad)
 
@@ -106,11 +106,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   # ***** properties *****
   @property
-  def shape(self) -> tuple[int, ...]: return self.uop.shape
+  def shape(self) -> tuple[int, ...]: return self._uop.shape
   @property
-  def dtype(self) -> DType: return self.uop.dtype
+  def dtype(self) -> DType: return self._uop.dtype
   @property
-  def device(self) -> str: return device_of(self.uop)
+  def device(self) -> str: return device_of(self._uop)
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
@@ -147,12 +147,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _as_one_view(self) -> bool:
     """Is this tensor realized (a buffer view)? Then its graph becomes the buffer or one RESHAPE of it (reshapes of reshapes
     collapsed), the form the code that takes a realized tensor's buffer reads."""
-    if (base := view_base(self.uop)) is None: return False
-    if self.uop.op is Ops.RESHAPE and self.uop.src[0] is not base: self.uop = base.reshape(self.shape)
+    if (base := view_base(self._uop)) is None: return False
+    if self._uop.op is Ops.RESHAPE and self._uop.src[0] is not base: self.uop = base.reshape(self.shape)
     return True
   def _buffer(self) -> Buffer:
     self.realize()
-    return buffers[view_base(self.uop)].ensure_allocated()
+    return buffers[view_base(self._uop)].ensure_allocated()
   def data(self) -> memoryview:
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
@@ -177,11 +177,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def to_(self, device: str | tuple[str, ...] | None) -> Tensor:
     self.uop = self.to(device).uop
     return self
-  def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), requires_grad=self.requires_grad)
+  def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self._uop,)), requires_grad=self.requires_grad)
   def contiguous(self) -> Tensor:
     if self._as_one_view(): return self
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
-  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self._uop,)))
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place: views of the buffer see the new values)."""
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
@@ -189,11 +189,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if x.device != self.device: x = x.to(self.device)
     if self.is_sharded:  # unshard splits the write by the target's pieces
-      if not realized_multi(self.uop): self.realize()
-      self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
+      if not realized_multi(self._uop): self.realize()
+      self.uop = UOp(Ops.ASSIGN, self.dtype, (self._uop, x.uop))
       return self
-    if not is_buffer_view(self.uop): self.realize()
-    base = view_base(self.uop)
+    if not is_buffer_view(self._uop): self.realize()
+    base = view_base(self._uop)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
     return self
   def replace(self, x: Tensor) -> Tensor:
@@ -320,9 +320,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     self.requires_grad = requires_grad
     if requires_grad:
       Tensor.live.grad.add(self)
-      if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self.uop.toposort()):
+      if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self._uop.toposort()):
         n = self.numel()
-        self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self.uop.reshape((n,)))).reshape(self.shape)
+        self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self._uop.reshape((n,)))).reshape(self.shape)
     return self
 
   # ***** dtypes *****
@@ -347,7 +347,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _apply(self, fn: Callable[..., UOp], *others: Tensor) -> Tensor:
     """A new tensor from fn over the UOps of self and others; it needs grad if any input does."""
     rg = True if any(t.requires_grad for t in (self, *others)) and not Tensor.no_grad else None
-    return Tensor(fn(self.uop, *[t.uop for t in others]), requires_grad=rg)
+    return Tensor(fn(self._uop, *[t._uop for t in others]), requires_grad=rg)
   def _const(self, v: Scalar, dtype: DType | None = None) -> Tensor:
     return Tensor(const_uop(v, dtype or self.dtype, self.device, self.shape))
   def _broadcasted(self, y: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
@@ -697,13 +697,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {self.shape} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
-    root, *keys = Tensor.live.for_grad([self.uop, *(t.uop for t in targets)], {t.uop for t in targets})
+    root, *keys = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
     grads = compute_gradient(root, gradient.uop, set(keys))
     return [Tensor(grads[k]) if k in grads else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
     candidates = [t for t in list(Tensor.live.grad) if t.requires_grad]
-    root, *keys = Tensor.live.for_grad([self.uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
+    root, *keys = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
     leaves = [t for t, k in zip(candidates, keys) if k in root.toposort()]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
     for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
