@@ -2,9 +2,10 @@
 nothing is computed twice, and a value computed before an in-place assign is not recomputed from the assigned buffer."""
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from tg.uop import UOp, KernelInfo
 import tg.tensor.schedule as sched
-from tg.tensor import Tensor, Counters, nn
+from tg.tensor import Tensor, Counters, dtypes, nn
 from tg.tensor.jit import TinyJit
 
 rng = np.random.default_rng(7)
@@ -65,6 +66,34 @@ def test_every_live_tensor_sees_the_buffers_and_nothing_is_recomputed():
   Counters.reset()
   np.testing.assert_allclose(twice.numpy(), 2 * np.exp(x) / np.exp(x).sum(1, keepdims=True), rtol=1e-5)
   assert Counters.kernels == 1, "sm is a buffer in twice's graph: one elementwise kernel, not the softmax's three again"
+
+def test_a_tensor_realized_alone_is_read_by_the_tensors_built_on_it():
+  # the walk that points other tensors at the buffers ran only when a schedule realized more than its outputs: a lazy z
+  # built on x computed x again, from its inputs as they are when z is realized
+  mem = np.arange(4, dtype=np.float32)
+  x = Tensor.from_blob(mem.ctypes.data, (4,), dtype=dtypes.float32) * 2
+  z = x + 1
+  x.realize()
+  mem[:] = 100                   # x's input changes after x is computed
+  Counters.reset()
+  np.testing.assert_array_equal(z.numpy(), np.arange(4) * 2 + 1)
+  assert Counters.kernels == 1, "z reads x's buffer: its add is the only kernel"
+  r = Tensor.rand(64)
+  twice = r * 2
+  r.realize()
+  Counters.reset()
+  np.testing.assert_array_equal(twice.numpy(), r.numpy() * 2)
+  assert Counters.kernels == 1, "the random numbers are not drawn again"
+
+def test_equal_tensors_built_on_their_own_stay_apart():
+  # equal graphs are one UOp: pointing rv at the buffer w was realized into made w's assign write rv (BatchNorm's weight
+  # and running_var are both Tensor.ones(n))
+  w, rv = Tensor.ones(3), Tensor.ones(3)
+  w.assign(Tensor([2.0, 3.0, 4.0])).realize()  # realizes w (its ones) into a buffer, then writes it
+  np.testing.assert_array_equal(rv.numpy(), [1.0, 1.0, 1.0])
+  rv.assign(rv * 5).realize()
+  np.testing.assert_array_equal(w.numpy(), [2.0, 3.0, 4.0])
+  np.testing.assert_array_equal(rv.numpy(), [5.0, 5.0, 5.0])
 
 def _step(model, opt, x: Tensor, y: Tensor) -> Tensor:
   opt.zero_grad()
@@ -169,6 +198,39 @@ def test_assigns_that_read_each_others_old_values(swap):
   np.testing.assert_array_equal(a.numpy(), ref_new_a)
   np.testing.assert_array_equal(b.numpy(), ref_old_a + 1)
 
+def test_a_reader_of_the_old_value_runs_before_the_assign_though_a_reader_of_the_new_value_comes_first():
+  # the order was the graph's with each ASSIGN delayed until a kernel read its result: c's kernel (reading the assign)
+  # came before v's (reading the buffer the assign writes), so the assign ran before v read the buffer
+  a = Tensor([1.0, 2.0]).realize()
+  v = a * 10                     # the value before the assign (PyTorch computes it here)
+  c = a.assign(a + 1) * 3
+  c.realize()                    # realizes v too, in the same schedule: it reads the buffer the assign writes
+  np.testing.assert_array_equal(v.numpy(), [10.0, 20.0])
+  np.testing.assert_array_equal(c.numpy(), [6.0, 9.0])
+  np.testing.assert_array_equal(a.numpy(), [2.0, 3.0])
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(st.sampled_from(["read", "assign"]), min_size=1, max_size=6), order=st.randoms(use_true_random=False))
+def test_lazy_reads_and_assigns_give_what_running_each_at_once_gives(ops, order):
+  """Reads (a * 2) and in-place updates (a += 1) built in any sequence and realized in any order: each read is the value
+  at the point it was built, as PyTorch's eager execution computes it."""
+  a, ref = Tensor([1.0, 2.0]).realize(), np.array([1.0, 2.0], np.float32)
+  reads = []
+  for op in ops:
+    if op == "read": reads.append((a * 2, ref * 2))
+    else: a.assign(a + 1); ref = ref + 1
+  order.shuffle(reads)
+  for t, want in reads: np.testing.assert_array_equal(t.numpy(), want)
+  np.testing.assert_array_equal(a.numpy(), ref)
+
+def test_one_kernel_reading_a_buffer_before_and_after_an_assign_reads_a_copy_of_the_old_value():
+  a = Tensor([1.0, 2.0]).realize()
+  c = (a * 1) + a.assign(a + 1)  # no order of two kernels is right: the old value is copied before the assign
+  Counters.reset()
+  np.testing.assert_array_equal(c.numpy(), [1.0 + 2.0, 2.0 + 3.0])
+  assert Counters.kernels == 3, "the copy, the assign, the sum"
+  np.testing.assert_array_equal(a.numpy(), [2.0, 3.0], err_msg="the assign wrote the buffer once, and a reads it")
+
 def test_the_jitted_training_step_equals_the_plain_one_and_runs_fewer_kernels():
   xs, ys = [rand(8, 5) for _ in range(4)], [rng.integers(0, 3, 8).astype(np.int32) for _ in range(4)]
   def train(jit: bool) -> tuple[list[float], list[tuple[int, int]]]:
@@ -203,3 +265,10 @@ def test_what_a_custom_kernel_writes_into_keeps_its_value():
   (y - y.sum()).realize()                 # (a sum too: other live tensors are updated)
   np.testing.assert_allclose(xc.numpy(), 2 * x, rtol=1e-6, err_msg="xc is not the buffer the kernel added one to")
   np.testing.assert_allclose(y.numpy(), 2 * x + 1, rtol=1e-6)
+
+def test_two_lazy_assigns_in_a_row_each_run_once():
+  # the second assign's value reads the first assign: main ran the first one again when realizing the second ([15, 31, 47])
+  x = Tensor([1.0, 3.0, 5.0]).realize()
+  x.assign(x * 2 + 1)
+  x.assign(x * 2 + 1)
+  np.testing.assert_array_equal(x.numpy(), [7.0, 15.0, 23.0])

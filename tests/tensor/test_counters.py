@@ -46,6 +46,21 @@ def test_mem_peak_is_the_high_point_since_reset():
   GlobalCounters.reset()
   assert GlobalCounters.mem_peak == GlobalCounters.mem_used < both
 
+def test_a_chain_of_kernels_holds_two_intermediate_buffers_at_a_time():
+  # every intermediate buffer lived until the whole schedule had run: the peak was the sum of them all (8 here)
+  n = 1 << 18
+  x = np.arange(n, dtype=np.float32)
+  y = Tensor(x).realize()
+  for i in range(8): y = (y * 0.5 + i).contiguous()  # eight kernels, each into a buffer of its own
+  gc.collect()
+  GlobalCounters.reset()
+  before = GlobalCounters.mem_used
+  out = y.numpy()
+  assert GlobalCounters.mem_peak - before <= 2 * 4 * n, "a kernel's input and output at most: each input freed after it"
+  want = x.copy()
+  for i in range(8): want = want * 0.5 + i
+  np.testing.assert_allclose(out, want, rtol=1e-6)
+
 def test_debug2_prints_every_launch(capsys):
   a = Tensor(np.arange(64, dtype=np.float32)).realize()
   (a * 2).realize()

@@ -3,7 +3,7 @@ Each case gave a wrong answer or crashed once; the references are numpy or value
 import math
 import numpy as np
 import pytest
-from tg.tensor import Tensor, dtypes, nn
+from tg.tensor import Tensor, Counters, dtypes, nn
 
 def grad_of(fn, x, dtype=np.float32) -> np.ndarray:
   t = Tensor(np.array(x, dtype), requires_grad=True)
@@ -170,6 +170,18 @@ def test_a_tensor_realized_twice_in_one_call():
   x = Tensor.ones(2) + 1
   Tensor.realize_all(x, x)
   np.testing.assert_array_equal(x.numpy(), [2, 2])
+
+def test_reshapes_of_reshapes_of_a_buffer_are_that_buffer():
+  x = np.arange(16, dtype=np.float32).reshape(4, 4)
+  t = Tensor(x).realize()
+  r = t.reshape(16).reshape(2, 8)  # RESHAPE(RESHAPE(RESHAPE(BUFFER))): contiguous() ran a copy kernel for it
+  Counters.reset()
+  c = r.contiguous()
+  np.testing.assert_array_equal(c.numpy(), x.reshape(2, 8))
+  np.testing.assert_array_equal(r.to("CPU:1").numpy(), x.reshape(2, 8))
+  assert (Counters.kernels, Counters.copies) == (0, 1), "no kernel copies a view of a buffer, only the copy to CPU:1 runs"
+  t.assign(t * 2).realize()
+  np.testing.assert_array_equal(c.numpy(), 2 * x.reshape(2, 8), err_msg="c is t's buffer (as tinygrad: no copy)")
 
 def test_ten_thousand_chained_ops_realize():
   x = Tensor.ones(4)

@@ -65,6 +65,14 @@ def run_item(ei: ExecItem) -> None:
 
 capturing: list[list[ExecItem]] = []  # TinyJit records what runs while it captures (innermost last)
 
-def run_schedule(items: list[ExecItem]) -> None:
+def run_schedule(items: list[ExecItem], consume: bool = False) -> None:
+  """Run the items in order. consume=True (a list only the caller holds, as realize's): each item is taken out of the list
+  as it runs, so a buffer only the schedule holds (an intermediate no tensor reads) is freed, back to its allocator for
+  the next kernels to reuse, once its last reader has run: a chain of kernels needs two such buffers at a time, not one
+  each. TinyJit keeps every buffer of what it captures (its replays run on them)."""
+  if consume and not capturing:
+    items.reverse()
+    while items: run_item(items.pop())
+    return
   for ei in items: run_item(ei)
   if capturing: capturing[-1].extend(items)

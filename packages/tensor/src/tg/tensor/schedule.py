@@ -10,7 +10,7 @@ import functools, heapq, math
 from dataclasses import dataclass, field
 from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
-  flat_index, move_index, track, split_and
+  flat_index, move_index, track, split_and, PatternMatcher, UPat, graph_rewrite_map
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of
 
@@ -33,68 +33,72 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not names_buffer(u): points[u] = None
     if u.op is Ops.CUSTOM_KERNEL: points.update({x: None for x in (u, *u.src) if not names_buffer(x)})
     if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
-    if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], u.src[0] if u.src[0].op is Ops.BUFFER else u.src[0].src[0]): points[u.src[1]] = None
+    if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], _target(u)): points[u.src[1]] = None
   for u in topo:
     if u.op is Ops.EXPAND and u.src[0].shape != u.shape and _is_reduce_epilogue(s := _unmoved(u.src[0]), points): points[s] = None
   for u in topo:
     if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points): points[u] = None
-  return _assigns_last([u for u in topo if u in points])
+  return _in_order([u for u in topo if u in points])
 
-def _assigns_last(points: list[UOp]) -> dict[UOp, None]:
-  """Points in dependency order, each ASSIGN as late as what depends on it allows and after every point that reads its
-  target's old value (a loss realized with the optimizer step that updates the weights it read, a value built before an
-  assign and realized with one built after it). Assigns that read each other's old values (a swap) can't all wait for
-  their readers: then one's value is computed into a buffer of its own first (a point before it), and it copies that."""
-  if not any(p.op is Ops.ASSIGN for p in points): return dict.fromkeys(points)  # toposort order is dependency order
-  while isinstance(order := _order(points), UOp):
+def _in_order(points: list[UOp]) -> dict[UOp, None]:
+  """The points in an order that runs each after the points it reads and every ASSIGN after each kernel that reads its
+  target's old value (a loss realized with the optimizer step that updates the weights it read), else in toposort order.
+  A kernel that reads both a target's old value and (through other kernels) the ASSIGN's result reads a copy of the old
+  value, taken first: the target BUFFER itself is then a point (computed into a buffer of its own). Assigns that read each
+  other's old values (a swap) can't all wait for their readers: then one's value is computed into a buffer of its own
+  first (a point before it), and the assign copies that."""
+  while isinstance(order := _try_order(points), UOp):
     if order.src[1] in points: raise RuntimeError(f"can't order the assigns of one schedule: {order.src[1].op} is realized already")
-    points.insert(points.index(order), order.src[1])
+    points = points[:(i := points.index(order))] + [order.src[1]] + points[i:]
   return order
 
-def _order(points: list[UOp]) -> dict[UOp, None] | UOp:
-  """_assigns_last's order, or the first assign caught in a cycle of old-value reads."""
-  pos = {p: i for i, p in enumerate(points)}
-  deps, readers = {}, {}  # point -> the points its kernel reads; buffer -> the points whose kernels read it
-  for p in points:
-    deps[p], bufs = _kernel_inputs(p, pos)
-    for b in bufs: readers.setdefault(b, []).append(p)
-  above = {}  # point -> bitset of every point it depends on (position i: bit i)
-  for p in points: above[p] = functools.reduce(lambda acc, d: acc | above[d] | 1 << pos[d], deps[p], 0)
-  after = {p: set(deps[p]) for p in points}
-  for a in points:
-    if a.op is Ops.ASSIGN: after[a].update(r for r in readers.get(_target(a), ()) if r is not a and not above[r] >> pos[a] & 1)
-  users: dict[UOp, list[UOp]] = {p: [] for p in points}
-  for p in points:
-    for d in after[p]: users[d].append(p)
-  waiting = {p: len(after[p]) for p in points}
-  ready = [(p.op is Ops.ASSIGN, pos[p]) for p in points if not waiting[p]]
+def _try_order(points: list[UOp]) -> dict[UOp, None] | UOp:
+  """_in_order's order, or an assign caught in a cycle of old-value reads whose own inputs are done."""
+  pset = dict.fromkeys(points)
+  reads = {p: _kernel_reads(p, pset) for p in points}
+  targets = {p: _target(p) for p in points if p.op is Ops.ASSIGN}
+  upstream: dict[UOp, set[UOp]] = {}  # the ASSIGNs whose results a point's kernel reads, through any kernels
+  for p in points: upstream[p] = {a for q in reads[p] if q in upstream for a in (upstream[q] | ({q} if q in targets else set()))}
+  snapshots = [b for a, b in targets.items() if any(b in reads[p] and a in upstream[p] for p in points)]
+  if snapshots:  # the BUFFER is read as itself by the copy kernel, and through the copy by the rest
+    points = snapshots + points
+    for b in snapshots: reads[b] = {b}
+  after: dict[UOp, set[UOp]] = {p: {q for q in reads[p] if q in reads and q is not p} for p in points}  # p runs after these
+  for a, b in targets.items():
+    after[a] |= {b} if b in snapshots else {p for p in points if p is not a and b in reads[p]}
+  order = {p: i for i, p in enumerate(points)}
+  waiting = {p: len(qs) for p, qs in after.items()}
+  unblocks: dict[UOp, list[UOp]] = {p: [] for p in points}
+  for p, qs in after.items():
+    for q in qs: unblocks[q].append(p)
+  ready = [(order[p], p) for p in points if not waiting[p]]
   heapq.heapify(ready)
   out: dict[UOp, None] = {}
-  while len(out) < len(points):
-    if not ready: return next(a for a in points if a not in out and all(d in out for d in deps[a]))
-    p = points[heapq.heappop(ready)[1]]
-    out[p] = None
-    for u in users[p]:
-      waiting[u] -= 1
-      if not waiting[u]: heapq.heappush(ready, (u.op is Ops.ASSIGN, pos[u]))
+  while ready:
+    out[p := heapq.heappop(ready)[1]] = None
+    for c in unblocks[p]:
+      waiting[c] -= 1
+      if not waiting[c]: heapq.heappush(ready, (order[c], c))
+  if len(out) != len(points):
+    stuck = next((a for a in targets if a not in out and all(q in out for q in reads[a] if q in reads)), None)
+    if stuck is None: raise RuntimeError("these ASSIGNs each read the old value of a buffer another one writes: no order of the "
+                                         "kernels is right; realize one of them first")
+    return stuck
   return out
 
-def _target(a: UOp) -> UOp: return a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0]
+def _target(a: UOp) -> UOp:
+  """The BUFFER an ASSIGN writes (its first source: the buffer, or a reshape of it)."""
+  return a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0]
 
-def _kernel_inputs(p: UOp, points: dict[UOp, int]) -> tuple[set[UOp], set[UOp]]:
-  """The points and the buffers p's kernel (or copy) reads: its graph down to the next realized points. An ASSIGN's
-  target is what it writes, not an input."""
-  stack = [p.src[1]] if p.op is Ops.ASSIGN else list(p.src)
-  seen, deps, bufs = set(stack), set(), set()
+def _kernel_reads(p: UOp, points: dict[UOp, None]) -> set[UOp]:
+  """The points and BUFFERs p's kernel reads (an ASSIGN's: its value's)."""
+  stack, seen, out = list(p.src[1:2] if p.op is Ops.ASSIGN else p.src), set(), set()
   while stack:
-    u = stack.pop()
-    if u in points: deps.add(u)
-    elif u.op is Ops.BUFFER: bufs.add(u)
-    else:
-      new = [s for s in u.src if s not in seen]
-      seen.update(new)
-      stack.extend(new)
-  return deps, bufs
+    if (u := stack.pop()) in seen: continue
+    seen.add(u)
+    if u in points or u.op is Ops.BUFFER: out.add(u)
+    else: stack.extend(u.src)
+  return out
 
 def _unmoved(u: UOp) -> UOp:
   while u.op in GroupOp.Movement: u = u.src[0]
@@ -148,9 +152,15 @@ def names_buffer(u: UOp) -> bool:
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u.op in (Ops.BUFFER, Ops.ASSIGN, Ops.AFTER)
 
+def view_base(u: UOp) -> UOp | None:
+  """The BUFFER under u if u is that buffer or reshapes of it (a reshape of a buffer is that buffer, indexed row-major),
+  else None."""
+  while u.op is Ops.RESHAPE: u = u.src[0]
+  return u if u.op is Ops.BUFFER else None
+
 def is_buffer_view(u: UOp) -> bool:
-  """RESHAPE(BUFFER) (or the BUFFER itself): already realized, contiguous."""
-  return u.op is Ops.BUFFER or (u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER)
+  """A BUFFER or reshapes of it: already realized, contiguous (no kernel copies it)."""
+  return view_base(u) is not None
 
 _PASS_THROUGH = (Ops.CONTIGUOUS, Ops.DETACH, Ops.AFTER, Ops.CALL)  # their value is their source's
 
@@ -268,23 +278,18 @@ Ref = tuple[str, int]  # ("in", k): the k-th BUFFER of the graph; ("new", j): th
 _cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]], list[tuple[int, Ref]]]] = {}
 
 def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
-  """A movement op's arg with each bound variable (BIND: a symbolic size) replaced by its DEFINE_VAR, the values going to
-  var_vals: the graph, its kernels and its cache key are then the same for every value."""
+  """A movement op's arg (nested tuples of sizes) with each bound variable (BIND: a symbolic size) replaced by its
+  DEFINE_VAR, the values going to var_vals: the graph, its kernels and its cache key are then the same for every value."""
   if isinstance(x, tuple): return tuple(_unbind_arg(y, var_vals) for y in x)
-  if not isinstance(x, UOp): return x
-  if x.op is Ops.BIND:
-    name, val = x.src[0].arg[0], x.src[1].arg
+  if not isinstance(x, UOp) or not (binds := [u for u in x.toposort() if u.op is Ops.BIND]): return x
+  for b in binds:
+    name, val = b.src[0].arg[0], b.src[1].arg
     if var_vals.setdefault(name, val) != val: raise ValueError(f"variable {name!r} is bound to both {var_vals[name]} and {val}")
-    return x.src[0]
-  return UOp(x.op, x.dtype, _unbind_arg(x.src, var_vals), x.arg)
+  return x.substitute({b: b.src[0] for b in binds})
 
-def _unbind(topo: list[UOp]) -> dict[UOp, UOp]:
-  """Each UOp of the graph (in toposort order) -> the same with its movement ops unbound."""
-  new: dict[UOp, UOp] = {}
-  for u in topo:
-    src, arg = tuple(new[s] for s in u.src), _unbind_arg(u.arg, {}) if u.op in GroupOp.Movement else u.arg
-    new[u] = u if src == u.src and arg == u.arg else UOp(u.op, u.dtype, src, arg)
-  return new
+def _unbind_movement(x: UOp) -> UOp | None:
+  return None if (arg := _unbind_arg(x.arg, {})) == x.arg else x.replace(arg=arg)
+_unbind = PatternMatcher([(UPat(GroupOp.Movement, name="x"), _unbind_movement)])  # each movement op's arg unbound
 
 def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[UOp]]:
   """The graph as a tuple with its buffers numbered by first appearance (their identities left out) and its bound
@@ -317,8 +322,8 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     made = [new_buffer(*spec) for spec in new_specs]
     def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
     items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(var_vals)) for ast, refs in templates]
-    return items, {nodes[i]: _view(uop(r), nodes[i].shape) for i, r in becomes_refs}
-  unbound = _unbind(nodes) if var_vals else None
+    return items, {nodes[i]: uop(r).reshape(nodes[i].shape) for i, r in becomes_refs}
+  unbound = graph_rewrite_map(UOp.sink(*outs), _unbind, name="unbind") if var_vals else None
   items, becomes = _schedule_uncached([unbound[o] for o in outs] if unbound else outs)
   for ei in items: ei.var_vals = dict(var_vals)
   if unbound:  # back to the UOps of the graph that was asked for
@@ -334,10 +339,6 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   if all(r is not None for _, r in becomes_refs):  # else (a buffer no kernel uses) don't cache
     _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs]) for ei in items], new_specs, [(i, r) for i, r in becomes_refs if r is not None])
   return items, becomes
-
-def _view(buf: UOp, shape: tuple) -> UOp:
-  """A BUFFER as a view of `shape`: itself when that is its own (size,) shape (no shape inference on the new UOp)."""
-  return buf if shape == (buf.arg,) else buf.reshape(shape)
 
 def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   with track.group("schedule", "schedule") as g:
@@ -362,8 +363,7 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
       items.append(ExecItem(p.arg.ast, [buffers[_buffer_of(s, bufmap)] for s in p.src]))
       continue
     if p.op is Ops.ASSIGN:
-      target = p.src[0]
-      bufmap[p] = tb = target if target.op is Ops.BUFFER else target.src[0]
+      bufmap[p] = tb = _target(p)
     else: bufmap[p] = tb = new_buffer(device_of(p), prod(p.shape), p.dtype)
     if p.op is Ops.COPY and prod(p.shape):
       items.append(ExecItem(p, [buffers[tb], buffers[_buffer_of(p.src[0], bufmap)]]))
@@ -375,14 +375,15 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     track.record(f"kernel {ast.arg.name}", value, ast)
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
-  # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs: it wrote into them
+  # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs (it wrote into them) and
+  # a BUFFER copied before an ASSIGN wrote it (the copy is the old value, the buffer holds the new one)
   written = {s for p in points if p.op is Ops.CUSTOM_KERNEL for s in p.src}
-  becomes = {p: b.reshape(p.shape) for p, b in bufmap.items() if p not in written}
+  becomes = {p: b.reshape(p.shape) for p, b in bufmap.items() if p not in written and p.op is not Ops.BUFFER}
   becomes.update({o: _buffer_of(o, bufmap).reshape(o.shape) for o in outs if not is_buffer_view(o)})
   return items, becomes
 
 def _buffer_of(u: UOp, bufmap: dict[UOp, UOp]) -> UOp:
+  while u not in bufmap and u.op in (Ops.RESHAPE, Ops.AFTER): u = u.src[0]  # a contiguous view, or a buffer after a custom kernel
   if u in bufmap: return bufmap[u]
   if u.op is Ops.BUFFER: return u
-  if u.op in (Ops.RESHAPE, Ops.AFTER): return _buffer_of(u.src[0], bufmap)  # a contiguous view, or a buffer after a custom kernel
   raise RuntimeError(f"{u.op} has no buffer: it was not realized")

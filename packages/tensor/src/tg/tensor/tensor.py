@@ -4,13 +4,13 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, ctypes, math, weakref
+import contextlib, ctypes, math
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
-from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, names_buffer
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base
 from tg.tensor.realize import run_schedule, Counters
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -22,6 +22,7 @@ from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
 from tg.tensor.errors import TensorShapeError, TensorValueError
+from tg.tensor.live import LiveTensors
 
 Scalar = int | float | bool
 if default_float := getenv("DEFAULT_FLOAT", ""):  # e.g. DEFAULT_FLOAT=HALF
@@ -68,6 +69,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   no_grad: bool = False
   _seed: int = 0
   _rng_counters: dict[str, Tensor] = {}  # per device: the next threefry counter, in a buffer
+  live = LiveTensors()  # the live tensors realize and autograd act on (tg.tensor.live): one per process
+  _lazy = False  # is this tensor in live.lazy (LiveTensors.add sets it, pending clears it)
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
@@ -90,19 +93,29 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     else: raise TypeError(f"can't make a Tensor from {type(data).__name__}")
     self._init(uop, requires_grad)
   def _init(self, uop: UOp, requires_grad: bool | None) -> None:
-    self.uop: UOp = uop
+    self._uop = uop
+    if uop.op is not Ops.RESHAPE or uop.src[0].op is not Ops.BUFFER: Tensor.live.add(self)  # (else _lazy's default: False)
     self.grad: Tensor | None = None
     if requires_grad: self.requires_grad_(requires_grad)
     else: self.requires_grad = requires_grad
-    _live_add(weakref.ref(self, _live_discard))
+
+  @property
+  def uop(self) -> UOp:
+    """The graph of this tensor's value (a buffer view once realized). Set, it puts the tensor in Tensor.live's lazy set
+    when the graph is not a view (realize must then see it)."""
+    return self._uop
+  @uop.setter
+  def uop(self, u: UOp) -> None:
+    self._uop = u
+    if not self._lazy and view_base(u) is None: Tensor.live.add(self)
 
   # ***** properties *****
   @property
-  def shape(self) -> tuple[int, ...]: return self.uop.shape
+  def shape(self) -> tuple[int, ...]: return self._uop.shape
   @property
-  def dtype(self) -> DType: return self.uop.dtype
+  def dtype(self) -> DType: return self._uop.dtype
   @property
-  def device(self) -> str: return device_of(self.uop)
+  def device(self) -> str: return device_of(self._uop)
   @property
   def ndim(self) -> int: return len(self.shape)
   def numel(self) -> int: return prod(self.shape)
@@ -119,28 +132,32 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # ***** realizing and data out *****
   def schedule(self, *others: Tensor) -> list[ExecItem]:
     """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers,
-    and every other live tensor at the buffers of what it shares with them (_become)."""
+    and every other live tensor at the buffers of what it shares with them (LiveTensors.become)."""
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
-          if not is_buffer_view(t.uop) and not realized_multi(t.uop)]
+          if not t._as_one_view() and not realized_multi(t.uop)]
     if not ts: return []
-    if any(u.op is Ops.ASSIGN for t in ts for u in t.uop.toposort()): ts += _old_value_readers(ts)
+    if any(u.op is Ops.ASSIGN for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
     outs = [t.uop for t in ts]
     items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
     Counters.scheduled += len(items)
     for t in ts: t.uop = becomes[t.uop]
-    # other live tensors are pointed at the buffers too, unless nothing but the outs (and the ASSIGNs under them) got one
-    if len(becomes) > 1 and any(u.op is not Ops.ASSIGN for u in becomes.keys() - outs): _become(becomes)
+    Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
   def realize(self, *others: Tensor) -> Tensor:
-    run_schedule(self.schedule(*others))
+    run_schedule(self.schedule(*others), consume=True)
     return self
   @staticmethod
   def realize_all(*ts: Tensor) -> None:
     if ts: ts[0].realize(*ts[1:])
+  def _as_one_view(self) -> bool:
+    """Is this tensor realized (a buffer view)? Then its graph becomes the buffer or one RESHAPE of it (reshapes of reshapes
+    collapsed), the form the code that takes a realized tensor's buffer reads."""
+    if (base := view_base(self._uop)) is None: return False
+    if self._uop.op is Ops.RESHAPE and self._uop.src[0] is not base: self.uop = base.reshape(self.shape)
+    return True
   def _buffer(self) -> Buffer:
     self.realize()
-    u = self.uop if self.uop.op is Ops.BUFFER else self.uop.src[0]
-    return buffers[u].ensure_allocated()
+    return buffers[view_base(self._uop)].ensure_allocated()
   def data(self) -> memoryview:
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
@@ -165,11 +182,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def to_(self, device: str | tuple[str, ...] | None) -> Tensor:
     self.uop = self.to(device).uop
     return self
-  def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self.uop,)), requires_grad=self.requires_grad)
+  def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self._uop,)), requires_grad=self.requires_grad)
   def contiguous(self) -> Tensor:
-    if is_buffer_view(self.uop): return self
+    if self._as_one_view(): return self
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
-  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self.uop,)))
+  def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self._uop,)))
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place: views of the buffer see the new values)."""
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
@@ -177,11 +194,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if x.device != self.device: x = x.to(self.device)
     if self.is_sharded:  # unshard splits the write by the target's pieces
-      if not realized_multi(self.uop): self.realize()
-      self.uop = UOp(Ops.ASSIGN, self.dtype, (self.uop, x.uop))
+      if not realized_multi(self._uop): self.realize()
+      self.uop = UOp(Ops.ASSIGN, self.dtype, (self._uop, x.uop))
       return self
-    if not is_buffer_view(self.uop): self.realize()
-    base = self.uop if self.uop.op is Ops.BUFFER else self.uop.src[0]
+    if not is_buffer_view(self._uop): self.realize()
+    base = view_base(self._uop)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
     return self
   def replace(self, x: Tensor) -> Tensor:
@@ -307,10 +324,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     of them as leaves (Tensor.full((3,), 3.5, requires_grad=True) twice) would otherwise share one gradient, their sum."""
     self.requires_grad = requires_grad
     if requires_grad:
-      _grad_tensors.add(self)
-      if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self.uop.toposort()):
+      Tensor.live.grad.add(self)
+      if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self._uop.toposort()):
         n = self.numel()
-        self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self.uop.reshape((n,)))).reshape(self.shape)
+        self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self._uop.reshape((n,)))).reshape(self.shape)
     return self
 
   # ***** dtypes *****
@@ -335,7 +352,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _apply(self, fn: Callable[..., UOp], *others: Tensor) -> Tensor:
     """A new tensor from fn over the UOps of self and others; it needs grad if any input does."""
     rg = True if (self.requires_grad or any(t.requires_grad for t in others)) and not Tensor.no_grad else None
-    return Tensor(fn(self.uop, *[t.uop for t in others]), requires_grad=rg)
+    return Tensor(fn(self._uop, *[t._uop for t in others]), requires_grad=rg)
   def _const(self, v: Scalar, dtype: DType | None = None) -> Tensor:
     return Tensor(const_uop(v, dtype or self.dtype, self.device, self.shape))
   def _broadcasted(self, y: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
@@ -694,13 +711,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {self.shape} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
-    root, *keys = _for_grad([self.uop, *(t.uop for t in targets)], {t.uop for t in targets})
+    root, *keys = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
     grads = compute_gradient(root, gradient.uop, set(keys))
     return [Tensor(grads[k]) if k in grads else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
-    candidates = [t for t in list(_grad_tensors) if t.requires_grad]
-    root, *keys = _for_grad([self.uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
+    candidates = [t for t in list(Tensor.live.grad) if t.requires_grad]
+    root, *keys = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
     leaves = [t for t, k in zip(candidates, keys) if k in root.toposort()]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
     for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
@@ -724,81 +741,6 @@ class _NoGrad(contextlib.ContextDecorator):
   def __enter__(self) -> None: self.prev, Tensor.no_grad = Tensor.no_grad, True
   def __exit__(self, *exc: Any) -> None: Tensor.no_grad = self.prev
 no_grad = _NoGrad
-
-_grad_tensors: weakref.WeakSet[Tensor] = weakref.WeakSet()  # live tensors with requires_grad: backward's leaves
-_live: set[weakref.ref[Tensor]] = set()  # every live tensor (a set of weak references: cheaper to add to than a WeakSet)
-_live_add, _live_discard = _live.add, _live.discard
-_realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()  # a buffer view _become put in graphs -> what it replaced
-
-def _old_value_readers(ts: list[Tensor]) -> list[Tensor]:
-  """The live lazy tensors that read a buffer the ASSIGNs among ts write (and not through them): they are realized in the
-  same schedule, before the writes, so that a loss realized after opt.step() is the loss of the weights it was built on.
-  What the writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
-  assigns = {u for t in ts for u in t.uop.toposort() if u.op is Ops.ASSIGN}
-  consumed = {u for a in assigns for u in a.toposort()}
-  targets = {a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0] for a in assigns}
-  mine = {id(t) for t in ts}
-  out = []
-  for ref in list(_live):
-    if (t := ref()) is None or id(t) in mine or is_buffer_view(t.uop) or t.uop in consumed: continue
-    topo = t.uop.toposort()
-    if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
-  return out
-
-def _become(becomes: dict[UOp, UOp]) -> None:
-  """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
-  buffer. Without this, a lazy tensor sharing a reduce (or any realized point) with a realized one computes it again when
-  it is realized, and from the buffers as they are by then: an optimizer step ASSIGNs the weights, so the loss realized
-  after it would be the forward pass run again on the updated weights. An ASSIGN becomes its target buffer, so a tensor
-  built on one doesn't run the assign a second time. The graphs are rebuilt bottom-up (deep graphs are fine) with one
-  memo for all tensors, so a UOp they share is visited once. What a view replaces in a graph is remembered for autograd
-  (_for_grad), for as long as the view lives: as long as the graph held what it replaced."""
-  def remember(was: UOp, view: UOp) -> None:
-    if not names_buffer(was): _realized[view] = was  # not an ASSIGN's target: that buffer holds no new value
-  memo = dict(becomes)
-  for ref in list(_live):
-    if (t := ref()) is None or is_buffer_view(t.uop): continue
-    stack = [t.uop]
-    while stack:
-      if (u := stack[-1]) in memo: stack.pop()
-      elif todo := [s for s in u.src if s not in memo]: stack.extend(todo)
-      else:
-        stack.pop()
-        src = tuple(memo[s] for s in u.src)
-        if src == u.src:
-          memo[u] = u
-          continue
-        for s, n in zip(u.src, src):
-          if s in becomes: remember(s, n)
-        if u.op is Ops.RESHAPE and is_buffer_view(src[0]):  # a view of a view: the buffer's view
-          base = src[0] if src[0].op is Ops.BUFFER else src[0].src[0]
-          memo[u] = v = base if tuple(u.arg) == base.shape else UOp(Ops.RESHAPE, u.dtype, (base,), u.arg)
-          remember(u, v)
-        else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
-    if t.uop in becomes: remember(t.uop, becomes[t.uop])
-    t.uop = memo[t.uop]
-
-def _for_grad(uops: list[UOp], targets: set[UOp]) -> list[UOp]:
-  """The graphs with each buffer view _become put in them replaced back by what it replaced, where that reaches a target:
-  a value realized on the way (say, by printing an accuracy before backward) still passes gradients, as it did before it
-  was realized. Views that reach no target (a weight initialized lazily, then realized) stay buffers."""
-  if not _realized: return uops
-  memo: dict[UOp, tuple[UOp, bool]] = {}  # UOp -> (what autograd sees, whether a target is under it or is it)
-  stack = list(uops)
-  while stack:
-    if (u := stack[-1]) in memo:
-      stack.pop()
-      continue
-    kids = (was,) if (was := _realized.get(u)) is not None else u.src
-    if todo := [s for s in kids if s not in memo]:
-      stack.extend(todo)
-      continue
-    stack.pop()
-    if was is not None: memo[u] = memo[was] if memo[was][1] else (u, u in targets)
-    else:
-      src = tuple(memo[s][0] for s in u.src)
-      memo[u] = (u if src == u.src else UOp(u.op, u.dtype, src, u.arg), u in targets or any(memo[s][1] for s in u.src))
-  return [memo[u][0] for u in uops]
 
 def _shape(shape: tuple) -> tuple[int, ...]:
   """Shape from f(2, 3) or f((2, 3))."""

@@ -1,0 +1,124 @@
+"""The live tensors that realize and autograd act on beyond their arguments, and what realizing put in their graphs.
+
+A schedule computes some UOps of a graph into buffers; every other live tensor whose graph holds one of them must read
+that buffer from then on (`become`): else it computes the value again, from the buffers as they are by then (after an
+optimizer's ASSIGN, the forward pass on the updated weights), and a random value would be drawn anew. Autograd must see
+through those buffers to what they replaced (`for_grad`), and an ASSIGN must run after every lazy reader of the old value
+(`old_value_readers`). That needs a registry of the live tensors: this object, the one registry tg.tensor keeps.
+
+Lifetime: one `LiveTensors` per process, `Tensor.live` (tg.tensor.tensor), created with the class. Every entry is a weak
+reference or a weak key, so it lasts exactly as long as its tensor, or as long as the buffer view it describes."""
+from __future__ import annotations
+import weakref
+from typing import TYPE_CHECKING, Any
+from tg.uop import UOp, Ops, PatternMatcher, UPat, graph_rewrite
+from tg.tensor.schedule import view_base, names_buffer
+
+if TYPE_CHECKING: from tg.tensor.tensor import Tensor
+
+class LiveTensors:
+  """`lazy`: the live tensors that may be unrealized. A tensor is added (`add`) when its graph is set to an unrealized
+  one, unless its `_lazy` flag says it is in already (a weak reference compares its tensor elementwise, so a tensor must
+  not be in twice), and dropped when a walk finds it realized: realized tensors cost a realize nothing. `grad`: the live
+  tensors with requires_grad, backward's candidate leaves. `realized`: a buffer view `become` put in graphs -> what it
+  replaced."""
+  def __init__(self) -> None:
+    self.lazy: set[weakref.ref[Tensor]] = set()
+    self._discard = self.lazy.discard
+    self.grad: weakref.WeakSet[Tensor] = weakref.WeakSet()
+    self.realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+
+  def add(self, t: Tensor) -> None:
+    t._lazy = True
+    self.lazy.add(weakref.ref(t, self._discard))
+
+  def pending(self) -> list[Tensor]:
+    """The live unrealized tensors (the realized ones found on the way are dropped from `lazy`)."""
+    out = []
+    for ref in list(self.lazy):
+      if (t := ref()) is None: continue
+      if view_base(t.uop) is None: out.append(t)
+      else: t._lazy = False; self.lazy.discard(ref)  # (the set's own reference: found by identity, never compared)
+    return out
+
+  def become(self, becomes: dict[UOp, UOp]) -> None:
+    """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
+    buffer (an ASSIGN by its target buffer, so a tensor built on it doesn't run the assign again), and the graph above it
+    rebuilt. Only the graphs that hold such a UOp are walked (their toposorts, which UOps cache, tell: a tensor that holds
+    none costs a lookup), with one memo, so a UOp they share is visited once. What a view replaces is remembered for
+    autograd (for_grad), for as long as the view lives: as long as the graph held what it replaced.
+    A map of the original graphs, not graph_rewrite: that matches the nodes it rebuilds too, and a rebuilt node can be
+    a computed UOp of another meaning (r1 = a * 2 built on an ASSIGN to a, rebuilt on a's buffer, is the UOp of an
+    r0 = a * 2 built before the assign, whose buffer holds the old value).
+    A tensor whose whole graph was computed (not an ASSIGN) keeps its own last op: equal graphs are one UOp, so it is an
+    equal tensor built on its own (BatchNorm's running_var and weight are both Tensor.ones(n)), and pointing it at the
+    buffer would make an assign to one write the other."""
+    keys = becomes.keys()
+    if not (ts := [t for t in self.pending() if not keys.isdisjoint(t.uop.toposort().keys())]): return
+    memo: dict[UOp, UOp] = {}
+    def remember(was: UOp, view: UOp) -> None:
+      if not names_buffer(was): self.realized[view] = was  # (an ASSIGN's target holds no value the ASSIGN didn't write)
+    for t in ts:
+      root = t.uop
+      own = root in becomes and not names_buffer(root)  # an equal graph built on its own (see above): only its sources
+      stack = list(root.src) if own else [root]
+      while stack:
+        if (u := stack[-1]) in memo: stack.pop()
+        elif (view := becomes.get(u)) is not None:
+          stack.pop()
+          memo[u] = view
+          remember(u, view)
+        elif todo := [s for s in u.src if s not in memo]: stack.extend(todo)
+        else:
+          stack.pop()
+          if (src := tuple(memo[s] for s in u.src)) == u.src: memo[u] = u
+          elif u.op is Ops.RESHAPE and u.src[0] in becomes:  # a reshape of a buffer's view: the buffer's view
+            memo[u] = (src[0] if src[0].op is Ops.BUFFER else src[0].src[0]).reshape(tuple(u.arg))
+            remember(u, memo[u])
+          else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
+      t.uop = root.replace(src=tuple(memo[s] for s in root.src)) if own else memo[root]
+
+  def for_grad(self, uops: list[UOp], targets: set[UOp]) -> list[UOp]:
+    """The graphs with each buffer view `become` put in them replaced back by what it replaced, where that reaches a
+    target: a value realized on the way (say, by printing an accuracy before backward) still passes gradients, as it did
+    before it was realized. Views that reach no target (a weight initialized lazily, then realized) stay buffers."""
+    if not self.realized: return uops
+    reaching = self._reaching(uops, targets)
+    new = graph_rewrite(UOp.sink(*uops), _unbecome, ctx=(self.realized, reaching), bottom_up=True, name="for grad")
+    return list(new.src)
+
+  def _reaching(self, uops: list[UOp], targets: set[UOp]) -> set[UOp]:
+    """The UOps under uops (looking through realized views to what they replaced) with a target at or under them."""
+    reach: dict[UOp, bool] = {}
+    stack = list(uops)
+    while stack:
+      if (u := stack[-1]) in reach:
+        stack.pop()
+        continue
+      kids = (was,) if (was := self.realized.get(u)) is not None else u.src
+      if todo := [s for s in kids if s not in reach]:
+        stack.extend(todo)
+        continue
+      stack.pop()
+      reach[u] = u in targets or any(reach[s] for s in kids)
+    return {u for u, r in reach.items() if r}
+
+  def old_value_readers(self, ts: list[Tensor]) -> list[Tensor]:
+    """The live lazy tensors that read a buffer the ASSIGNs among ts write (and not through them): they are realized in
+    the same schedule, before the writes, so that a loss realized after opt.step() is the loss of the weights it was built
+    on. What the writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
+    assigns = {u for t in ts for u in t.uop.toposort() if u.op is Ops.ASSIGN}
+    consumed = {u for a in assigns for u in a.toposort()}
+    targets = {a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0] for a in assigns}
+    mine = {id(t) for t in ts}
+    out = []
+    for t in self.pending():
+      if id(t) in mine or t.uop in consumed: continue
+      topo = t.uop.toposort()
+      if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
+    return out
+
+def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp]], x: UOp) -> Any:
+  realized, reaching = ctx
+  return was if (was := realized.get(x)) is not None and was in reaching else None
+_unbecome = PatternMatcher([(UPat((Ops.RESHAPE, Ops.BUFFER), name="x"), _restore)])  # (what a view is)
