@@ -75,15 +75,22 @@ def _lane_addrs(idx: UOp) -> list[tuple[UOp, UOp | None]]:
   done = graph_rewrite(UOp.sink(*lanes), pm_devectorize_math, name="lane addresses").src
   return [(done[i], done[n + i] if gated else None) for i in range(n)]
 
-def _base_offset(idx: UOp) -> tuple[UOp, int]:
-  if idx.op is Ops.ADD and idx.src[1].op is Ops.CONST: return idx.src[0], idx.src[1].arg
-  if idx.op is Ops.CONST: return UOp.const(idx.dtype, 0), idx.arg
-  return idx, 0
+def _base_offset(idx: UOp) -> tuple[tuple[UOp, ...], int]:
+  """An address as (its terms other than constants, in no particular order; the sum of its constants). The lane's
+  constant can sit anywhere in the sum: an upcast axis i*16+c added to a row's start is row + (i*16 + c), whose lanes
+  are contiguous too (a weight gradient's 16 scalar loads became one vector load)."""
+  terms, off, stack = [], 0, [idx]
+  while stack:
+    u = stack.pop()
+    if u.op is Ops.ADD: stack += u.src
+    elif u.op is Ops.CONST: off += u.arg
+    else: terms.append(u)
+  return tuple(sorted(terms, key=id)), off
 
 def access_groups(addrs: list[tuple[UOp, UOp | None]], widths: tuple[int, ...]) -> list[tuple[list[list[int]], int]]:
   """Group lanes into accesses: lanes with the same base and gate whose constant offsets are consecutive share one
   access of a supported width. Each access lists, per element, the lanes that read or write that element."""
-  by_base: dict[tuple[UOp, UOp | None], dict[int, list[int]]] = {}
+  by_base: dict[tuple[tuple[UOp, ...], UOp | None], dict[int, list[int]]] = {}
   for lane, (idx, gate) in enumerate(addrs):
     base, off = _base_offset(idx)
     by_base.setdefault((base, gate), {}).setdefault(off, []).append(lane)
