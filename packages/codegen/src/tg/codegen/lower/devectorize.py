@@ -78,7 +78,7 @@ def _lane_addrs(idx: UOp) -> list[tuple[UOp, UOp | None]]:
 def _base_offset(idx: UOp) -> tuple[tuple[UOp, ...], int]:
   """An address as (its terms other than constants, in no particular order; the sum of its constants). The lane's
   constant can sit anywhere in the sum: an upcast axis i*16+c added to a row's start is row + (i*16 + c), whose lanes
-  are contiguous too (a weight gradient's 16 scalar loads became one vector load)."""
+  are contiguous too (a weight gradient's 16 scalar loads and inserts become one vector load)."""
   terms, off, stack = [], 0, [idx]
   while stack:
     u = stack.pop()
