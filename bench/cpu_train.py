@@ -6,22 +6,15 @@ against PyTorch; the GPT training step of examples/train_gpt.py (4 layers, d_mod
 AdamW) in steps/s against the same model in PyTorch. tg runs jitted (TinyJit), so its figures are the kernels'.
 PyTorch is optional: "not installed" when it isn't. --json for the figures; --only to run a subset (by row name prefix)."""
 from __future__ import annotations
-import argparse, json, os, pathlib, subprocess, sys, time
+import argparse, json, os, pathlib, subprocess, sys
 from typing import Callable
 import numpy as np
+from tensor import best as tensor_best  # bench/tensor.py (this folder is on sys.path)
 
 SYSTEMS = ("tg", "numpy", "torch")
 GPT = dict(layers=4, dim=256, heads=4, ctx=128, batch=16)
 
-def best(fn: Callable[[], object], reps: int) -> float:
-  """Best wall time of fn in seconds after two warm-up runs (a TinyJit captures on its second call)."""
-  fn(), fn()
-  times = []
-  for _ in range(reps):
-    t0 = time.perf_counter()
-    fn()
-    times.append(time.perf_counter() - t0)
-  return min(times)
+def best(fn: Callable[[], object], reps: int) -> float: return tensor_best(fn, reps, warmup=2)  # TinyJit: call 2 captures
 
 def matmul_cases() -> list[tuple[str, tuple[int, ...], tuple[int, ...], float]]:
   """(name, shape of a, shape of b, flops)."""
