@@ -6,7 +6,8 @@
 - any other reduce (convolutions and their gradients, a matmul with a small or odd axis, fused backward passes):
   UPCAST the output axis that the most loads don't depend on (their value, and all the math on it, is then computed
   once for all the lanes: the input of a conv for every output channel, a softmax gradient for every column), then
-  the innermost output axis when some load doesn't depend on it either; then UNROLL the innermost reduce, fully when
+  the innermost output axis when some load doesn't depend on it either (applied first when only the other axis is
+  contiguous in memory: the upcast applied last gets the fast vector lanes); then UNROLL the innermost reduce, fully when
   it is small (the math that doesn't depend on the output lanes is hoisted) - measured on the training step, the conv
   gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone;
 - a reduce to one value: UNROLL it, so independent accumulators break the add chain;
