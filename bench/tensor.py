@@ -6,9 +6,9 @@ from typing import Callable
 import numpy as np
 from tg.tensor import Tensor, nn
 
-def best(fn: Callable[[], object], reps: int = 5) -> float:
-  """Best wall time of fn in seconds (after one warm-up run that compiles)."""
-  fn()
+def best(fn: Callable[[], object], reps: int = 5, warmup: int = 1) -> float:
+  """Best wall time of fn in seconds (after warm-up runs that compile; a TinyJit captures on its second call)."""
+  for _ in range(warmup): fn()
   times = []
   for _ in range(reps):
     t0 = time.perf_counter()

@@ -72,6 +72,19 @@ def test_a_step_fuses_and_learning_rate_is_a_tensor():
   assert Counters.compiled == 0, "a new learning rate reuses the kernels"
   np.testing.assert_array_equal(ws[0].numpy(), before)
 
+def test_a_step_whose_gradient_reads_the_weight_broadcast_updates_in_place():
+  """The gradient of relu(x + b) reads b broadcast over the batch; the update of b reads it through m and v's assigns,
+  which run first, so b is updated in place: no temporary and copy kernel (one per parameter in the GPT's step)."""
+  xn, bn = rng.standard_normal((32, 24)).astype(np.float32), rng.standard_normal(24).astype(np.float32)
+  b = Tensor(bn.copy(), requires_grad=True)
+  opt = optim.AdamW([b], lr=0.1, weight_decay=0.01)
+  ((Tensor(xn) + b).relu().sum()).backward()
+  Counters.reset()
+  opt.step()
+  assert Counters.kernels == 6, "the gradient, m, v, the two step counters and b"
+  g = (xn + bn > 0).sum(0).astype(np.float64)  # the first step: m_hat = g, v_hat = g^2
+  np.testing.assert_allclose(b.numpy(), bn - 0.1 * (g / (np.abs(g) + 1e-8) + 0.01 * bn), rtol=1e-5, atol=1e-6)
+
 def test_errors():
   with pytest.raises(ValueError, match="no parameters"): optim.SGD([Tensor([1.0], requires_grad=False)])
   w = Tensor([1.0], requires_grad=True)

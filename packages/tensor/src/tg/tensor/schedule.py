@@ -136,12 +136,14 @@ def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, Non
 
 def _reads_shifted(value: UOp, target: UOp) -> bool:
   """Does value read target at other elements than the one it writes (through a view that moves elements, or a reduce)?
-  Then an in-place kernel would read elements it already overwrote, so the value is computed into its own buffer first."""
+  Then an in-place kernel would read elements it already overwrote, so the value is computed into its own buffer first.
+  Another buffer's ASSIGN is not looked through: its kernel runs before this one (this one reads its result), so what it
+  read of target is the old value (an optimizer's p.assign reads m.assign, whose gradient read p broadcast: no copy)."""
   stack, seen = [(value, False)], set()
   while stack:
     u, moved = stack.pop()
     if u is target and moved: return True
-    if (u, moved) in seen: continue
+    if (u, moved) in seen or (u.op is Ops.ASSIGN and target not in (u.src[0], u.src[0].src[0] if u.src[0].src else None)): continue
     seen.add((u, moved))
     moved = moved or u.op in (Ops.EXPAND, Ops.PERMUTE, Ops.PAD, Ops.SHRINK, Ops.FLIP, Ops.REDUCE_AXIS)
     stack.extend((s, moved) for s in u.src)

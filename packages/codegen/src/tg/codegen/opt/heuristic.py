@@ -6,7 +6,8 @@
 - any other reduce (convolutions and their gradients, a matmul with a small or odd axis, fused backward passes):
   UPCAST the output axis that the most loads don't depend on (their value, and all the math on it, is then computed
   once for all the lanes: the input of a conv for every output channel, a softmax gradient for every column), then
-  the innermost output axis when some load doesn't depend on it either; then UNROLL the innermost reduce, fully when
+  the innermost output axis when some load doesn't depend on it either (applied first when only the other axis is
+  contiguous in memory: the upcast applied last gets the fast vector lanes); then UNROLL the innermost reduce, fully when
   it is small (the math that doesn't depend on the output lanes is hoisted) - measured on the training step, the conv
   gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone;
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
@@ -23,6 +24,8 @@
   at least a tile (16) runs tile by tile on them (TC, opt/tc.py), and nothing else is applied."""
 from __future__ import annotations
 import math
+from dataclasses import dataclass
+from typing import Iterable
 from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid, split_terms
 from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
@@ -75,82 +78,105 @@ class _Kernel:
     except KernelOptError: return False
     self.k = new
     return True
+  def first(self, choices: Iterable[tuple[Opt, ...]]) -> tuple[Opt, ...] | None:
+    """Apply the first of the choices that applies, and return it (None: none did)."""
+    for opts in choices:
+      if self.attempt(*opts): return opts
+    return None
+
+@dataclass(frozen=True)
+class _Facts:
+  """What the choices look at, taken from the kernel before any opt."""
+  outs: list[UOp]
+  reds: list[UOp]
+  sizes: list[int]            # of the output axes (0: symbolic)
+  red_size: int | None        # of the first reduce axis
+  deps: dict[UOp, frozenset[UOp]]
+  loads: list[UOp]
+  outer: bool                 # the two innermost output axes form an outer product (a matmul)
+  @staticmethod
+  def of(ast: UOp) -> _Facts:
+    outs, reds, loads = output_axes(ast), reduce_axes(ast), _loads(ast)
+    # a matmul: the two innermost output axes each have a load that doesn't depend on it (A[i,k] for j, B[k,j] for i)
+    outer = len(outs) >= 2 and any(outs[-1] not in ld.toposort() and outs[-2] in ld.toposort() for ld in loads) and \
+      any(outs[-2] not in ld.toposort() and outs[-1] in ld.toposort() for ld in loads)
+    return _Facts(outs, reds, [range_size(r) or 0 for r in outs], range_size(reds[0]) if reds else None, _range_deps(ast), loads,
+                  outer)
 
 def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
   if any(u.op is Ops.CONTRACT for u in ast.toposort()): return ast  # the kernel chose its own vector lanes: more would break them
-  K = _Kernel(ast, ren)
+  K, f = _Kernel(ast, ren), _Facts.of(ast)
   if _tensor_core(K): return K.k
-  outs, reds = output_axes(ast), reduce_axes(ast)
-  sizes = [range_size(r) or 0 for r in outs]
-  red_size = range_size(reds[0]) if reds else None
-  loads = _loads(ast)
-  deps = _range_deps(ast)
-  # a matmul: the two innermost output axes each have a load that doesn't depend on it (A[i,k] for j, B[k,j] for i)
-  outer = len(outs) >= 2 and any(outs[-1] not in ld.toposort() and outs[-2] in ld.toposort() for ld in loads) and \
-    any(outs[-2] not in ld.toposort() and outs[-1] in ld.toposort() for ld in loads)
-  tiled = False
-  if reds and outer and red_size is not None and red_size >= 16:
-    n = len(outs)
-    # a tile of accumulators in registers, the innermost axis in the vector lanes
-    tiled = any(sizes[-2] % ti == 0 and sizes[-1] % tj == 0 and sizes[-2] >= 2 * ti and sizes[-1] >= 2 * tj and
-                K.attempt(Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) for ti, tj in ((8, 16), (8, 8), (4, 4)))
-  if reds and not tiled and ren.has_shared and red_size is not None and red_size >= GROUP_MIN_REDUCE and \
-     math.prod(sizes) <= GROUP_MAX_OUTPUTS and any(red_size % a == 0 and K.attempt(Opt(OptOps.GROUPTOP, 0, a)) for a in (16, 8, 4)): pass
-  elif reds and outs and not tiled and _upcast_reduce(K, deps): pass
-  elif reds and not tiled and _stream_reduce(K, loads): pass
-  elif reds and not tiled and red_size is not None:
-    for amt in (8, 4, 2):
-      if red_size % amt == 0 and red_size >= 4 * amt and K.attempt(Opt(OptOps.UNROLL, 0, amt)): break
-  elif not reds and outs:
-    widest = max(ren.vector_widths)
-    for amt in (widest, 4, 2):
-      if amt > 1 and sizes[-1] % amt == 0 and sizes[-1] >= amt and K.attempt(Opt(OptOps.UPCAST, len(outs) - 1, amt)): break
-  if ren.has_local and ren.local_max is not None:
-    glob = [r for r in output_axes(K.k) if r.arg[1] is AxisType.GLOBAL]
-    if glob and (s := range_size(glob[-1])) is not None:
-      for amt in (16, 8, 4, 2):
-        if s % amt == 0 and s > amt and K.attempt(Opt(OptOps.LOCAL, len(output_axes(K.k)) - 1 - _trailing_non_global(K.k), amt)): break
+  if f.reds:
+    for choose in (_matmul_tile, _group_reduce, _upcast_reduce, _stream_reduce, _unroll_reduce):  # the first that applies
+      if choose(K, f): break
+  elif f.outs: _upcast_elementwise(K, f)
+  if ren.has_local and ren.local_max is not None: _local_split(K)
   return K.k
 
 def _tensor_core(K: _Kernel) -> bool:
   """TC with the first candidate whose rows and columns are at least a tile each (a thinner one would be mostly padding)."""
-  for i, c in enumerate(tc_candidates(K.k, K.ren.tensor_cores) if USE_TC else ()):
-    if min(range_size(c.m) or 0, range_size(c.n) or 0) >= min(c.tc.dims[:2]) and K.attempt(Opt(OptOps.TC, i)): return True
-  return False
+  cands = tc_candidates(K.k, K.ren.tensor_cores) if USE_TC else []
+  return bool(K.first((Opt(OptOps.TC, i),) for i, c in enumerate(cands) if min(range_size(c.m) or 0, range_size(c.n) or 0) >= min(c.tc.dims[:2])))
 
-def _upcast_reduce(K: _Kernel, deps: dict[UOp, frozenset[UOp]]) -> bool:
-  """False when no output axis is worth upcasting (then the plain reduce UNROLL applies)."""
-  k0 = K.k
-  lanes = 1
-  def upcast(pos: int, amts: tuple[int, ...]) -> int:
-    """UPCAST output axis `pos` by the first amount that divides it and fits; the whole axis when it is small."""
-    s = range_size(output_axes(K.k)[pos]) or 0
-    for amt in ((s,) if 1 < s <= 16 else ()) + amts:
-      if 1 < amt <= s and s % amt == 0 and lanes * amt <= UPCAST_LANES and K.attempt(Opt(OptOps.UPCAST, pos, amt)): return amt
-    return 1
+def _matmul_tile(K: _Kernel, f: _Facts) -> bool:
+  """A tile of accumulators in registers, the innermost axis in the vector lanes."""
+  if not f.outer or f.red_size is None or f.red_size < 16: return False
+  n, (s2, s1) = len(f.outs), f.sizes[-2:]
+  return bool(K.first((Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) for ti, tj in ((8, 16), (8, 8), (4, 4))
+                 if s2 % ti == 0 and s1 % tj == 0 and s2 >= 2 * ti and s1 >= 2 * tj))
+
+def _group_reduce(K: _Kernel, f: _Facts) -> bool:
+  """A long reduce to few outputs shared by a workgroup (partial sums in shared memory)."""
+  if not K.ren.has_shared or f.red_size is None or f.red_size < GROUP_MIN_REDUCE or math.prod(f.sizes) > GROUP_MAX_OUTPUTS: return False
+  return bool(K.first((Opt(OptOps.GROUPTOP, 0, a),) for a in (16, 8, 4) if f.red_size % a == 0))
+
+def _unroll_reduce(K: _Kernel, f: _Facts) -> bool:
+  """Independent accumulators for the first reduce: they break the add chain."""
+  if f.red_size is None: return False
+  return bool(K.first((Opt(OptOps.UNROLL, 0, amt),) for amt in (8, 4, 2) if f.red_size % amt == 0 and f.red_size >= 4 * amt))
+
+def _upcast_elementwise(K: _Kernel, f: _Facts) -> bool:
+  """The innermost axis in the widest vector the device has."""
+  return bool(K.first((Opt(OptOps.UPCAST, len(f.outs) - 1, amt),) for amt in (max(K.ren.vector_widths), 4, 2)
+                 if amt > 1 and f.sizes[-1] % amt == 0 and f.sizes[-1] >= amt))
+
+def _local_split(K: _Kernel) -> bool:
+  """On devices with workgroups: a LOCAL split of the innermost global axis."""
+  glob = [r for r in output_axes(K.k) if r.arg[1] is AxisType.GLOBAL]
+  if not glob or (s := range_size(glob[-1])) is None: return False
+  pos = len(output_axes(K.k)) - 1 - _trailing_non_global(K.k)
+  return bool(K.first((Opt(OptOps.LOCAL, pos, amt),) for amt in (16, 8, 4, 2) if s % amt == 0 and s > amt))
+
+def _upcast_reduce(K: _Kernel, f: _Facts) -> bool:
+  """UPCAST the output axis that the most work doesn't depend on, then the rows of the tile, then UNROLL the innermost
+  reduce; False when no output axis is worth upcasting (then the plain reduce UNROLL applies)."""
+  if not f.outs: return False
+  k0, outs = K.k, f.outs
   # the output axis with the most work that doesn't depend on it (ties: the one that takes the bigger upcast, then the inner one), then the
   # innermost axis when some work doesn't depend on it either (an outer product: conv input x weight)
-  outs = output_axes(K.k)
-  scores = [(_reuse(k0, r, deps), _amount(range_size(r) or 0), i) for i, r in enumerate(outs) if (range_size(r) or 0) > 1]
-  red_total = math.prod(range_size(r) or 1 for r in reduce_axes(K.k))
+  scores = [(_reuse(k0, r, f.deps), _amount(range_size(r) or 0), i) for i, r in enumerate(outs) if (range_size(r) or 0) > 1]
+  red_total = math.prod(range_size(r) or 1 for r in f.reds)
   # a load shared by all lanes pays off over a long reduce; over a short one (a 1-channel conv) clang's own vectorizing
   # of the plain innermost loop is better (measured 0.16 vs 0.75 ms)
   if not scores or (best := max(scores))[0] < (1 if red_total >= 16 else MIN_REUSE): return False
-  lanes *= upcast(best[2], (16, 8, 4, 2))
-  if best[2] != len(outs) - 1 and (range_size((inner := output_axes(K.k)[-1])) or 0) > 1 and _reuse(k0, inner, deps) > 0:
-    # the rows of the tile: a big divisor (a conv's row of 30 as 15 rows: 3.4x faster than 3)
-    lanes *= upcast(len(output_axes(K.k)) - 1, tuple(range(16, 1, -1)))
-  elif best[2] == len(outs) - 1 and (rest := [sc for sc in scores if sc[2] != best[2] and sc[0] > 0 and sc[1] >= 4]):
-    # the vector lanes are the innermost axis: the other operand of the outer product gives the rows of the tile
-    lanes *= upcast(max(rest)[2], (8, 4, 2))
-  # the innermost reduce: fully unrolled when small (what doesn't depend on the output lanes is hoisted), else by 4 -
-  # unless expensive math depends on it: the unrolled lanes would redo it for every output lane - or a big tile already
-  # has enough independent accumulators (measured: a conv's 16x12 tile 2.1 ms plain, 2.7 ms with its 3-wide window unrolled)
-  reds = reduce_axes(K.k)
-  if reds and (rs := range_size(reds[-1])) is not None and lanes < 128:
-    costly = any(u.op in EXPENSIVE and reds[-1] in deps.get(u, ()) for u in k0.toposort())
-    for amt in ((rs,) if rs <= 16 else ()) + (() if costly else (4, 2)):
-      if rs % amt == 0 and rs >= amt and K.attempt(Opt(OptOps.UNROLL, len(reds) - 1, amt)): break
+  rest = [sc for sc in scores if sc[2] != best[2] and sc[0] > 0 and sc[1] >= 4]
+  rows: tuple[int, tuple[int, ...]] | None = None
+  if best[2] != len(outs) - 1 and (range_size(outs[-1]) or 0) > 1 and _reuse(k0, outs[-1], f.deps) > 0:
+    rows = (len(outs) - 1, tuple(range(16, 1, -1)))  # the rows of the tile: a big divisor (a conv's row of 30 as 15 rows: 3.4x faster than 3)
+  elif best[2] == len(outs) - 1 and rest:
+    rows = (max(rest)[2], (8, 4, 2))  # the innermost axis is the best: the other operand of the outer product gives the rows
+  # the upcast applied last gives the fastest-moving vector lanes: below the best axis that is the innermost one, unless
+  # only the best axis is contiguous in memory (a conv's weight gradient from channels-last input: its channels, not its
+  # 3-wide window; 3x faster). (Reordering the other case measured no better.)
+  order = [(best[2], (16, 8, 4, 2))] + ([rows] if rows else [])
+  if rows and rows[0] == len(outs) - 1 and _unit_stride(outs[best[2]], f.loads) and not _unit_stride(outs[rows[0]], f.loads): order.reverse()
+  lanes, gone = 1, []  # gone: the positions of axes a whole upcast took out of the output axes
+  for pos, amts in order:
+    n = len(output_axes(K.k))
+    lanes *= _upcast(K, pos - sum(g < pos for g in gone), amts, lanes)
+    if len(output_axes(K.k)) < n: gone.append(pos)
+  if lanes < 128: _unroll_inner(K, k0, f.deps)
   return True
 
 def unit_stride_axes(idx: UOp) -> set[UOp]:
@@ -159,20 +185,43 @@ def unit_stride_axes(idx: UOp) -> set[UOp]:
   terms = split[0]
   return {t for t, c in terms if t.op is Ops.RANGE and c == 1 and sum(1 for u, _ in terms if t in u.toposort()) == 1}
 
-def _stream_reduce(K: _Kernel, loads: list[UOp]) -> bool:
+def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
   """Vectors along the axis every reducing load is contiguous in (see the module docstring); False when there is none."""
-  reds, outs = reduce_axes(K.k), output_axes(K.k)
-  reading = [ld for ld in loads if any(r in ld.toposort() for r in reds)]
+  reds, outs = f.reds, f.outs
+  reading = [ld for ld in f.loads if any(r in ld.toposort() for r in reds)]
   if not reading: return False
   common = set.intersection(*(unit_stride_axes(ld) for ld in reading))
   if reds[-1] in common:
     n = range_size(reds[-1]) or 0
     # (at least 16 steps per lane: the lanes are folded one by one after the loop, which a short row would pay for)
-    return any(n % a == 0 and n >= 16 * a and K.attempt(Opt(OptOps.ACCUM, len(reds) - 1, a)) for a in STREAM_ACCUM)
+    return bool(K.first((Opt(OptOps.ACCUM, len(reds) - 1, a),) for a in STREAM_ACCUM if n % a == 0 and n >= 16 * a))
   if outs and outs[-1] in common:
     n = range_size(outs[-1]) or 0
-    return any(n % a == 0 and n >= 2 * a and K.attempt(Opt(OptOps.UPCAST, len(outs) - 1, a)) for a in STREAM_UPCAST)
+    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) for a in STREAM_UPCAST if n % a == 0 and n >= 2 * a))
   return False
+
+def _unit_stride(r: UOp, loads: list[UOp]) -> bool:
+  """r and r+1 are neighbours in memory for some load (its lanes load as one vector)."""
+  return any(r in unit_stride_axes(ld) for ld in loads)
+
+def _upcast(K: _Kernel, pos: int, amts: tuple[int, ...], lanes: int) -> int:
+  """UPCAST output axis `pos` by the first amount that divides it and keeps the tile within UPCAST_LANES (the whole axis
+  first when it is small); returns the amount (1: none applied)."""
+  s = range_size(output_axes(K.k)[pos]) or 0
+  fits = [a for a in ((s,) if 1 < s <= 16 else ()) + amts if 1 < a <= s and s % a == 0 and lanes * a <= UPCAST_LANES]
+  done = K.first((Opt(OptOps.UPCAST, pos, a),) for a in fits)
+  return done[0].arg or 1 if done is not None else 1
+
+def _unroll_inner(K: _Kernel, k0: UOp, deps: dict[UOp, frozenset[UOp]]) -> None:
+  """The innermost reduce: fully unrolled when small (what doesn't depend on the output lanes is hoisted), else by 4 -
+  unless expensive math depends on it: the unrolled lanes would redo it for every output lane. (Not after a big tile: it
+  already has enough independent accumulators; measured: a conv's 16x12 tile 2.1 ms plain, 2.7 ms with its 3-wide window
+  unrolled.)"""
+  reds = reduce_axes(K.k)
+  if not reds or (rs := range_size(reds[-1])) is None: return
+  costly = any(u.op in EXPENSIVE and reds[-1] in deps.get(u, ()) for u in k0.toposort())
+  amts = ((rs,) if rs <= 16 else ()) + (() if costly else (4, 2))
+  K.first((Opt(OptOps.UNROLL, len(reds) - 1, amt),) for amt in amts if rs % amt == 0 and rs >= amt)
 
 def _amount(s: int) -> int:
   """How many lanes an UPCAST of an axis of size s takes: all of it when small, else the biggest of 16, 8, 4, 2 dividing it."""
