@@ -103,6 +103,15 @@ def _mutate_field(raw: bytes, edit) -> bytes:
     else: h[name][field] = value
   return _with_header(raw, apply)
 
+def test_null_metadata_is_no_metadata(tmp_path):
+  """The reference reads "__metadata__": null as none (hypothesis found the difference)."""
+  from safetensors.numpy import load as reference_load
+  raw = _mutate_field(_reference_file(), ("__metadata__", None, None))
+  (path := tmp_path / "m.safetensors").write_bytes(raw)
+  theirs = reference_load(raw)
+  ours = {k: v.numpy() for k, v in safe_load(path).items()}
+  assert sorted(ours) == sorted(theirs) and all(ours[k].tobytes() == v.tobytes() for k, v in theirs.items())
+
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(hst.one_of(byte_edits.map(lambda e: ("bytes", e)), field_edits.map(lambda e: ("field", e))))
 def test_fuzz_mutated_files_against_the_reference(tmp_path, mutation):

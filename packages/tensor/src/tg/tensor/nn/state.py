@@ -81,7 +81,8 @@ def safe_load_metadata(path: str | os.PathLike) -> tuple[dict[str, Any], int]:
   try: header = json.loads(text.decode("utf-8"))
   except (ValueError, RecursionError) as e: raise SafetensorsError(f"{path}: the header isn't UTF-8 JSON ({e})") from None
   if not isinstance(header, dict): raise SafetensorsError(f"{path}: the header is a JSON {type(header).__name__}, not an object")
-  if not isinstance(meta := header.get("__metadata__", {}), dict) or not all(isinstance(v, str) for v in meta.values()):
+  if (meta := header.get("__metadata__")) is None: meta = {}  # null is no metadata, as the reference reads it
+  if not isinstance(meta, dict) or not all(isinstance(v, str) for v in meta.values()):
     raise SafetensorsError(f"{path}: __metadata__ must be an object of strings, not {meta!r:.100}")
   _check_tensors(path, {k: v for k, v in header.items() if k != "__metadata__"}, size - 8 - n)
   return header, 8 + n
