@@ -15,7 +15,10 @@ class Optimizer:
     self.lr = Tensor([lr], device=self.params[0].device, requires_grad=False)
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
-  def step(self) -> None: Tensor.realize_all(*self.schedule_step())
+  def step(self) -> None:
+    """The update, realized. The gradients it consumes are fused into its kernels, not stored: a p.grad read after step()
+    is computed from the updated weights (PyTorch keeps the old values). Realize the gradients first to keep them."""
+    Tensor.realize_all(*self.schedule_step())
   def schedule_step(self) -> list[Tensor]:
     """Assign the new values (lazily) and return the tensors to realize."""
     for p in self.params:
