@@ -88,3 +88,17 @@ def test_int8_elementwise_of_odd_size(dev):
   """27 int8 elements run one per workgroup: gfx1200 code loads each with s_load_u8 from an unaligned address."""
   x, y = np.arange(-8, 19, dtype=np.int8).reshape(3, 9), np.arange(1, 28, dtype=np.int8).reshape(3, 9)
   np.testing.assert_array_equal((Tensor(x, device=dev) * 3 + Tensor(y, device=dev)).numpy(), x * 3 + y)
+
+@ARCHS
+def test_bool_max_and_argmax_with_nan(dev):
+  """A max of bools is an OR: LLVM IR compared i1 values signed (true is -1), so any() and the first-NaN test in argmax were
+  always false on the GPU; the argmax reduce of a (1, 300) row needs a shared-memory reduce whose bool accumulator LLVM put in
+  LDS through the dispatch packet, which the runtime doesn't pass (it raised "kernels that need dispatch_ptr")."""
+  a = np.random.default_rng(0).standard_normal((1, 300)).astype(np.float32)
+  np.testing.assert_array_equal(Tensor(a, device=dev).argmax(1).numpy(), a.argmax(1))
+  a[0, 7] = a[0, 200] = np.nan
+  np.testing.assert_array_equal(Tensor(a, device=dev).argmax(1).numpy(), [7])
+  b = np.zeros(40, bool)
+  b[33] = True
+  assert Tensor(b, device=dev).max().item() is True and Tensor(b, device=dev).any().item() is True
+  assert Tensor(np.zeros(40, bool), device=dev).any().item() is False

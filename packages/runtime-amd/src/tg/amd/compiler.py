@@ -14,6 +14,10 @@ def find_tool(kind: str) -> str:
     if path := shutil.which(n): return path
   raise RuntimeError(f"the AMD compiler needs LLVM 19: none of {', '.join(cands)} found (set {env}, or on Debian: apt-get install {PACKAGES})")
 
+# LLVM may move a kernel's private arrays into LDS, which needs the workgroup size from the dispatch packet (a user SGPR the
+# runtime doesn't pass: tg's kernels get their sizes as hidden arguments); they stay in registers or scratch instead
+CLANG_FLAGS = ("-x", "ir", "-c", "-O3", "-nogpulib", "-target", "amdgcn-amd-amdhsa", "-mllvm", "-disable-promote-alloca-to-lds")
+
 class AMDCompiler(Compiler):
   """Compiles for one gfx target (gfx1100, gfx1200). clang runs LLVM's -O3 pipeline on the IR (mem2reg for the
   accumulators, loop opts) before the amdgcn backend; ld.lld links the object into a shared code object."""
@@ -24,12 +28,12 @@ class AMDCompiler(Compiler):
   def cachekey(self) -> str:
     clang, lld = self.tools
     version = subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.splitlines()[0]
-    return f"amd {self.arch}\n{clang}\n{lld}\n{version}"
+    return f"amd {self.arch}\n{clang}\n{lld}\n{version}\n{' '.join(CLANG_FLAGS)}"
   def compile(self, src: str) -> bytes:
     clang, lld = self.tools
     with tempfile.TemporaryDirectory() as tmp:
       obj, out = os.path.join(tmp, "k.o"), os.path.join(tmp, "k.hsaco")
-      r = subprocess.run([clang, "-x", "ir", "-", "-c", "-O3", "-nogpulib", "-target", "amdgcn-amd-amdhsa", f"-mcpu={self.arch}", "-o", obj],
+      r = subprocess.run([clang, *CLANG_FLAGS, f"-mcpu={self.arch}", "-", "-o", obj],
                          input=src, capture_output=True, text=True)
       if r.returncode != 0: raise RuntimeError(f"clang failed to compile for {self.arch}:\n{r.stderr}\n--- source ---\n{src}")
       r = subprocess.run([lld, "-shared", "--no-undefined", obj, "-o", out], capture_output=True, text=True)

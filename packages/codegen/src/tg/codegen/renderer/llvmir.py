@@ -240,7 +240,7 @@ class LLVMRenderer(Renderer):
         a = val(u, f"fcmp ogt {t} {s[0]}, {s[1]}")
         b = val(u, f"fcmp uno {t} {s[0]}, {s[0]}")
         c = val(u, f"or {ltype(dtypes.bool.vec(dt.count))} {a}, {b}")
-      else: c = val(u, f"icmp {'ugt' if dtypes.is_unsigned(sc) else 'sgt'} {t} {s[0]}, {s[1]}")
+      else: c = val(u, f"icmp {'ugt' if dtypes.is_unsigned(sc) or sc == dtypes.bool else 'sgt'} {t} {s[0]}, {s[1]}")  # (i1 signed: true < false)
       val(u, f"select {ltype(dtypes.bool.vec(dt.count))} {c}, {t} {s[0]}, {t} {s[1]}")
     elif u.op in (Ops.IDIV, Ops.MOD): self._divmod(f, u, s, t)
     elif u.op in INTRINSICS and isf:
