@@ -281,7 +281,7 @@ class MultiMixin:
     graph.sharded_seen = True
     uops = tuple(UOp(Ops.COPY, self.dtype, (p.contiguous().uop, device_uop(d))).reshape(p.shape) for p, d in zip(pieces, devs))
     if is_buffer_view(self.uop) and not self.requires_grad:  # realized data (a batch): copied now, so that realizing it later
-      items, becomes = schedule(list(uops))                   # isn't a schedule with every live tensor to update (_become)
+      items, becomes = schedule(list(uops))                   # isn't a schedule with every live tensor to update (Tensor.live.become)
       run_schedule(items)
       uops = tuple(becomes.get(u, u) for u in uops)
     return Tensor(UOp(Ops.MULTI, self.dtype, uops, ax), requires_grad=self.requires_grad)

@@ -11,8 +11,8 @@
   it is small (the math that doesn't depend on the output lanes is hoisted) - measured on the training step, the conv
   gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone;
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
-  the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (four AVX-512 registers
-  of independent accumulators: 25 vs 5.9 GB/s for UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is
+  the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (64 lanes of independent
+  accumulators, eight AVX2 registers on the measuring host: 25 vs 5.9 GB/s for UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is
   an output axis (a column sum), UPCAST it by 128 (each step of the walk down the rows reads eight whole cache lines:
   10.6 GB/s, 5.6 with 64 lanes, 0.3 with none). Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
 - any other reduce to one value: UNROLL it;
