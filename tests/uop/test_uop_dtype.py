@@ -130,7 +130,7 @@ def test_bfloat16_known_bits() -> None:
 
 # ***** fp8 (OCP 8-bit floating point specification, E4M3FN and E5M2) *****
 FP8_KNOWN = {dtypes.fp8e4m3: {448.0: 0x7E, -448.0: 0xFE, 1.0: 0x38, 2.0**-9: 0x01, 2.0**-6: 0x08, 7 * 2.0**-9: 0x07, -0.0: 0x80,
-                              -1.5: 0xBC, 240.0: 0x77, 500.0: 0x7E, math.inf: 0x7E, -math.inf: 0xFE, 2.0**-10: 0x00, 3 * 2.0**-11: 0x01},
+                              -1.5: 0xBC, 240.0: 0x77, 500.0: 0x7E, math.inf: 0x7F, -math.inf: 0xFF, 2.0**-10: 0x00, 3 * 2.0**-11: 0x01},
              dtypes.fp8e5m2: {57344.0: 0x7B, -57344.0: 0xFB, 1.0: 0x3C, 2.0**-16: 0x01, 2.0**-14: 0x04, 3 * 2.0**-16: 0x03, -0.0: 0x80,
                               1.75: 0x3F, math.inf: 0x7C, -math.inf: 0xFC, 1e6: 0x7B, 2.0**-17: 0x00, 0.75 * 2.0**-15: 0x02}}
 

@@ -23,7 +23,7 @@ def to_norm(x: V, signed: bool) -> V:
 FP8 = {"fp8": dtypes.fp8e4m3, "bf8": dtypes.fp8e5m2}
 
 def f8_to_f32(x: V, fmt: str) -> V: return V(fp8_bits_to_f32(conv(x, "u", 32).u, FP8[fmt]), "f", 32)
-def f32_to_f8(x: V, fmt: str) -> V: return V(f32_to_fp8_bits(conv(x, "f", 32).u, FP8[fmt]).cast(dtypes.uint8), "u", 8)
+def f32_to_f8(x: V, fmt: str) -> V: return V(f32_to_fp8_bits(conv(x, "f", 32).u, FP8[fmt], saturate=False).cast(dtypes.uint8), "u", 8)
 
 def u32(x: int) -> UOp: return UOp.const(dtypes.uint32, x)
 

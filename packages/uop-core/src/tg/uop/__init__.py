@@ -9,7 +9,7 @@ from tg.uop import track
 from tg.uop.track import VIZ
 from tg.uop.symbolic import symbolic, symbolic_simple, simplify_given_valid, split_and, split_terms, build_sum
 from tg.uop.view import flat_index, unflat_index, move_index, view_index
-from tg.uop.floatconv import round_half_even, f32_to_bf16_bits, fp8_bits_to_f32, f32_to_fp8_bits
+from tg.uop.floatconv import round_half_even, bf16_bits_to_f32, f32_to_bf16_bits, fp8_bits_to_f32, f32_to_fp8_bits
 from tg.uop.spec import type_verify, tensor_spec, kernel_spec, program_spec, SpecError
 
 __all__ = ["Context", "ContextVar", "EnvError", "Timing", "getenv", "cache_db_path", "DEBUG", "SPEC", "prod", "dedup", "flatten", "all_same",
@@ -20,4 +20,4 @@ __all__ = ["Context", "ContextVar", "EnvError", "Timing", "getenv", "cache_db_pa
            "UPat", "PatternMatcher", "graph_rewrite", "graph_rewrite_map", "RewriteLoop", "VIZ", "track",
            "symbolic", "symbolic_simple", "simplify_given_valid", "split_and", "split_terms", "build_sum",
            "flat_index", "unflat_index", "move_index", "view_index", "type_verify", "tensor_spec", "kernel_spec", "program_spec", "SpecError",
-           "round_half_even", "f32_to_bf16_bits", "fp8_bits_to_f32", "f32_to_fp8_bits"]
+           "round_half_even", "bf16_bits_to_f32", "f32_to_bf16_bits", "fp8_bits_to_f32", "f32_to_fp8_bits"]

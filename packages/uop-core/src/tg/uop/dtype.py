@@ -212,12 +212,14 @@ def round_to_float_format(x: float, dtype: DType, saturate: bool = False) -> flo
   return math.copysign(float(r), x)  # an underflow to zero keeps the sign
 
 def float_to_fp8(x: float, dtype: DType) -> int:
-  """The 8 bits of x in fp8e4m3 (OCP E4M3FN: no inf, NaN is 0x7f) or fp8e5m2, rounding to nearest even and
-  saturating finite overflow (and, for e4m3, infinities) to the largest finite value."""
+  """The 8 bits of x cast to fp8e4m3 (OCP E4M3FN: no inf, NaN is S.1111.111) or fp8e5m2: tg.uop.floatconv's f32_to_fp8_bits
+  (its semantics are documented there) on a Python float: nearest even, finite overflow saturates, an infinity is NaN in
+  E4M3, NaN keeps its sign (and in E5M2 its payload's top bit, made quiet)."""
   ebits, mbits, _, _ = FLOAT_FORMATS[dtype]
   sign = 0x80 if math.copysign(1.0, x) < 0 else 0
-  if math.isnan(x): return 0x7F if dtype == dtypes.fp8e4m3 else 0x7E
-  r = abs(round_to_float_format(x, dtype, saturate=dtype == dtypes.fp8e4m3 or not math.isinf(x)))
+  if math.isnan(x): return sign | 0x7F if dtype == dtypes.fp8e4m3 else _e5m2_nan(x) | 0x02
+  if math.isinf(x) and dtype == dtypes.fp8e4m3: return sign | 0x7F
+  r = abs(round_to_float_format(x, dtype, saturate=not math.isinf(x)))
   if math.isinf(r): return sign | 0x7C
   if r == 0: return sign
   bias, (m, e) = dtypes.bias(dtype), math.frexp(r)  # r = m * 2**e, 0.5 <= m < 1
@@ -225,24 +227,30 @@ def float_to_fp8(x: float, dtype: DType) -> int:
   return sign | ((e - 1 + bias) << mbits) | (int(m * 2**(mbits + 1)) & ((1 << mbits) - 1))
 
 def fp8_to_float(bits: int, dtype: DType) -> float:
+  """An fp8 code's value; a NaN keeps its sign and (E5M2) payload, as float16's do (see _nan_from_bits)."""
   ebits, mbits, _, has_inf = FLOAT_FORMATS[dtype]
   sign, e, m = -1.0 if bits & 0x80 else 1.0, (bits >> mbits) & ((1 << ebits) - 1), bits & ((1 << mbits) - 1)
   bias = dtypes.bias(dtype)
-  if dtype == dtypes.fp8e4m3 and e == 15 and m == 7: return math.nan
-  if has_inf and e == (1 << ebits) - 1: return sign * math.inf if m == 0 else math.nan
+  if dtype == dtypes.fp8e4m3 and e == 15 and m == 7: return math.copysign(math.nan, sign)
+  if has_inf and e == (1 << ebits) - 1: return sign * math.inf if m == 0 else _nan_from_bits((bits & 0x80) << 8 | m, mbits)
   if e == 0: return sign * math.ldexp(m, 1 - bias - mbits)
   return sign * math.ldexp((1 << mbits) | m, e - bias - mbits)
 
-# a float16/bfloat16 NaN's sign and payload ride in a float64 NaN's top mantissa bits (as hardware widening does), so that
-# bits -> float -> bits gives back every NaN pattern, signalling ones too (struct's "e" format keeps no payload)
+# a narrow float's NaN sign and payload ride in a float64 NaN's top mantissa bits (as hardware widening does), so that
+# bits -> float -> bits gives back every NaN pattern, signalling ones too (struct's "e" format keeps no payload); `bits` has
+# the sign in bit 15 (float16/bfloat16's place)
 def _nan_from_bits(bits: int, mbits: int) -> float:
   return struct.unpack("<d", struct.pack("<Q", (bits >> 15 & 1) << 63 | 0x7FF << 52 | (bits & ((1 << mbits) - 1)) << (52 - mbits)))[0]
 def _nan_to_bits(x: float, ebits: int, mbits: int) -> int:
   d = struct.unpack("<Q", struct.pack("<d", x))[0]
   return (d >> 63) << 15 | ((1 << ebits) - 1) << mbits | ((d >> (52 - mbits)) & ((1 << mbits) - 1) or 1 << (mbits - 1))
+def _e5m2_nan(x: float) -> int:
+  r = _nan_to_bits(x, 5, 2)
+  return (r >> 8 & 0x80) | (r & 0x7F)
 
 def float_to_bits(x: float, dtype: DType) -> int:
   """The bit pattern of x (already representable, or rounded here) in a float dtype."""
+  if dtype == dtypes.fp8e5m2 and math.isnan(x): return _e5m2_nan(x)  # stored as it is (a cast made it quiet)
   if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return float_to_fp8(x, dtype)
   if dtype in (dtypes.bfloat16, dtypes.float16) and math.isnan(x): return _nan_to_bits(x, *FLOAT_FORMATS[dtype][:2])
   r = round_to_float_format(x, dtype)
@@ -283,7 +291,7 @@ def _to_float(dtype: DType) -> Callable[[object], float]:
   fp8 = dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2)
   def conv(x: object) -> float:
     v = _int_to_float_odd(x) if isinstance(x, int) else float(x)  # type: ignore[arg-type]
-    return round_to_float_format(v, dtype, saturate=fp8 and not math.isinf(v))  # fp8 saturates finite overflow (float_to_fp8)
+    return fp8_to_float(float_to_fp8(v, dtype), dtype) if fp8 else round_to_float_format(v, dtype)
   return conv
 
 truncate: dict[DType, Callable[[object], object]] = {

@@ -1,7 +1,17 @@
-"""Float conversions as UOp builders for the formats C has no type for (bfloat16, the OCP fp8 formats E4M3 and E5M2), so
-every layer that builds these conversions as UOps (the emulator's pseudocode and WMMA today) shares one. tg.uop.dtype's
-float_to_bits/float_to_fp8 stay the Python reference for constant folding and the PYTHON device: they saturate fp8 overflow
-as tinygrad does, where these builders convert as the hardware does (see f32_to_fp8_bits)."""
+"""Float conversions as UOp builders for the formats C has no type for (bfloat16, the OCP fp8 formats E4M3 and E5M2): the one
+definition of their semantics. The C renderer's conversion helpers are these graphs rendered (tg.codegen.renderer.cstyle), the
+emulator's pseudocode and WMMA build them, LLVM IR's bfloat16 literals fold them; tg.uop.dtype's float_to_fp8/float_to_bits
+(the PYTHON device and constant folding, which run on Python floats) are checked equal to them on every fp8 code and a dense
+sample of float32 inputs (tests/codegen/test_floatconv.py, tests/amd/test_amd_floatconv.py).
+
+The semantics, as tinygrad and PyTorch agree: round to nearest, ties to even; an infinity stays infinite where the format has
+one (bfloat16, E5M2) and is NaN in E4M3 (no infinities); an fp8 NaN keeps its sign (E4M3 has one NaN per sign, S.1111.111).
+Where they differ we follow tinygrad: a finite value beyond the largest finite fp8 saturates to it (PyTorch's float8 casts give
+NaN for E4M3 and infinity for E5M2; OCP calls that the non-saturating mode, and the emulator's v_cvt_pk_fp8/bf8_f32 use it:
+saturate=False); a NaN is made quiet keeping the top bits of its payload that fit: E5M2's second mantissa bit (PyTorch always
+writes 0x7F), bfloat16's seven and its sign (PyTorch writes 0x7FC0). Widening (fp8 -> f32) is exact and keeps a NaN's sign
+and payload, as PyTorch's does; tinygrad's Python fp8_to_float gives a positive NaN instead, which we do not follow:
+the PYTHON device holds values as Python floats, and a copy of an fp8 NaN must keep its bits."""
 from __future__ import annotations
 from tg.uop.dtype import DType, dtypes
 from tg.uop.uop import UOp
@@ -18,8 +28,12 @@ def round_half_even(u: UOp) -> UOp:
   odd = (fl - floor(fl / two) * two).eq(one)
   return ((d > half) | (d.eq(half) & odd)).where(fl + one, fl)
 
+def bf16_bits_to_f32(raw: UOp) -> UOp:
+  """bfloat16 bits (the low 16 of a uint32) as f32: exact, a NaN as it is (bfloat16 is float32's top half)."""
+  return ((raw & _u32(0xFFFF)) << _u32(16)).bitcast(dtypes.float32)
+
 def f32_to_bf16_bits(x: UOp) -> UOp:
-  """An f32 rounded to nearest even as bfloat16 bits (in a uint32); a NaN stays a NaN, made quiet."""
+  """An f32 rounded to nearest even as bfloat16 bits (in a uint32); a NaN keeps its sign and top payload bits, made quiet."""
   b = x.bitcast(dtypes.uint32)
   rounded = (b + _u32(0x7FFF) + ((b >> _u32(16)) & _u32(1))) >> _u32(16)
   return x.ne(x).where((b >> _u32(16)) | _u32(0x40), rounded)
@@ -29,7 +43,8 @@ def _fp8(dtype: DType) -> tuple[int, int, int]:
   return (*dtypes.finfo(dtype), dtypes.bias(dtype))
 
 def fp8_bits_to_f32(raw: UOp, dtype: DType) -> UOp:
-  """fp8 bits (the low 8 of a uint32) as f32: exact, NaN stays NaN, E5M2's infinities stay infinite."""
+  """fp8 bits (the low 8 of a uint32) as f32: exact; E5M2's infinities stay infinite; a NaN keeps its sign and (E5M2) payload,
+  made quiet (E4M3's S.1111.111 is the quiet NaN of its sign)."""
   eb, mb, bias = _fp8(dtype)
   raw = raw & _u32(0xFF)
   sign, e, m = (raw >> _u32(7)) << _u32(31), (raw >> _u32(mb)) & _u32((1 << eb) - 1), raw & _u32((1 << mb) - 1)
@@ -38,13 +53,14 @@ def fp8_bits_to_f32(raw: UOp, dtype: DType) -> UOp:
   out = e.eq(_u32(0)).where(denorm, normal)
   top = e.eq(_u32((1 << eb) - 1))
   if dtype == dtypes.fp8e4m3: out = (top & m.eq(_u32(7))).where(sign | _u32(0x7FC00000), out)
-  else: out = top.where(sign | m.eq(_u32(0)).where(_u32(0x7F800000), _u32(0x7FC00000)), out)
+  else: out = top.where(sign | m.eq(_u32(0)).where(_u32(0x7F800000), _u32(0x7FC00000) | (m << _u32(23 - mb))), out)
   return out.bitcast(dtypes.float32)
 
-def f32_to_fp8_bits(x: UOp, dtype: DType) -> UOp:
-  """An f32 as fp8 bits (in a uint32), rounding to nearest even; a result beyond the largest finite value (and an infinity)
-  is NaN for E4M3 and infinity for E5M2 (the OCP formats' non-saturating conversion, RDNA4's v_cvt_*_fp8/bf8); NaN is
-  0x7F / 0x7E with its sign."""
+def f32_to_fp8_bits(x: UOp, dtype: DType, saturate: bool = True) -> UOp:
+  """An f32 as fp8 bits (in a uint32), rounding to nearest even. A finite result beyond the largest finite value is that value
+  with `saturate` (a tensor cast, as tinygrad), else NaN for E4M3 and infinity for E5M2 (OCP's non-saturating conversion);
+  an infinity is NaN in E4M3 and stays infinite in E5M2; NaN is 0x7F (E4M3) or 0x7E plus the payload's top bit (E5M2), with
+  its sign."""
   eb, mb, bias = _fp8(dtype)
   b = x.bitcast(dtypes.uint32)
   sign = (b >> _u32(31)) << _u32(7)
@@ -54,7 +70,8 @@ def f32_to_fp8_bits(x: UOp, dtype: DType) -> UOp:
   quantum = ((e + _i32(127 - mb)).cast(dtypes.uint32) << _u32(23)).bitcast(dtypes.float32)
   n = round_half_even(a / quantum).cast(dtypes.int32)  # the value in quanta: exact division by a power of two
   code = ((e + _i32(bias)) << _i32(mb)) + n - _i32(1 << mb)
-  maxcode, over, nan = (0x7E, 0x7F, 0x7F) if dtype == dtypes.fp8e4m3 else (0x7B, 0x7C, 0x7E)
-  big = (code > _i32(maxcode)) | (b & _u32(0x7FFFFFFF)).eq(_u32(0x7F800000))
-  out = big.where(_u32(over), code.cast(dtypes.uint32))
-  return a.ne(a).where(_u32(nan), out) | sign
+  maxcode, inf = (0x7E, 0x7F) if dtype == dtypes.fp8e4m3 else (0x7B, 0x7C)
+  out = (code > _i32(maxcode)).where(_u32(maxcode if saturate else inf), code.cast(dtypes.uint32))
+  out = (b & _u32(0x7FFFFFFF)).eq(_u32(0x7F800000)).where(_u32(inf), out)
+  nan = _u32(0x7F) if dtype == dtypes.fp8e4m3 else _u32(0x7E) | ((b >> _u32(21)) & _u32(1))
+  return a.ne(a).where(nan, out) | sign

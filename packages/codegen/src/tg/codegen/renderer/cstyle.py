@@ -3,9 +3,10 @@
 Values are named C locals; integer math relies on -fwrapv; float constants are exact hex literals; bfloat16 and
 fp8 live in memory as their bits and are computed in float (see tg.codegen.lower.decompositions.pm_narrow_floats)."""
 from __future__ import annotations
+import functools
 import math
 from typing import Callable
-from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp
+from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp, f32_to_bf16_bits, bf16_bits_to_f32, fp8_bits_to_f32, f32_to_fp8_bits
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
 from tg.codegen.program import estimate, kernel_args
@@ -171,7 +172,7 @@ class CRenderer(Renderer):
       size = 4 if d.scalar() == dtypes.bool else d.scalar().itemsize
       return f"typedef {lane} {self.ctype(d)} __attribute__((vector_size({size * d.count}),aligned({size})));"
     typedefs = [typedef(d) for d in sorted(k.vec_types, key=lambda d: (d.scalar().name, d.count))]
-    prelude = [f for f in PRELUDE if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
+    prelude = [f for f in conversion_helpers() if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
     if k.checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in k.checks)}}};"]
     return typedefs + prelude
 
@@ -269,28 +270,22 @@ def _bounds(u: UOp, dt: DType, r: dict[UOp, str], checks: list[str]) -> tuple[st
 
 def _gate(addr: UOp, r: dict[UOp, str]) -> str | None: return None if addr.gate is None else r[addr.gate]
 
-def _fp8_functions(name: str, ebits: int, mbits: int, fmax: float, has_inf: bool) -> list[str]:
-  """C conversions between float32 and an fp8 format: round to nearest even, finite overflow saturates (e4m3 also
-  saturates infinities: it has none), NaN maps to the format's NaN (the same rules as tg.uop.dtype.float_to_fp8)."""
-  bias, emask = 2**(ebits - 1) - 1, (1 << ebits) - 1
-  nan_bits, inf_bits = (0x7F, 0) if not has_inf else (0x7E, emask << mbits)
-  special = f"if (e == {emask} && m == {(1 << mbits) - 1}) return s * __builtin_nanf(\"\");" if not has_inf else \
-            f"if (e == {emask}) return m ? __builtin_nanf(\"\") : s * __builtin_inff();"
-  inf_case = f"if (a == __builtin_inff()) return sign | {inf_bits:#x};" if has_inf else ""
-  return [
-    f"static inline float tg_{name}_to_f32(unsigned char x) {{ float s = (x & 0x80) ? -1.0f : 1.0f; int e = (x >> {mbits}) & {emask},"
-    f" m = x & {(1 << mbits) - 1}; {special} if (e == 0) return s * __builtin_ldexpf((float)m, {1 - bias - mbits});"
-    f" return s * __builtin_ldexpf((float)({1 << mbits} | m), e - {bias + mbits}); }}",
-    f"static inline unsigned char tg_f32_to_{name}(float f) {{ unsigned char sign = __builtin_signbit(f) ? 0x80 : 0;"
-    f" if (f != f) return {nan_bits:#x}; float a = __builtin_fabsf(f); {inf_case} if (a == 0.0f) return sign; int e;"
-    f" __builtin_frexpf(a, &e); if (e - 1 < {1 - bias}) e = {2 - bias}; float q = __builtin_ldexpf(1.0f, e - 1 - {mbits});"
-    f" float r = __builtin_rintf(a / q) * q; if (r == 0.0f) return sign; if (r > {fmax!r}f) r = {fmax!r}f; float mant = __builtin_frexpf(r, &e);"
-    f" if (e - 1 + {bias} <= 0) return sign | (unsigned char)(r / {2.0 ** (1 - bias - mbits)!r}f);"
-    f" return sign | ((e - 1 + {bias}) << {mbits}) | ((int)(mant * {2 ** (mbits + 1)}) & {(1 << mbits) - 1}); }}"]
+def _c_helper(name: str, ret: DType, arg: DType, build: Callable[[UOp], UOp]) -> str:
+  """`static inline RET name(ARG x)`: the graph build(x) rendered statement by statement, so the C conversions are
+  tg.uop.floatconv's definitions, not a second copy of them."""
+  x = UOp.variable("x", *((-math.inf, math.inf) if dtypes.is_float(arg) else (0, dtypes.max(arg))), dtype=arg)
+  out, k = build(x), _Kernel(CRenderer(), cpu_abi=False)
+  for u in out.toposort(): STATEMENTS[u.op](k, u, [k.r[s] for s in u.src])
+  return "\n".join([f"static inline {C_TYPES[ret]} {name}({C_TYPES[arg]} x) {{", *k.lines, f"  return ({C_TYPES[ret]}){k.r[out]};", "}"])
 
-PRELUDE = [
-  "static inline float tg_bf16_to_f32(unsigned short x) { unsigned int u = (unsigned int)x << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }",
-  "static inline unsigned short tg_f32_to_bf16(float f) { unsigned int u; __builtin_memcpy(&u, &f, 4);"
-  " if ((u & 0x7fffffffu) > 0x7f800000u) return 0x7fc0; return (unsigned short)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16); }",
-  *_fp8_functions("e4m3", 4, 3, 448.0, False), *_fp8_functions("e5m2", 5, 2, 57344.0, True),
-]
+@functools.cache
+def conversion_helpers() -> tuple[str, ...]:
+  """The C functions between float32 and the formats stored as bits (bfloat16, fp8), from tg.uop.floatconv; a tensor cast to
+  fp8 saturates (see there)."""
+  u32 = dtypes.uint32
+  helpers = [_c_helper("tg_bf16_to_f32", dtypes.float32, dtypes.uint16, lambda x: bf16_bits_to_f32(x.cast(u32))),
+             _c_helper("tg_f32_to_bf16", dtypes.uint16, dtypes.float32, f32_to_bf16_bits)]
+  for dt in (dtypes.fp8e4m3, dtypes.fp8e5m2):
+    helpers += [_c_helper(f"tg_{NARROW[dt]}_to_f32", dtypes.float32, dtypes.uint8, lambda x, dt=dt: fp8_bits_to_f32(x.cast(u32), dt)),
+                _c_helper(f"tg_f32_to_{NARROW[dt]}", dtypes.uint8, dtypes.float32, lambda x, dt=dt: f32_to_fp8_bits(x, dt))]
+  return tuple(helpers)
