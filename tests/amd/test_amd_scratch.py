@@ -8,7 +8,7 @@ import pytest
 from tg.amd import hw
 from tg.amd.compiler import find_tool
 from tg.amd.device import AMDProgram
-from tg.amd.driver import GPUFault, GPUMem, ScratchLayout
+from tg.amd.driver import GPUFault, KFDAlloc, ScratchLayout
 from tg.codegen.device import Device
 
 ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
@@ -69,7 +69,7 @@ def wrong_setups(d):
     "no backing (TMPRING_SIZE 0)": lambda: setattr(q, "scratch_layout", ScratchLayout(0, good.ses, 0)),
     "WAVESIZE too small": lambda: setattr(q, "scratch_layout", ScratchLayout(good.waves, good.ses, hw.SCRATCH_UNIT)),
     "too few wave slots": lambda: setattr(q, "scratch_layout", ScratchLayout(0, good.ses, good.wave_bytes)),
-    "base not mapped": lambda: setattr(q, "scratch", GPUMem(0xDEAD00000000, q.scratch.size, 0, False)),
+    "base not mapped": lambda: setattr(q, "scratch", KFDAlloc(0xDEAD00000000, q.scratch.size, 0, False)),
     "backing too short": lambda: setattr(q, "scratch_layout", ScratchLayout(good.waves * 2, good.ses, good.wave_bytes)),
   }
 

@@ -8,7 +8,7 @@ from tg.uop import getenv, round_up
 from tg.codegen.device import Allocator, Buffer, Compiled
 from tg.codegen.renderer import Renderer
 from tg.amd.compiler import AMDCompiler
-from tg.amd.driver import PAGE, GPUFault, GPUMem, KFDDevice, LoadedCode, PM4Queue, SDMAQueue, Signal
+from tg.amd.driver import PAGE, GPUFault, KFDAlloc, KFDDevice, LoadedCode, PM4Queue, SDMAQueue, Signal
 from tg.amd.kfd import KFD, HostKFD
 from tg.amd_emu.codeobj import hidden_args, load_image, read
 from tg.amd.profile import profiler
@@ -38,9 +38,9 @@ class SlabPool:
   SLAB, SMALLEST, LARGEST = 2 << 20, 256, 64 << 10
   def __init__(self, kfd: KFDDevice, **flags: bool):
     self.kfd, self.flags = kfd, flags
-    self.slots: dict[int, list[GPUMem]] = {}  # size class -> free slots
-    self.slabs: dict[int, GPUMem] = {}        # handle -> slab
-  def alloc(self, nbytes: int) -> GPUMem:
+    self.slots: dict[int, list[KFDAlloc]] = {}  # size class -> free slots
+    self.slabs: dict[int, KFDAlloc] = {}        # handle -> slab
+  def alloc(self, nbytes: int) -> KFDAlloc:
     if nbytes > self.LARGEST: return self.kfd.alloc(nbytes, **self.flags)
     size = max(self.SMALLEST, 1 << (nbytes - 1).bit_length())
     if not self.slots.get(size):
@@ -48,7 +48,7 @@ class SlabPool:
       self.slabs[slab.handle] = slab
       self.slots[size] = [dataclasses.replace(slab, va=slab.va + off, size=size) for off in reversed(range(0, self.SLAB, size))]
     return self.slots[size].pop()
-  def free(self, mem: GPUMem) -> None:
+  def free(self, mem: KFDAlloc) -> None:
     if mem.handle in self.slabs: self.slots[mem.size].append(mem)
     else: self.kfd.free(mem)
 
@@ -61,12 +61,12 @@ class AMDAllocator(Allocator):
     self.dev = dev
     self.pool = SlabPool(dev.kfd, vram=True, host=False)
     self.stage_done: list[Fence | None] = [None, None]  # the copy after which each staging half is free
-  def _alloc(self, nbytes: int) -> GPUMem: return self.pool.alloc(nbytes)
-  def _free(self, opaque: GPUMem, nbytes: int) -> None:
+  def _alloc(self, nbytes: int) -> KFDAlloc: return self.pool.alloc(nbytes)
+  def _free(self, opaque: KFDAlloc, nbytes: int) -> None:
     self.dev.synchronize()
     self.pool.free(opaque)
-  def offset(self, opaque: GPUMem, nbytes: int, offset: int) -> GPUMem: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
-  def transfer(self, dest: GPUMem, src: Buffer) -> bool:
+  def offset(self, opaque: KFDAlloc, nbytes: int, offset: int) -> KFDAlloc: return dataclasses.replace(opaque, va=opaque.va + offset, size=nbytes)
+  def transfer(self, dest: KFDAlloc, src: Buffer) -> bool:
     """A copy from another AMD GPU (or this one) by this GPU's SDMA engine, reading the source GPU's memory directly (mapped
     into this GPU's address space as a peer), after the source's queued work on it; it returns once the copy is done, so the
     source may be written again."""
@@ -76,18 +76,18 @@ class AMDAllocator(Allocator):
     if sdev is not self.dev: sdev.kfd.map_peer(mem, self.dev.kfd.gpu_id)
     self.dev.wait(self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va, mem.va, src.nbytes), [dest]))
     return True
-  def _stage(self, k: int) -> GPUMem:
+  def _stage(self, k: int) -> KFDAlloc:
     """Staging half k, once the copy that last used it is done."""
     half = self.dev.staging.size // 2
     if (done := self.stage_done[k]) is not None: self.dev.wait(done)
     return dataclasses.replace(self.dev.staging, va=self.dev.staging.va + k * half, size=half)
-  def copyin(self, dest: GPUMem, src: memoryview) -> None:
+  def copyin(self, dest: KFDAlloc, src: memoryview) -> None:
     half = self.dev.staging.size // 2
     for i, off in enumerate(range(0, src.nbytes, half)):
       stage, n = self._stage(i % 2), min(half, src.nbytes - off)
       stage.view(0, n)[:] = src[off:off + n]
       self.stage_done[i % 2] = self.dev.submit(self.dev.sdma, SDMAQueue.copy(dest.va + off, stage.va, n), [dest])
-  def copyout(self, dest: memoryview, src: GPUMem) -> None:
+  def copyout(self, dest: memoryview, src: KFDAlloc) -> None:
     half = self.dev.staging.size // 2
     for off in range(0, dest.nbytes, half):
       stage, n = self._stage(0), min(half, dest.nbytes - off)
@@ -119,7 +119,7 @@ class AMDProgram:
     if finalizing(): return  # the process is going: its GPU memory goes with it (and ctypes may be gone already)
     if hasattr(self, "code"): self.dev.kfd.unregister_code(self.code.lo)
     if hasattr(self, "mem"): self.dev.code_pool.free(self.mem)
-  def fill_args(self, kernarg: memoryview, bufs: Sequence[GPUMem], global_size: tuple[int, int, int], local_size: tuple[int, int, int],
+  def fill_args(self, kernarg: memoryview, bufs: Sequence[KFDAlloc], global_size: tuple[int, int, int], local_size: tuple[int, int, int],
                 vals: Sequence[int]) -> None:
     """Write the kernel arguments: buffer addresses and values in argument order, the hidden launch sizes, zeros elsewhere."""
     kernarg[:] = bytes(len(kernarg))
@@ -133,7 +133,7 @@ class AMDProgram:
       else: continue  # other hidden arguments stay zero
       kernarg[off:off + size] = (v % (1 << (8 * size))).to_bytes(size, "little")
 
-  def __call__(self, *bufs: GPUMem, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
+  def __call__(self, *bufs: KFDAlloc, global_size: tuple[int, int, int] = (1, 1, 1), local_size: tuple[int, int, int] = (1, 1, 1),
                vals: tuple[int, ...] = (), wait: bool = False) -> float | None:
     kernarg, va = self.dev.kernargs(self.kernarg_size)
     self.fill_args(kernarg, bufs, global_size, local_size, vals)
@@ -161,7 +161,7 @@ class AMDDevice(Compiled):
                      functools.partial(amd_renderer, self.target, device))
     if getenv("PROFILE", False): profiler().add_device(self)
 
-  def submit(self, q: PM4Queue | SDMAQueue, cmds: list[int], bufs: Sequence[GPUMem] = ()) -> Fence:
+  def submit(self, q: PM4Queue | SDMAQueue, cmds: list[int], bufs: Sequence[KFDAlloc] = ()) -> Fence:
     """Queue commands after the queue's earlier work and after the other queue's unfinished work on `bufs` (the buffers they
     touch); returns the fence that marks them done."""
     self.submissions += 1
@@ -192,7 +192,7 @@ class AMDDevice(Compiled):
     """Wait for all queued work on both queues (see wait)."""
     for t in self.timelines.values(): self.wait(t.fence(), timeout)
 
-  def finish(self, bufs: Sequence[GPUMem]) -> None:
+  def finish(self, bufs: Sequence[KFDAlloc]) -> None:
     """Wait for the work queued so far that touches `bufs` (see wait)."""
     for t in self.timelines.values():
       if (f := t.touching(bufs)) is not None: self.wait(f)

@@ -19,8 +19,10 @@ def parse_properties(text: str) -> dict[str, int]:
   return {k: int(v) for k, v in (line.split() for line in text.splitlines() if len(line.split()) == 2)}
 
 @dataclass
-class GPUMem:
-  """A buffer object: `va` is its GPU virtual address, also where the host sees it when `host` (one address space)."""
+class KFDAlloc:
+  """One KFD allocation (AMDKFD_IOC_ALLOC_MEMORY_OF_GPU, mapped on this GPU): `va` is its GPU virtual address, also where the
+  host sees it when `host` (one address space), `handle` KFD's name for it. Not a tg.codegen Buffer (a device-independent
+  tensor buffer): an AMD Buffer's opaque is a KFDAlloc, or a slice of one (AMDAllocator.offset)."""
   va: int
   size: int
   handle: int
@@ -164,7 +166,7 @@ class KFDDevice:
 
   # ***** memory *****
 
-  def alloc(self, size: int, vram: bool = True, host: bool = True, uncached: bool = False, executable: bool = False) -> GPUMem:
+  def alloc(self, size: int, vram: bool = True, host: bool = True, uncached: bool = False, executable: bool = False) -> KFDAlloc:
     """A buffer object at a GPU virtual address reserved in the process's address space (so the host mapping, when wanted,
     sits at the same address)."""
     size = round_up(max(size, 1), PAGE)
@@ -176,9 +178,9 @@ class KFDDevice:
     m = self.kfd.ioctl(self.kfd_fd, "MAP_MEMORY_TO_GPU", MapMemory(handle=a.handle, device_ids_array_ptr=ctypes.addressof(self._gpu_ids),
                                                                    n_devices=1))
     if m.n_success != 1: raise RuntimeError(f"mapping {size:#x} bytes at {va:#x} to the GPU failed")
-    return GPUMem(va, size, a.handle, host)
+    return KFDAlloc(va, size, a.handle, host)
 
-  def map_peer(self, mem: GPUMem, gpu_id: int) -> None:
+  def map_peer(self, mem: KFDAlloc, gpu_id: int) -> None:
     """Map the buffer object holding `mem` into another GPU's address space too (once), so that GPU reads it directly."""
     if gpu_id in (peers := self.peers.setdefault(mem.handle, set())): return
     ids = (ctypes.c_uint32 * 1)(gpu_id)
@@ -186,7 +188,7 @@ class KFDDevice:
     if m.n_success != 1: raise RuntimeError(f"mapping {mem.va:#x} to GPU {gpu_id:#x} (a peer of {self.target}) failed")
     peers.add(gpu_id)
 
-  def free(self, mem: GPUMem) -> None:
+  def free(self, mem: KFDAlloc) -> None:
     ids = (ctypes.c_uint32 * (1 + len(peers := self.peers.pop(mem.handle, set()))))(self.gpu_id, *peers)
     self.kfd.ioctl(self.kfd_fd, "UNMAP_MEMORY_FROM_GPU", MapMemory(handle=mem.handle, device_ids_array_ptr=ctypes.addressof(ids),
                                                                    n_devices=len(ids)))
@@ -202,7 +204,7 @@ class KFDDevice:
 class Signal:
   """A timeline semaphore: a 64-bit value in host-visible memory that queues write (RELEASE_MEM, SDMA FENCE) and wait on
   (WAIT_REG_MEM, POLL_REGMEM). Values are compared in 32 bits, as the GPU's waits do."""
-  def __init__(self, dev: KFDDevice, mem: GPUMem, offset: int):
+  def __init__(self, dev: KFDDevice, mem: KFDAlloc, offset: int):
     self.dev, self.va = dev, mem.va + offset
     self._v = ctypes.c_uint64.from_address(self.va)
   @property
@@ -273,7 +275,7 @@ class PM4Queue(HWQueue):
   """Compute queue commands: PM4 type-3 packets. The queue owns the scratch backing its dispatches use."""
   def __init__(self, dev: KFDDevice):
     super().__init__(dev, QUEUE_TYPE_COMPUTE)
-    self.scratch: GPUMem | None = None
+    self.scratch: KFDAlloc | None = None
     self.scratch_layout = ScratchLayout(0, hw.shader_engines(dev.props), 0)
 
   def set_scratch(self, lane_bytes: int) -> None:

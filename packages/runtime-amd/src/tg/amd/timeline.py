@@ -7,9 +7,9 @@ copy queued behind no kernel runs while kernels are still busy."""
 from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
-from tg.amd.driver import GPUMem, PM4Queue, SDMAQueue, Signal
+from tg.amd.driver import KFDAlloc, PM4Queue, SDMAQueue, Signal
 
-def spans(bufs: Sequence[GPUMem]) -> list[tuple[int, int]]: return [(b.va, b.va + b.size) for b in bufs]
+def spans(bufs: Sequence[KFDAlloc]) -> list[tuple[int, int]]: return [(b.va, b.va + b.size) for b in bufs]
 
 @dataclass(frozen=True)
 class Fence:
@@ -26,7 +26,7 @@ class Timeline:
   value: int = 0
   pending: list[tuple[int, int, int]] = field(default_factory=list)  # (lo, hi, value)
 
-  def touching(self, bufs: Sequence[GPUMem]) -> Fence | None:
+  def touching(self, bufs: Sequence[KFDAlloc]) -> Fence | None:
     """The fence of this queue's last unfinished submission that touches one of `bufs` (None: none)."""
     return Fence(self.signal, v) if (v := self.last_touching(spans(bufs))) else None
 
@@ -38,7 +38,7 @@ class Timeline:
 
   def fence(self) -> Fence: return Fence(self.signal, self.value)
 
-  def submit(self, cmds: list[int], bufs: Sequence[GPUMem], after: Timeline) -> Fence:
+  def submit(self, cmds: list[int], bufs: Sequence[KFDAlloc], after: Timeline) -> Fence:
     """Queue cmds after this queue's earlier work and after `after`'s unfinished work on the same buffers."""
     q, need = self.queue, after.last_touching(spans(bufs))
     waits = q.wait_mem(self.signal.va, self.value) + (q.wait_mem(after.signal.va, need) if need else [])
