@@ -3,10 +3,11 @@
 - MULACC -> a*b+c; THREEFRY -> 32-bit adds, rotates and xors.
 - x // c and x % c for a constant c and x >= 0: shifts and masks for powers of two, otherwise a multiply and shift
   with a magic number chosen so that the result is exact for every x in [0, vmax].
-- bfloat16 and fp8 arithmetic in float32 (renderers that only store them).
+- bfloat16 and fp8 arithmetic in float32 (renderers that only store them); fp8 <-> float32 casts as tg.uop.floatconv's
+  graphs where the renderer has no conversion for them (LLVM IR).
 - EXP2, LOG2, SIN by polynomials (tg.codegen.lower.transcendental) for renderers without them."""
 from __future__ import annotations
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite, threefry2x32_words
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite, threefry2x32_words, f32_to_fp8_bits, fp8_bits_to_f32
 from tg.codegen.renderer import Renderer
 
 def threefry2x32(x: UOp, key: UOp) -> UOp:
@@ -69,6 +70,13 @@ def _narrow_cast(c: UOp) -> UOp | None:
   if frm in NARROW_FLOATS or frm.itemsize <= 2: return x.cast(dtypes.float32.vec(c.dtype.count)).cast(c.dtype)
   return _f32_round_to_odd(x).cast(c.dtype)
 
+def _cast_as_uops(ctx: Renderer, c: UOp) -> UOp | None:
+  """A scalar cast between float32 and a format the renderer has no conversion for: tg.uop.floatconv's graph, on the bits."""
+  frm, to = c.src[0].dtype, c.dtype
+  if to in ctx.uop_conversions and frm == dtypes.float32: return f32_to_fp8_bits(c.src[0], to).cast(dtypes.uint8).bitcast(to)
+  if frm in ctx.uop_conversions and to == dtypes.float32: return fp8_bits_to_f32(c.src[0].bitcast(dtypes.uint8).cast(dtypes.uint32), frm)
+  return None
+
 def _native(ren: Renderer, op: Ops) -> bool: return op in ren.native_ops
 
 pm_decompose = PatternMatcher([
@@ -97,4 +105,5 @@ pm_fast_idiv = PatternMatcher([
 pm_narrow_floats = PatternMatcher([
   (UPat(GroupOp.ALU, name="u"), _in_float32),
   (UPat(Ops.CAST, name="c"), _narrow_cast),
+  (UPat(Ops.CAST, name="c"), _cast_as_uops),
 ])

@@ -35,6 +35,7 @@ class Renderer:
   vector_alu: frozenset[Ops] = frozenset()      # ops kept on float vectors (of vector_alu_widths lanes); the rest is split
   vector_alu_widths: tuple[int, ...] = ()
   emulated_dtypes: frozenset[DType] = frozenset()  # stored as bits, computed in float32 (bfloat16, fp8 on C)
+  uop_conversions: frozenset[DType] = frozenset()  # of those, the ones whose float32 casts are tg.uop.floatconv's graphs (LLVM's fp8)
   tensor_cores: tuple[TensorCore, ...] = ()  # matrix instructions the TC opt can use (tried in order)
   index32: bool = False                      # index math in int32 where vmin/vmax prove it fits (GPUs: 64-bit math is slow)
   def native_for(self, op: Ops, dtype: DType) -> bool:
