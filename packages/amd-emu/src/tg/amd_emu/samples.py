@@ -2,6 +2,7 @@
 LLVM oracle tests and the benchmark encode, print and decode."""
 from __future__ import annotations
 from typing import Any
+from tg.uop import round_up
 from .build import build
 from .inst import FALLBACK, Inst
 from .isa import Op, get_arch
@@ -31,7 +32,7 @@ def operands_for(op: Op) -> dict[str, Any]:
     if f.kind in ("vgpr", "vdsty") or (f.kind == "src" and not scalar):
       out[slot] = Reg(VGPR + nv, n); nv += n
     else:
-      ns = -(-ns // min(n, 4)) * min(n, 4)
+      ns = round_up(ns, min(n, 4))
       out[slot] = Reg(SGPR + ns, n); ns += n
   return out
 

@@ -4,7 +4,7 @@ The same code drives a real GPU (HostKFD) and the virtual one (MockKFD): it only
 from __future__ import annotations
 import ctypes, time
 from dataclasses import dataclass
-from tg.uop import round_up
+from tg.uop import cdiv, round_up
 from tg.amd import hw
 from tg.amd.kfd import (KFD, TOPOLOGY, FaultingWave, AcquireVM, AllocMemory, CreateEvent, CreateQueue, DestroyQueue, EventData, FreeMemory,
                         MapMemory, WaitEvents, HW_EXCEPTION_ECC, HW_EXCEPTION_GPU_HANG, EVENT_HW_EXCEPTION, EVENT_MEMORY, MEM_GTT, MEM_VRAM,
@@ -59,7 +59,7 @@ class ScratchLayout:
                        f"({((1 << hw.TMPRING_WAVESIZE_BITS[gc_version]) - 1) * hw.SCRATCH_UNIT // WAVE32} bytes): use less private memory")
     ses = hw.shader_engines(props)
     cus = max(props.get("simd_count", 2) // max(props.get("simd_per_cu", 2), 1), 1)
-    waves = -(-cus * props.get("max_slots_scratch_cu", 32) // ses)
+    waves = cdiv(cus * props.get("max_slots_scratch_cu", 32), ses)
     return cls(min(waves, (1 << hw.TMPRING_WAVES_BITS) - 1), ses, wave_bytes)
 
   @classmethod

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ctypes, os, struct, weakref
 from dataclasses import dataclass, field
 from typing import Any
-from tg.uop import getenv
+from tg.uop import cdiv, getenv
 from tg.amd import hw
 from tg.amd_emu.emu import MemoryFault, WaveStop
 from tg.amd.driver import ScratchLayout
@@ -284,7 +284,7 @@ class MockKFD:
     kd = KernelDescriptor(rsrc1=rsrc1, rsrc2=rsrc2, rsrc3=rsrc3, properties=props)
     block = [r("COMPUTE_NUM_THREAD_X", k) & 0xFFFF for k in range(3)]
     base = (r("COMPUTE_DISPATCH_SCRATCH_BASE_LO") | (r("COMPUTE_DISPATCH_SCRATCH_BASE_HI") & 0xFF) << 32) << hw.SCRATCH_BASE_SHIFT
-    nwaves = -(-block[0] * block[1] * block[2] // 32)
+    nwaves = cdiv(block[0] * block[1] * block[2], 32)
     scratch = self.scratch(base, r("COMPUTE_TMPRING_SIZE"), nwaves) if rsrc2 & hw.RSRC2_SCRATCH_EN else (0, 0)
     code = self.code_at(pgm)
     trace = Recorder() if getenv("SQTT", False) or getenv("PROFILE", False) else None

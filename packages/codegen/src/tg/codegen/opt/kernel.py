@@ -7,7 +7,7 @@ ways to put the reduce on a tensor core (opt/tc.py), and it comes first and alon
 from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum, auto
-from tg.uop import UOp, Ops, AxisType, KernelInfo, UPat, PatternMatcher, graph_rewrite, PtrDType
+from tg.uop import UOp, Ops, AxisType, KernelInfo, UPat, PatternMatcher, graph_rewrite, PtrDType, round_up
 from tg.codegen.ranges import all_ranges, output_axes, reduce_axes, range_size
 from tg.codegen.opt.tc import tc_candidates, wmma_tile
 
@@ -70,7 +70,7 @@ def pad_range(ast: UOp, r: UOp, amt: int) -> UOp:
   """Round axis r up to a multiple of amt; every INDEX that reads or writes through r is gated by r < n."""
   n = range_size(r)
   if n is None: raise KernelOptError("PADTO needs a constant axis size")
-  new_n = -(-n // amt) * amt
+  new_n = round_up(n, amt)
   if new_n == n: return ast
   nr = UOp.range(new_n, r.arg[0], r.arg[1])
   ast = graph_rewrite(ast, pm_split, ctx={r: (nr, (nr,))}, bottom_up=True, name="pad range")
