@@ -217,7 +217,7 @@ def float_to_fp8(x: float, dtype: DType) -> int:
   E4M3, NaN keeps its sign (and in E5M2 its payload's top bit, made quiet)."""
   ebits, mbits, _, _ = FLOAT_FORMATS[dtype]
   sign = 0x80 if math.copysign(1.0, x) < 0 else 0
-  if math.isnan(x): return sign | 0x7F if dtype == dtypes.fp8e4m3 else _e5m2_nan(x) | 0x02
+  if math.isnan(x): return (sign | 0x7F) if dtype == dtypes.fp8e4m3 else _nan_to_bits(x, dtype) | 0x02  # E5M2's made quiet
   if math.isinf(x) and dtype == dtypes.fp8e4m3: return sign | 0x7F
   r = abs(round_to_float_format(x, dtype, saturate=not math.isinf(x)))
   if math.isinf(r): return sign | 0x7C
@@ -232,27 +232,24 @@ def fp8_to_float(bits: int, dtype: DType) -> float:
   sign, e, m = -1.0 if bits & 0x80 else 1.0, (bits >> mbits) & ((1 << ebits) - 1), bits & ((1 << mbits) - 1)
   bias = dtypes.bias(dtype)
   if dtype == dtypes.fp8e4m3 and e == 15 and m == 7: return math.copysign(math.nan, sign)
-  if has_inf and e == (1 << ebits) - 1: return sign * math.inf if m == 0 else _nan_from_bits((bits & 0x80) << 8 | m, mbits)
+  if has_inf and e == (1 << ebits) - 1: return sign * math.inf if m == 0 else _nan_from_bits(bits, dtype)
   if e == 0: return sign * math.ldexp(m, 1 - bias - mbits)
   return sign * math.ldexp((1 << mbits) | m, e - bias - mbits)
 
 # a narrow float's NaN sign and payload ride in a float64 NaN's top mantissa bits (as hardware widening does), so that
-# bits -> float -> bits gives back every NaN pattern, signalling ones too (struct's "e" format keeps no payload); `bits` has
-# the sign in bit 15 (float16/bfloat16's place)
-def _nan_from_bits(bits: int, mbits: int) -> float:
-  return struct.unpack("<d", struct.pack("<Q", (bits >> 15 & 1) << 63 | 0x7FF << 52 | (bits & ((1 << mbits) - 1)) << (52 - mbits)))[0]
-def _nan_to_bits(x: float, ebits: int, mbits: int) -> int:
+# bits -> float -> bits gives back every NaN pattern, signalling ones too (struct's "e" format keeps no payload)
+def _nan_from_bits(bits: int, dtype: DType) -> float:
+  mbits, top = FLOAT_FORMATS[dtype][1], 8 * dtype.itemsize - 1
+  return struct.unpack("<d", struct.pack("<Q", (bits >> top & 1) << 63 | 0x7FF << 52 | (bits & ((1 << mbits) - 1)) << (52 - mbits)))[0]
+def _nan_to_bits(x: float, dtype: DType) -> int:
+  (ebits, mbits, _, _), top = FLOAT_FORMATS[dtype], 8 * dtype.itemsize - 1
   d = struct.unpack("<Q", struct.pack("<d", x))[0]
-  return (d >> 63) << 15 | ((1 << ebits) - 1) << mbits | ((d >> (52 - mbits)) & ((1 << mbits) - 1) or 1 << (mbits - 1))
-def _e5m2_nan(x: float) -> int:
-  r = _nan_to_bits(x, 5, 2)
-  return (r >> 8 & 0x80) | (r & 0x7F)
+  return (d >> 63) << top | ((1 << ebits) - 1) << mbits | ((d >> (52 - mbits)) & ((1 << mbits) - 1) or 1 << (mbits - 1))
 
 def float_to_bits(x: float, dtype: DType) -> int:
   """The bit pattern of x (already representable, or rounded here) in a float dtype."""
-  if dtype == dtypes.fp8e5m2 and math.isnan(x): return _e5m2_nan(x)  # stored as it is (a cast made it quiet)
+  if dtype in (dtypes.fp8e5m2, dtypes.bfloat16, dtypes.float16) and math.isnan(x): return _nan_to_bits(x, dtype)  # as it is
   if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return float_to_fp8(x, dtype)
-  if dtype in (dtypes.bfloat16, dtypes.float16) and math.isnan(x): return _nan_to_bits(x, *FLOAT_FORMATS[dtype][:2])
   r = round_to_float_format(x, dtype)
   if dtype == dtypes.bfloat16: return struct.unpack("<I", struct.pack("<f", r))[0] >> 16
   return struct.unpack({2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize], struct.pack("<" + dtype.fmt, r))[0]  # type: ignore[operator]
@@ -261,7 +258,7 @@ def bits_to_float(bits: int, dtype: DType) -> float:
   if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return fp8_to_float(bits, dtype)
   if dtype in (dtypes.bfloat16, dtypes.float16):
     ebits, mbits = FLOAT_FORMATS[dtype][:2]
-    if (bits >> mbits) & ((1 << ebits) - 1) == (1 << ebits) - 1 and bits & ((1 << mbits) - 1): return _nan_from_bits(bits, mbits)
+    if (bits >> mbits) & ((1 << ebits) - 1) == (1 << ebits) - 1 and bits & ((1 << mbits) - 1): return _nan_from_bits(bits, dtype)
   if dtype == dtypes.bfloat16: return struct.unpack("<f", struct.pack("<I", (bits & 0xFFFF) << 16))[0]
   return struct.unpack("<" + dtype.fmt, struct.pack({2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize], bits))[0]  # type: ignore[operator]
 
