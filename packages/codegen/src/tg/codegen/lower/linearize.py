@@ -62,81 +62,113 @@ def state_setup(topo: list[UOp], sets: dict[UOp, frozenset[UOp]]) -> dict[UOp, d
       if s.op is Ops.STORE and (body := sets[u] - sets[s]): out.setdefault(s, {}).update((r, body) for r in body)
   return out
 
-def linearize(sink: UOp) -> list[UOp]:
-  if any(u.op is Ops.END and len(u.src) > 2 for u in sink.toposort()): sink = graph_rewrite(sink, pm_split_ends, name="split ends")
-  topo = list(sink.toposort())
-  order = {u: i for i, u in enumerate(topo)}
+def range_sets(topo: list[UOp]) -> dict[UOp, frozenset[UOp]]:
+  """The RANGEs each UOp lives inside: its sources' ranges, plus itself if a RANGE, less the range an END closes.
+  (Most UOps share their first source's set: it is reused, not copied.)"""
   sets: dict[UOp, frozenset[UOp]] = {}
   empty: frozenset[UOp] = frozenset()
-  for u in topo:  # the RANGEs each UOp lives inside (most share their first source's set: reuse it)
+  for u in topo:
     s = sets[u.src[0]] if u.src else empty
     for x in u.src[1:]:
       if (xs := sets[x]) is not s and not xs <= s: s = s | xs
     if u.op is Ops.RANGE: s = s | {u}
     elif u.op is Ops.END: s = s - {u.src[1]}
     sets[u] = s
-  rank = range_order(topo, sets)
-  setup = state_setup(topo, sets)
-  setup_at: dict[UOp, tuple[tuple[UOp, ...], frozenset[UOp]]] = {}  # RANGE -> (loops its state was set up in, its body's loops)
-  def fits(r: UOp) -> bool:  # a loop with state opens in the loops that state was set up in (and in its body's own loops)
-    if r not in setup_at: return True
-    at, body = setup_at[r]
-    return tuple(stack[:len(at)]) == at and set(stack[len(at):]) <= body
-  ranked = {s: tuple(sorted(s, key=rank.__getitem__)) for s in set(sets.values())}
-  scope = {u: ranked[s] for u, s in sets.items()}
-  outer: dict[UOp, set[UOp]] = {u: set() for u in topo if u.op is Ops.RANGE}
-  for sc in ranked.values():
-    for i, r in enumerate(sc): outer[r].update(sc[:i])
-  children: dict[UOp, list[UOp]] = {u: [] for u in topo}
-  pending = {u: len(set(u.src)) for u in topo}
-  for u in topo:
-    for s in set(u.src): children[s].append(u)
-  def prio(u: UOp) -> tuple: return (_OP_PRIORITY.get(u.op, 0), order[u])
-  ready = [(prio(u), u) for u in topo if pending[u] == 0 and u.op is not Ops.RANGE]
-  heapq.heapify(ready)
-  waiting_ranges: list[UOp] = [u for u in topo if u.op is Ops.RANGE and pending[u] == 0]
-  stack: list[UOp] = []
-  out: list[UOp] = []
-  deferred: list[tuple[tuple, UOp]] = []  # ready, but waiting for the open loops to change (only a RANGE or an END changes them)
-  def loops_changed() -> None:
-    for d in deferred: heapq.heappush(ready, d)
-    deferred.clear()
-  def emit(u: UOp) -> None:
-    out.append(u)
-    for r, body in setup.get(u, {}).items():
-      if setup_at.setdefault(r, (tuple(stack), body))[0] != tuple(stack):
+  return sets
+
+class _Linearizer:
+  """The greedy emission of the module docstring. A UOp that is ready but can't be emitted in the open loops waits
+  on the one event that could let it: a range it needs being opened, or (an END) its range coming to the top of the
+  loop stack. So each wait is one step of a UOp's scope, and the whole walk is linear in the kernel's size."""
+  def __init__(self, sink: UOp):
+    topo = list(sink.toposort())
+    self.order = {u: i for i, u in enumerate(topo)}
+    sets = range_sets(topo)
+    self.rank = range_order(topo, sets)
+    self.setup = state_setup(topo, sets)
+    self.setup_at: dict[UOp, tuple[tuple[UOp, ...], frozenset[UOp]]] = {}  # RANGE -> (loops its state was set up in, its body's loops)
+    ranked = {s: tuple(sorted(s, key=self.rank.__getitem__)) for s in set(sets.values())}
+    self.scope = {u: ranked[s] for u, s in sets.items()}
+    self.outer: dict[UOp, set[UOp]] = {u: set() for u in topo if u.op is Ops.RANGE}  # the ranges each loop opens inside
+    for sc in ranked.values():
+      for i, r in enumerate(sc): self.outer[r].update(sc[:i])
+    self.children: dict[UOp, list[UOp]] = {u: [] for u in topo}
+    self.pending = {u: len(set(u.src)) for u in topo}
+    for u in topo:
+      for s in set(u.src): self.children[s].append(u)
+    self.ready = [(self.prio(u), u) for u in topo if self.pending[u] == 0 and u.op is not Ops.RANGE]
+    heapq.heapify(self.ready)
+    self.waiting_ranges = [u for u in topo if u.op is Ops.RANGE and self.pending[u] == 0]
+    self.waiting: dict[tuple[str, UOp], list[tuple[tuple, UOp]]] = {}  # event -> the ready UOps it may let out
+    self.stack: list[UOp] = []
+    self.out: list[UOp] = []
+
+  def prio(self, u: UOp) -> tuple: return (_OP_PRIORITY.get(u.op, 0), self.order[u])
+
+  def blocker(self, u: UOp) -> tuple[str, UOp] | None:
+    """The event u waits for, or None when it can be emitted now (an END must close the innermost loop)."""
+    if u.op is Ops.END and (not self.stack or self.stack[-1] is not u.src[1]): return ("top", u.src[1])
+    missing = next((r for r in self.scope[u] if r not in self.stack), None)
+    return None if missing is None else ("open", missing)
+
+  def happen(self, *events: tuple[str, UOp]) -> None:
+    for e in events:
+      for w in self.waiting.pop(e, ()): heapq.heappush(self.ready, w)
+
+  def emit(self, u: UOp) -> None:
+    self.out.append(u)
+    for r, body in self.setup.get(u, {}).items():
+      if self.setup_at.setdefault(r, (tuple(self.stack), body))[0] != tuple(self.stack):
         raise LinearizeError(f"the state of loop {r.arg} is set up in two different loop nests")
-    for c in children[u]:
-      pending[c] -= 1
-      if pending[c] == 0:
-        if c.op is Ops.RANGE: waiting_ranges.append(c)
-        else: heapq.heappush(ready, (prio(c), c))
-  while ready or deferred or waiting_ranges:
-    # 1. anything whose loops are all open (an END must close the innermost one)
-    progress = False
-    while ready:
-      p, u = heapq.heappop(ready)
-      if u.op is Ops.END and (not stack or stack[-1] is not u.src[1]): deferred.append((p, u)); continue
-      if all(r in stack for r in scope[u]):
-        if u.op is Ops.END: stack.pop()
-        emit(u); progress = True
-        if u.op is Ops.END: loops_changed()
-        break
-      deferred.append((p, u))
-    if progress: continue
-    # 2. open a loop whose outer loops (the ranges it is used with that rank before it) are exactly the open ones
-    # (a loop that encloses nothing open can also go deeper, e.g. a reduce that doesn't use a loop it is nested in)
-    # (a loop whose state is set up here goes first: opened any deeper, its state would carry over; elsewhere, never)
-    allowed = [r for r in waiting_ranges if fits(r) and outer[r] <= set(stack)]
-    can_open = ([r for r in allowed if r in setup_at] or [r for r in allowed if outer[r] == set(stack)] or allowed)
-    if can_open:
-      r = min(can_open, key=rank.__getitem__)
-      waiting_ranges.remove(r)
-      stack.append(r)
-      emit(r)
-      loops_changed()
-      continue
-    raise LinearizeError(f"can't order the kernel: open loops {[r.arg for r in stack]}, unopened {[r.arg for r in waiting_ranges]}, "
-                         f"waiting {[(u.op, [r.arg for r in scope[u]]) for _, u in deferred[:5]]}")
-  # the final SINK only collects effects (GROUPs stay: an END may close over one)
-  return [u for u in out if u.op is not Ops.SINK]
+    for c in self.children[u]:
+      self.pending[c] -= 1
+      if self.pending[c] == 0:
+        if c.op is Ops.RANGE: self.waiting_ranges.append(c)
+        else: heapq.heappush(self.ready, (self.prio(c), c))
+
+  def emit_ready(self) -> bool:
+    """Emit the first ready UOp (by priority) whose loops are all open; park the others on their blocker."""
+    while self.ready:
+      p, u = heapq.heappop(self.ready)
+      if (why := self.blocker(u)) is not None:
+        self.waiting.setdefault(why, []).append((p, u))
+        continue
+      if u.op is Ops.END:
+        self.stack.pop()
+        if self.stack: self.happen(("top", self.stack[-1]))
+      self.emit(u)
+      return True
+    return False
+
+  def fits(self, r: UOp) -> bool:
+    """A loop with state opens in the loops that state was set up in (and in its body's own loops)."""
+    if r not in self.setup_at: return True
+    at, body = self.setup_at[r]
+    return tuple(self.stack[:len(at)]) == at and set(self.stack[len(at):]) <= body
+
+  def open_loop(self) -> bool:
+    """Open a loop whose outer loops (the ranges it is used with that rank before it) are exactly the open ones. A
+    loop that encloses nothing open may also go deeper (a reduce that doesn't use a loop it is nested in); a loop whose
+    state is set up here goes first: opened any deeper, its state would carry over."""
+    allowed = [r for r in self.waiting_ranges if self.fits(r) and self.outer[r] <= set(self.stack)]
+    can_open = [r for r in allowed if r in self.setup_at] or [r for r in allowed if self.outer[r] == set(self.stack)] or allowed
+    if not can_open: return False
+    r = min(can_open, key=self.rank.__getitem__)
+    self.waiting_ranges.remove(r)
+    self.stack.append(r)
+    self.emit(r)
+    self.happen(("open", r), ("top", r))
+    return True
+
+  def run(self) -> list[UOp]:
+    while self.ready or self.waiting or self.waiting_ranges:
+      if self.emit_ready() or self.open_loop(): continue
+      stuck = [(u.op, [r.arg for r in self.scope[u]]) for ws in self.waiting.values() for _, u in ws][:5]
+      raise LinearizeError(f"can't order the kernel: open loops {[r.arg for r in self.stack]}, "
+                           f"unopened {[r.arg for r in self.waiting_ranges]}, waiting {stuck}")
+    # the final SINK only collects effects (GROUPs stay: an END may close over one)
+    return [u for u in self.out if u.op is not Ops.SINK]
+
+def linearize(sink: UOp) -> list[UOp]:
+  if any(u.op is Ops.END and len(u.src) > 2 for u in sink.toposort()): sink = graph_rewrite(sink, pm_split_ends, name="split ends")
+  return _Linearizer(sink).run()
