@@ -1,13 +1,15 @@
 """Decompositions: ops a device lacks, rewritten into ops it has.
 
 - MULACC -> a*b+c; THREEFRY -> 32-bit adds, rotates and xors.
+- float -> 8/16-bit or unsigned integer casts by way of int32/int64, so they wrap as on the PYTHON device.
 - x // c and x % c for a constant c and x >= 0: shifts and masks for powers of two, otherwise a multiply and shift
   with a magic number chosen so that the result is exact for every x in [0, vmax].
 - bfloat16 and fp8 arithmetic in float32 (renderers that only store them); fp8 <-> float32 casts as tg.uop.floatconv's
   graphs where the renderer has no conversion for them (LLVM IR).
 - EXP2, LOG2, SIN by polynomials (tg.codegen.lower.transcendental) for renderers without them."""
 from __future__ import annotations
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite, threefry2x32_words, f32_to_fp8_bits, fp8_bits_to_f32
+from tg.uop import DType, PtrDType, UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite, threefry2x32_words
+from tg.uop import f32_to_fp8_bits, fp8_bits_to_f32
 from tg.codegen.renderer import Renderer
 
 def threefry2x32(x: UOp, key: UOp) -> UOp:
@@ -77,9 +79,27 @@ def _cast_as_uops(ctx: Renderer, c: UOp) -> UOp | None:
   if frm in ctx.uop_conversions and to == dtypes.float32: return fp8_bits_to_f32(c.src[0].bitcast(dtypes.uint8).cast(dtypes.uint32), frm)
   return None
 
+_WIDER = {**{d: dtypes.int32 for d in (dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16)}, dtypes.uint32: dtypes.int64}
+
+def _float_to_int(c: UOp) -> UOp | None:
+  """A float cast to a narrow or unsigned integer: truncated toward zero, then wrapped modulo 2^bits (-1.5 -> uint8 is
+  255), as numpy and the PYTHON device do and tinygrad's and PyTorch's CPU backends happen to (both leave it undefined).
+  C and LLVM leave such conversions undefined past the target's range, and hardware differs (x86 converts through a
+  wider integer, AMD clamps), so they go through int32/int64, whose in-range conversions are exact everywhere. Values
+  outside int32 (int64 for the 32- and 64-bit targets) stay undefined."""
+  x, to = c.src[0], c.dtype.scalar()
+  if not dtypes.is_float(x.dtype) or isinstance(c.dtype, PtrDType): return None
+  def via(v: UOp, d: DType) -> UOp: return v.cast(d.vec(c.dtype.count))
+  if (wide := _WIDER.get(to)) is not None: return via(via(x, wide), c.dtype)
+  if to != dtypes.uint64: return None
+  if x.dtype.itemsize < 4: x = via(x, dtypes.float32)  # exact; 2^63 is past the narrow formats' range
+  top = UOp.const(x.dtype, 2.0 ** 63)  # at and past 2^63 int64 can't hold the value: take 2^63 off first (exact in float)
+  return (x < top).where(via(via(x, dtypes.int64), c.dtype), via(via(x - top, dtypes.int64), c.dtype) + UOp.const(c.dtype, 2 ** 63))
+
 def _native(ren: Renderer, op: Ops) -> bool: return op in ren.native_ops
 
 pm_decompose = PatternMatcher([
+  (UPat(Ops.CAST, name="c"), lambda ctx, c: _float_to_int(c)),
   (UPat(Ops.MULACC, src=(UPat.var("a"), UPat.var("b"), UPat.var("c"))), lambda ctx, a, b, c: None if _native(ctx, Ops.MULACC) else a * b + c),
   (UPat(Ops.THREEFRY, src=(UPat.var("x"), UPat.var("k"))), lambda ctx, x, k: None if _native(ctx, Ops.THREEFRY) else threefry2x32(x, k)),
   (UPat(Ops.POW, src=(UPat.var("a"), UPat.var("b"))), lambda ctx, a, b: None if _native(ctx, Ops.POW) else (b * a.log2()).exp2()),
