@@ -24,6 +24,8 @@ def _resolve_pads(padding: int | Sequence[int], nd: int) -> list[tuple[int, int]
   if len(p) == 2 * nd: return [(p[i], p[i + 1]) for i in range(2 * nd - 2, -1, -2)]
   raise ValueError(f"padding {p} for {nd} spatial axes: give an int, {nd} ints, or {2 * nd} (left, right, top, bottom, ...)")
 
+def _pool_dims(kernel_size: int | Sequence[int]) -> int: return 2 if isinstance(kernel_size, int) else len(tuple(kernel_size))
+
 def _ceil_overhang(n: int, pad: tuple[int, int], k: int, s: int, d: int) -> int:
   """The extra right padding ceil_mode needs: one more window when the axis leaves a partial one, if it starts inside the
   input or its left padding (PyTorch's rule)."""
@@ -147,57 +149,65 @@ class NNMixin:
 
   def _pool_setup(self: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None, dilation: int | Sequence[int],
                   padding: int | Sequence[int], ceil_mode: bool) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], list[Pad], list[Pad]]:
-    """Kernel, stride, dilation, the explicit padding and the padding to apply (with ceil_mode's overhang) of a 2-d pool."""
-    k, dil = _tuple(kernel_size, 2), _tuple(dilation, 2)
-    st = _tuple(stride if stride is not None else kernel_size, 2)
-    pads = _resolve_pads(padding, 2)
-    full = [(b, a + (_ceil_overhang(n, (b, a), kk, s, d) if ceil_mode else 0)) for (b, a), n, kk, s, d in zip(pads, self.shape[-2:], k, st, dil)]
+    """Kernel, stride, dilation, the explicit padding and the padding to apply (with ceil_mode's overhang) of a pool over
+    the last len(kernel_size) axes (an int kernel_size: two, hence the name; a 1- or 3-tuple pools 1-d or 3-d, as tinygrad)."""
+    nd = _pool_dims(kernel_size)
+    if self.ndim < nd: raise TensorShapeError(f"a {nd}-d pool of a tensor of shape {self.shape}: it needs {nd} spatial axes")
+    k, dil = _tuple(kernel_size, nd), _tuple(dilation, nd)
+    st = _tuple(stride if stride is not None else kernel_size, nd)
+    if len(dil) != nd or len(st) != nd: raise ValueError(f"a pool with kernel {k}: give stride and dilation as an int or {nd} ints")
+    pads = _resolve_pads(padding, nd)
+    full = [(b, a + (_ceil_overhang(n, (b, a), kk, s, d) if ceil_mode else 0)) for (b, a), n, kk, s, d in zip(pads, self.shape[-nd:], k, st, dil)]
     return k, st, dil, pads, full
   def max_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                  dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, ceil_mode: bool = False,
                  return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
-    """Max over windows of the last two axes; padding never wins (it is the dtype's lowest value, so ints stay ints).
-    return_indices adds each maximum's flat position h * W + w in the input (the first, if tied), as max_unpool2d takes."""
+    """Max over windows of the last two axes (or len(kernel_size)); padding never wins (it is the dtype's lowest value, so
+    ints stay ints). return_indices adds each maximum's flat position (h * W + w in 2-d) in the input (the first, if tied),
+    as max_unpool2d takes."""
     from tg.tensor.tensor import Tensor
     k, st, dil, _, full = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
+    nd, axes = len(k), tuple(range(-len(k), 0))
     low = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
-    win = self.pad([(0, 0)] * (self.ndim - 2) + full, value=low)._pool(k, st, dil)
-    out = win.max((-2, -1))
+    win = self.pad([(0, 0)] * (self.ndim - nd) + full, value=low)._pool(k, st, dil)
+    out = win.max(axes)
     if not return_indices: return out
-    h, w = self.shape[-2:]
-    pos = Tensor.arange(h * w, device=self.device).reshape(h, w).pad(full)._pool(k, st, dil).flatten(-2)
-    win, n = win.flatten(-2), k[0] * k[1]
+    spatial = self.shape[-nd:]
+    pos = Tensor.arange(math.prod(spatial), device=self.device).reshape(spatial).pad(full)._pool(k, st, dil).flatten(-nd)
+    win, n = win.flatten(-nd), math.prod(k)
     first = n - win.eq(out.unsqueeze(-1)).where(Tensor.arange(n, 0, -1, device=self.device), 0).max(-1, keepdim=True)
     return out, first.eq(Tensor.arange(n, device=self.device)).where(pos, 0).sum(-1).cast(dtypes.int32)
   def avg_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                  dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> Tensor:
-    """Mean over windows of the last two axes. The divisor counts the explicit padding if count_include_pad (PyTorch's
-    default), never ceil_mode's overhang."""
+    """Mean over windows of the last two axes (or len(kernel_size)). The divisor counts the explicit padding if
+    count_include_pad (PyTorch's default), never ceil_mode's overhang."""
     from tg.tensor.tensor import Tensor
     k, st, dil, pads, full = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
-    x = self.pad([(0, 0)] * (self.ndim - 2) + full) if any(b or a for b, a in full) else self
-    if full == pads and (count_include_pad or not any(b or a for b, a in pads)): return x._pool(k, st, dil).mean((-2, -1))
-    h, w = self.shape[-2:]
-    inside = Tensor.ones(h, w, device=self.device)
+    axes = tuple(range(-len(k), 0))
+    x = self.pad([(0, 0)] * (self.ndim - len(k)) + full) if any(b or a for b, a in full) else self
+    if full == pads and (count_include_pad or not any(b or a for b, a in pads)): return x._pool(k, st, dil).mean(axes)
+    inside = Tensor.ones(*self.shape[-len(k):], device=self.device)
     counted = inside.pad(pads, value=1.0) if count_include_pad else inside.pad(pads)
     counted = counted.pad([(0, a2 - a) for (_, a), (_, a2) in zip(pads, full)])
-    summed = x._pool(k, st, dil).sum((-2, -1))
-    return summed / counted._pool(k, st, dil).sum((-2, -1)).cast(summed.dtype if dtypes.is_float(summed.dtype) else dtypes.default_float)
+    summed = x._pool(k, st, dil).sum(axes)
+    return summed / counted._pool(k, st, dil).sum(axes).cast(summed.dtype if dtypes.is_float(summed.dtype) else dtypes.default_float)
   def max_unpool2d(self: Tensor, indices: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                    dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, output_size: Sequence[int] | None = None) -> Tensor:
-    """The inverse of max_pool2d(return_indices=True): each value put at its flat position h * W + w, zeros elsewhere. The
-    output size is output_size's last two, else what the pool's parameters give back ((n - 1) * s - 2p + d(k - 1) + 1)."""
+    """The inverse of max_pool2d(return_indices=True): each value put at its flat position (h * W + w in 2-d), zeros
+    elsewhere. The output size is output_size's last len(k), else what the pool's parameters give back
+    ((n - 1) * s - 2p + d(k - 1) + 1)."""
     from tg.tensor.tensor import Tensor
     if indices.shape != self.shape: raise TensorShapeError(f"max_unpool2d indices of shape {indices.shape} for values of shape {self.shape}")
-    k, dil, pads = _tuple(kernel_size, 2), _tuple(dilation, 2), _resolve_pads(padding, 2)
-    st = _tuple(stride if stride is not None else kernel_size, 2)
-    if output_size is None: h, w = ((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-2:], st, pads, dil, k))
-    else: h, w = tuple(output_size)[-2:]
-    hit = indices.flatten(-2).unsqueeze(-1).eq(Tensor.arange(h * w, device=self.device))  # (..., inputs, outputs)
+    nd = _pool_dims(kernel_size)
+    k, dil, pads = _tuple(kernel_size, nd), _tuple(dilation, nd), _resolve_pads(padding, nd)
+    st = _tuple(stride if stride is not None else kernel_size, nd)
+    if output_size is None: out = tuple((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-nd:], st, pads, dil, k))
+    else: out = tuple(output_size)[-nd:]
+    hit = indices.flatten(-nd).unsqueeze(-1).eq(Tensor.arange(math.prod(out), device=self.device))  # (..., inputs, outputs)
     # overlapping windows can send one maximum twice: the last input sent wins, as in PyTorch (not their sum)
     pick = _last_only(hit, hit.ndim - 2)
-    return pick.where(self.flatten(-2).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-2], h, w)
+    return pick.where(self.flatten(-nd).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-nd], *out)
 
   def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
     """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time

@@ -140,7 +140,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     outs = [t.uop for t in ts]
     items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
     Counters.scheduled += len(items)
-    for t in ts: t.uop = becomes[t.uop]
+    for t in ts:  # (remembered: loss.item() then loss.backward() still reaches the weights)
+      Tensor.live.remember(t.uop, becomes[t.uop])
+      t.uop = becomes[t.uop]
     Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
   def realize(self, *others: Tensor) -> Tensor:
@@ -408,7 +410,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not reverse and isinstance(x, int) and not isinstance(x, bool) and not dtypes.is_float(self.dtype) and self.dtype != dtypes.bool:
       return self._int_pow(x)
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4:
-      ret = self.ones_like() if dtypes.is_float(self.dtype) or x == 0 else None
+      # x ** 0 is 1 (also for NaN and inf) and stays in the graph: its gradient is 0, not "no tensor requires grad"
+      ret = (self.eq(self) | self.ne(self)).cast(self.dtype) if dtypes.is_float(self.dtype) or x == 0 else None
       for _ in range(int(x)): ret = self if ret is None else ret * self
       return ret if ret is not None else self.ones_like()
     a, b = self._broadcasted(x, reverse)
@@ -556,7 +559,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """|x|; its gradient at 0 is 0 (as sign(0)), and abs(-0.0) is +0.0."""
     if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool: return self
     return self.eq(0).where(0, (self < 0).where(-self, self))
-  def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype != dtypes.bool else self
+  def sign(self) -> Tensor:
+    """-1, 0 or 1; NaN stays NaN (as PyTorch and tinygrad)."""
+    if self.dtype == dtypes.bool: return self
+    ret = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+    return self.isnan().where(self, ret) if dtypes.is_float(self.dtype) else ret
   def square(self) -> Tensor: return self * self
   def isnan(self) -> Tensor: return self != self
   def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
