@@ -1,84 +1,16 @@
 """A differential sweep of the Tensor API a tinygrad user calls (test_ops.py style) at the values where implementations
 differ: inf, NaN, -0.0, integer limits, negative division, ties. numpy is the reference (and hand-worked values where
-tinygrad's documented behaviour is not numpy's); result dtypes follow tinygrad's promotion. The cases are data
-(ELEMENTWISE, REDUCE) so tests/amd runs the same ones on the virtual GPUs."""
+tinygrad's documented behaviour is not numpy's); result dtypes follow tinygrad's promotion. The edge-value cases are data
+(tests/ops_cases.py) so tests/amd runs the same ones on the virtual GPUs."""
 from __future__ import annotations
-import warnings
-from typing import Any, Callable
+import math
+from typing import Callable
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor
 from tensor_helpers import DEVICES
-
-F = np.array([-np.inf, -2.5, -1.5, -0.5, -0.0, 0.0, 0.5, 1.5, 2.5, 3.7, np.inf, np.nan], np.float32)
-I8 = np.array([-128, -7, -1, 0, 5, 7, 127], np.int8)
-D8 = np.array([3, -2, 2, -3, -4, 7, -1], np.int8)
-I32 = np.array([-2**31, -7, -1, 0, 5, 7, 2**31 - 1], np.int32)
-D32 = np.array([3, -2, 2, -3, -4, 7, -1], np.int32)
-B = np.array([True, False, True, False])
-C = np.array([True, True, False, False])
-
-Case = tuple[str, Callable[..., Tensor], Callable[..., Any], tuple[np.ndarray, ...]]
-ELEMENTWISE: list[Case] = [
-  ("neg", lambda t: -t, np.negative, (F,)),
-  ("abs", lambda t: t.abs(), np.abs, (F,)),
-  ("sign", lambda t: t.sign(), np.sign, (F,)),
-  ("trunc", lambda t: t.trunc(), np.trunc, (F,)),
-  ("floor", lambda t: t.floor(), np.floor, (F,)),
-  ("ceil", lambda t: t.ceil(), np.ceil, (F,)),
-  ("round half to even", lambda t: t.round(), np.round, (F,)),
-  ("isnan", lambda t: t.isnan(), np.isnan, (F,)),
-  ("isinf", lambda t: t.isinf(), np.isinf, (F,)),
-  ("isfinite", lambda t: t.isfinite(), np.isfinite, (F,)),
-  ("clip", lambda t: t.clip(-1, 2), lambda a: np.clip(a, -1, 2), (F,)),
-  ("maximum with nan", lambda a, b: a.maximum(b), np.maximum, (F, F[::-1].copy())),
-  ("float // and %", lambda a, b: (a // b).cat(a % b), lambda a, b: np.concatenate([a // b, np.mod(a, b)]),
-   (np.array([-7.5, -7.0, 7.5, 5.0, 1.0], np.float32), np.array([2.0, -2.0, -2.0, -3.0, 0.5], np.float32))),
-  ("pow negative bases", lambda t: (t ** 2).cat(t ** 3, t ** -1, t ** 0.5, t ** 0),
-   lambda a: np.concatenate([a ** 2, a ** 3, np.float32(1) / a, np.sqrt(a), a ** 0]), (np.array([-2.0, -1.5, 0.5, 2.0, 3.0], np.float32),)),
-  ("int8 wraps", lambda a, b: (a + a).cat(a * 3, -a, a - b), lambda a, b: np.concatenate([a + a, a * np.int8(3), -a, a - b]), (I8, D8)),
-  ("int8 // % of negatives", lambda a, b: (a // b).cat(a % b), lambda a, b: np.concatenate([a // b, a % b]), (I8, D8)),
-  ("int32 // % of negatives", lambda a, b: (a // b).cat(a % b, a.div(b, rounding_mode="trunc")),
-   lambda a, b: np.concatenate([a // b, a % b, np.fix(a.astype(np.float64) / b).astype(np.int32)]), (I32, D32)),
-  ("int32 bits", lambda a, b: (a & b).cat(a | b, a ^ b, ~a, a << 2, a >> 1),
-   lambda a, b: np.concatenate([a & b, a | b, a ^ b, ~a, a << 2, a >> 1]), (I32, D32)),
-  ("int abs sign", lambda a: a.abs().cat(a.sign()), lambda a: np.concatenate([np.abs(a), np.sign(a)]), (I32,)),
-  ("uint8 wraps", lambda a: (a + 200).cat(a - 3, a * 7), lambda a: np.concatenate([a + np.uint8(200), a - np.uint8(3), a * np.uint8(7)]),
-   (np.array([0, 1, 55, 255], np.uint8),)),
-  ("bool ops", lambda a, b: (a & b).cat(a | b, a ^ b, ~a, a == b, a < b),
-   lambda a, b: np.concatenate([a & b, a | b, a ^ b, ~a, a == b, a < b]), (B, C)),
-  ("half", lambda t: (t * 2).cat(t.round()), lambda a: np.concatenate([a * np.float16(2), np.round(a)]),
-   (np.array([0.5, 1.5, 2.5, -2.5, 65504.0], np.float16),)),
-]
-REDUCE: list[Case] = [
-  ("max/min with nan", lambda t: t.max(1).cat(t.min(1)), lambda a: np.concatenate([a.max(1), a.min(1)]),
-   (np.array([[1, np.nan, 3], [-np.inf, -np.inf, -np.inf], [2, 5, 5]], np.float32),)),
-  ("argmax/argmin ties and nan", lambda t: t.argmax(1).cat(t.argmin(1)), lambda a: np.concatenate([a.argmax(1), a.argmin(1)]).astype(np.int32),
-   (np.array([[1, 3, 3, 0], [1, np.nan, 3, np.nan], [0, -1, -1, 0]], np.float32),)),
-  ("int8 argmax at the limits", lambda t: t.argmax().reshape(1).cat(t.argmin().reshape(1)),
-   lambda a: np.array([a.argmax(), a.argmin()], np.int32), (I8,)),
-  ("any all", lambda t: t.any(1).cat(t.all(1)), lambda a: np.concatenate([a.any(1), a.all(1)]),
-   (np.array([[True, False], [False, False], [True, True]]),)),
-  ("int sums widen", lambda t: t.sum().reshape(1).cat(t.prod().reshape(1)), lambda a: np.array([a.astype(np.int64).sum(), 0], np.int32), (I8,)),
-  ("softmax of -inf rows", lambda t: t.softmax(1).cat(t.log_softmax(1)),
-   lambda a: np.array([[np.nan] * 3, [0.26894142, 0.7310586, 0], [np.nan] * 3, [-1.3132617, -0.31326166, -np.inf]], np.float32),
-   (np.array([[-np.inf, -np.inf, -np.inf], [0, 1, -np.inf]], np.float32),)),
-  ("var/std with correction", lambda t: t.var(1, correction=0).cat(t.std(1, correction=2)),
-   lambda a: np.concatenate([a.var(1), a.std(1, ddof=2)]), (np.array([[1, 2, 4, 8], [-1, -1, -1, -1]], np.float32),)),
-  ("cumsum cumprod cummax", lambda t: t.cumsum(1).cat(t.cumprod(1), t.cummax(1)[0]),
-   lambda a: np.concatenate([a.cumsum(1), a.cumprod(1), np.maximum.accumulate(a, 1)]), (np.array([[1, -2, 3, 0.5], [2, 2, -1, 4]], np.float32),)),
-]
-
-def run_case(case: Case, device: str) -> None:
-  name, fn_t, fn_np, arrays = case
-  with warnings.catch_warnings():
-    warnings.simplefilter("ignore")
-    want = np.asarray(fn_np(*arrays))
-  got = fn_t(*[Tensor(a, device=device) for a in arrays]).numpy()
-  assert got.dtype == want.dtype, f"{name}: dtype {got.dtype}, numpy's {want.dtype}"
-  if want.dtype.kind in "biu": np.testing.assert_array_equal(got, want, err_msg=name)
-  else: np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-6, atol=1e-6, equal_nan=True, err_msg=name)
+from ops_cases import ELEMENTWISE, REDUCE, run_case
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("case", ELEMENTWISE + REDUCE, ids=lambda c: c[0])
@@ -146,3 +78,43 @@ def test_one_d_max_pool_indices_unpool():
   back = np.zeros_like(x)
   np.put_along_axis(back, idx.numpy().astype(np.int64), out.numpy(), -1)
   np.testing.assert_array_equal(out.max_unpool2d(idx, (3,)).numpy(), back)
+
+def test_binary_crossentropy_clamps_each_log_at_minus_100():
+  # PyTorch's documented clamp: p of exactly 0 or 1 gives 100 per wrong term and 0 per right one, and a finite gradient
+  p = Tensor(np.array([0.0, 1.0, 0.0, 1.0, 0.5], np.float32), requires_grad=True)
+  y = Tensor(np.array([1.0, 0.0, 0.0, 1.0, 1.0], np.float32))
+  loss = p.binary_crossentropy(y, reduction="none")
+  np.testing.assert_allclose(loss.numpy(), [100, 100, 0, 0, math.log(2)], rtol=1e-6)
+  loss.sum().backward()
+  assert np.isfinite(p.grad.numpy()).all()
+
+def test_cross_entropy_ignore_index():
+  x = np.random.default_rng(2).standard_normal((4, 5)).astype(np.float32)
+  y = np.array([1, -100, 4, 3])
+  logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+  kept = [0, 2, 3]
+  np.testing.assert_allclose(Tensor(x).cross_entropy(Tensor(y)).numpy(), -logp[kept, y[kept]].mean(), rtol=1e-5)  # PyTorch's default -100
+  np.testing.assert_allclose(Tensor(x).cross_entropy(Tensor(y), ignore_index=3, reduction="sum").numpy(), -logp[[0, 2], [1, 4]].sum(), rtol=1e-5)
+
+def test_rearrange_splits_reorders_and_merges():
+  x = np.arange(2 * 3 * 12).reshape(2, 3, 12)
+  t = Tensor(x)
+  np.testing.assert_array_equal(t.rearrange("b c (h w) -> w b (h c)", w=3).numpy(), x.reshape(2, 3, 4, 3).transpose(3, 0, 2, 1).reshape(3, 2, 12))
+  np.testing.assert_array_equal(t.rearrange("b ... -> ... b").numpy(), x.transpose(1, 2, 0))
+  np.testing.assert_array_equal(t.rearrange("... w -> (...) 1 w").numpy(), x.reshape(6, 1, 12))
+  with pytest.raises(ValueError, match="give the size of w"): t.rearrange("b c (h w) -> b c h w")
+  with pytest.raises(ValueError, match="doesn't split"): t.rearrange("b c (h w) -> b c h w", h=5)
+  with pytest.raises(ValueError, match="once on each side"): t.rearrange("b c w -> b c")
+
+def test_sequential_bfloat16_contiguous_backward():
+  from tg.tensor import nn
+  from tg.uop import Ops
+  x = Tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+  l1, l2 = nn.Linear(3, 2), nn.Linear(2, 1)
+  np.testing.assert_allclose(x.sequential([l1, Tensor.relu, l2]).numpy(), l2(l1(x).relu()).numpy(), rtol=1e-6)
+  np.testing.assert_array_equal(Tensor([1.5, 2.7]).bfloat16().float().numpy(), [1.5, 2.703125])  # 2.7 to bf16's 8 bits
+  w = Tensor(np.array([1.0, -2.0, 3.0], np.float32), requires_grad=True)
+  y = (w * 3).contiguous_backward()
+  g = (y * y).sum().gradient(w)[0]
+  assert any(u.op is Ops.CONTIGUOUS for u in g.uop.toposort())
+  np.testing.assert_array_equal(g.numpy(), [18, -36, 54])

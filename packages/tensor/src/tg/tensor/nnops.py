@@ -272,18 +272,22 @@ class NNMixin:
     smooth = -log_probs.mean(-1) * mask
     loss = (1 - label_smoothing) * nll + label_smoothing * smooth
     return _reduce_loss(loss, reduction, mask.sum().maximum(1))
-  def cross_entropy(self: Tensor, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+  def cross_entropy(self: Tensor, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0, ignore_index: int = -100) -> Tensor:
     """Cross entropy of logits (N, C, ...) or (C,) against class indices (integer Y, (N, ...)) or class probabilities
-    (float Y, the logits' shape); the classes are dim 1 as in PyTorch and tinygrad."""
+    (float Y, the logits' shape); the classes are dim 1 as in PyTorch and tinygrad. A class index of ignore_index counts
+    in no term and not in the mean (PyTorch's; tinygrad's cross_entropy has no ignore_index)."""
     x = self.transpose(1, -1) if self.ndim > 2 else self
-    if dtypes.is_int(Y.dtype): return x.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing, reduction=reduction)
+    if dtypes.is_int(Y.dtype):
+      return x.sparse_categorical_crossentropy(Y, ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
     if Y.shape != self.shape: raise TensorShapeError(f"cross_entropy with probability targets of shape {Y.shape} for logits of shape {self.shape}")
     y = Y.transpose(1, -1) if Y.ndim > 2 else Y
     y = y * (1 - label_smoothing) + label_smoothing / x.shape[-1]
     return _reduce_loss(-(x.log_softmax(-1) * y).sum(-1), reduction)
   def binary_crossentropy(self: Tensor, Y: Tensor, reduction: str = "mean") -> Tensor:
-    loss = -(Y * self.clip(1e-12, 1).log() + (1 - Y) * (1 - self).clip(1e-12, 1).log())
-    return _reduce_loss(loss, reduction)
+    """Binary cross entropy of probabilities; each log is clamped at -100 as PyTorch's (a probability of exactly 0 or 1
+    gives a finite loss and gradient; tinygrad's gives inf or nan there)."""
+    def log(p: Tensor) -> Tensor: return (p > 0).where((p > 0).where(p, 1).log().maximum(-100), -100)
+    return _reduce_loss(-(Y * log(self) + (1 - Y) * log(1 - self)), reduction)
   def binary_crossentropy_logits(self: Tensor, Y: Tensor, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """Binary cross entropy of logits x, stably: -log sigmoid(x) = max(-x, 0) + log(1 + exp(-|x|)). pos_weight (broadcast
     over the classes, PyTorch's) scales the positive term: (1 - y) * x + (1 + (pos_weight - 1) * y) * -log sigmoid(x)."""

@@ -188,6 +188,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def contiguous(self) -> Tensor:
     if self._as_one_view(): return self
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
+  def contiguous_backward(self) -> Tensor:
+    """self, whose gradient is made contiguous (a buffer) on the way back, as tinygrad's: its readers read it, not redo it."""
+    return Tensor(UOp(Ops.CALL, self.dtype, (self.detach().uop, self.uop), lambda g, _: (Tensor(g).contiguous().uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self._uop,)))
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place: views of the buffer see the new values)."""
@@ -343,6 +346,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return self if dt == self.dtype else self._apply(lambda x: x.bitcast(dt))
   def float(self) -> Tensor: return self.cast(dtypes.float32)
   def half(self) -> Tensor: return self.cast(dtypes.float16)
+  def bfloat16(self) -> Tensor: return self.cast(dtypes.bfloat16)
   def double(self) -> Tensor: return self.cast(dtypes.float64)
   def short(self) -> Tensor: return self.cast(dtypes.int16)
   def int(self) -> Tensor: return self.cast(dtypes.int32)
@@ -708,6 +712,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
     w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
     return (x_ * w_).sum(-1, acc_dtype=sum_acc_dtype(dt) if not dtypes.is_float(dt) else None).cast(dt)
+  def sequential(self, layers: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
+    """Each layer applied in turn (tinygrad's)."""
+    x = self
+    for f in layers: x = f(x)
+    return x
   def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x = self.matmul(weight) if weight.ndim > 1 else self * weight
     return x + bias if bias is not None else x
