@@ -118,3 +118,46 @@ def test_sequential_bfloat16_contiguous_backward():
   g = (y * y).sum().gradient(w)[0]
   assert any(u.op is Ops.CONTIGUOUS for u in g.uop.toposort())
   np.testing.assert_array_equal(g.numpy(), [18, -36, 54])
+
+@pytest.mark.parametrize("x,want", [([2.0, 0.0, 3.0], [0, 6, 0]), ([2.0, 0.0, 0.0], [0, 0, 0]), ([2.0, 4.0, -1.0], [-4, -2, 8])])
+def test_prod_gradient_with_zeros_is_the_product_of_the_others(x, want):
+  # ret / x was 0 / 0 = nan at a zero (PyTorch gives the product of the others)
+  t = Tensor(np.array(x, np.float32), requires_grad=True)
+  t.prod().backward()
+  np.testing.assert_array_equal(t.grad.numpy(), want)
+
+def test_cumprod_gradient_through_a_zero():
+  t = Tensor(np.array([2.0, 0.0, 3.0], np.float32), requires_grad=True)
+  t.cumprod(0).sum().backward()  # d/dx of x0 + x0 x1 + x0 x1 x2 at (2, 0, 3)
+  np.testing.assert_array_equal(t.grad.numpy(), [1, 2 + 6, 0])
+
+def test_pow_gradients_where_the_derivative_is_infinite_or_nan():
+  # PyTorch's and tinygrad's (test_ops' test_pow_zero_tensor): at a base of 0, d/dx x**y is inf for 0 < y < 1 and -inf
+  # for y < 0; a negative base with a fractional exponent is nan, in value and gradient
+  x = Tensor(np.array([0.0, 0.0, -1.0, -2.0, 4.0], np.float32), requires_grad=True)
+  y = Tensor(np.array([0.3, -0.3, 0.5, 3.0, 0.5], np.float32), requires_grad=True)
+  (x ** y).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), [np.inf, -np.inf, np.nan, 12.0, 0.25], rtol=1e-6)
+  np.testing.assert_allclose(y.grad.numpy(), [0.0, -np.inf, np.nan, np.nan, 2 * math.log(4)], rtol=1e-6)
+
+def test_attention_takes_dropout_p_in_its_place():
+  # (q, k, v, attn_mask, dropout_p, is_causal): PyTorch's and tinygrad's order; in training each weight is dropped or doubled
+  rng = np.random.default_rng(3)
+  q, k = rng.standard_normal((1, 1, 6, 4)).astype(np.float32), rng.standard_normal((1, 1, 8, 4)).astype(np.float32)
+  s = q @ k.transpose(0, 1, 3, 2) / 2
+  w = np.exp(s - s.max(-1, keepdims=True))
+  w /= w.sum(-1, keepdims=True)
+  v = np.eye(8, dtype=np.float32).reshape(1, 1, 8, 8)  # the output is the weights themselves
+  np.testing.assert_allclose(Tensor(q).scaled_dot_product_attention(Tensor(k), Tensor(v), None, 0.5).numpy(), w, rtol=1e-5)  # not training
+  with Tensor.train():
+    out = Tensor(q).scaled_dot_product_attention(Tensor(k), Tensor(v), None, 0.5).numpy()
+  kept = out != 0
+  assert 0 < kept.mean() < 1
+  np.testing.assert_allclose(out[kept], 2 * w[kept], rtol=1e-5)
+
+@pytest.mark.parametrize("fn,match", [(lambda: Tensor.arange(0, 5, 0), "step must not be 0"), (lambda: Tensor.zeros(4).chunk(0), "positive"),
+                                      (lambda: Tensor.zeros(2, 3).repeat(2), "a count for each of its 2 dims"),
+                                      (lambda: ~Tensor([1.5]), "bitwise not")])
+def test_bad_arguments_raise_typed_errors_naming_the_problem(fn, match):
+  # these raised ZeroDivisionError, or named the wrong operation
+  with pytest.raises((ValueError, TypeError), match=match): fn()

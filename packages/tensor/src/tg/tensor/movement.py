@@ -186,10 +186,12 @@ class MovementMixin:
       start += ln
     return out
   def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    if chunks <= 0: raise TensorValueError(f"chunk into {chunks} chunks: give a positive number")
     n = self.shape[self._axis(dim)]
     return self.split(-(-n // chunks) if n else 1, dim)
   def repeat(self: Tensor, *repeats: Any) -> Tensor:
     reps = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else tuple(repeats)
+    if len(reps) < self.ndim: raise TensorShapeError(f"repeat{reps} of a tensor of shape {self.shape}: give a count for each of its {self.ndim} dims")
     x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
     expanded = x.reshape(tuple(v for s in x.shape for v in (1, s))).expand(tuple(v for r, s in zip(reps, x.shape) for v in (r, s)))
     return expanded.reshape(tuple(r * s for r, s in zip(reps, x.shape)))

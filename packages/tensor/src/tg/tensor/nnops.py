@@ -308,16 +308,18 @@ class NNMixin:
     w = hit.cast(self.dtype) if weight is None else hit.where(weight.reshape(classes.shape).cast(self.dtype), 0)
     loss = -hit.where(self * w, 0).sum(cdim)
     return _reduce_loss(loss, reduction, w.sum())
-  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                    is_causal: bool = False, enable_gqa: bool = False) -> Tensor:
-    """softmax(q k^T / sqrt(d) + mask) v. enable_gqa: key and value have fewer heads (dim -3) than the query, each shared
-    by a group of query heads (their count divides the query's). Flash attention's kernels (flash_attention.py) where
-    they apply, without the full score matrix; FLASH_ATTENTION=0 always builds it."""
+    """softmax(q k^T / sqrt(d) + mask) v, the attention weights dropped out with probability dropout_p in training (the
+    arguments in PyTorch's and tinygrad's order). enable_gqa: key and value have fewer heads (dim -3) than the query, each
+    shared by a group of query heads (their count divides the query's). Flash attention's kernels (flash_attention.py)
+    where they apply, without the full score matrix; FLASH_ATTENTION=0 always builds it."""
     from tg.tensor.tensor import Tensor
     if is_causal and attn_mask is not None: raise ValueError("scaled_dot_product_attention takes is_causal or attn_mask, not both")
     if enable_gqa and key.shape[-3] != self.shape[-3]:
       if self.shape[-3] % key.shape[-3]: raise TensorShapeError(f"{self.shape[-3]} query heads don't group into {key.shape[-3]} key heads")
-    if (plan := flash_attention.plan_for(self, key, value, attn_mask, is_causal, enable_gqa)) is not None:
+    dropping = dropout_p > 0 and Tensor.training
+    if not dropping and (plan := flash_attention.plan_for(self, key, value, attn_mask, is_causal, enable_gqa)) is not None:
       return flash_attention.attention(self, key, value, attn_mask, plan)
     if enable_gqa and key.shape[-3] != self.shape[-3]:
       rep = self.shape[-3] // key.shape[-3]
@@ -327,7 +329,7 @@ class NNMixin:
       causal = Tensor.ones(scores.shape[-2], scores.shape[-1], dtype=dtypes.bool, device=self.device).tril()
       scores = causal.where(scores, -math.inf)
     if attn_mask is not None: scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
-    return scores.softmax(-1).matmul(value)
+    return scores.softmax(-1).dropout(dropout_p).matmul(value)
 
 def _einsum_ellipsis(ins: list[str], out: str, arrow: str, ops: list[Tensor]) -> tuple[list[str], str]:
   """'...' replaced by letters of its own: numpy's broadcasting of the ellipsis axes (aligned right across operands), in

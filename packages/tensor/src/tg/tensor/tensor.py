@@ -242,6 +242,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def arange(start: Scalar, stop: Scalar | None = None, step: Scalar = 1, **kw: Any) -> Tensor:
     if stop is None: start, stop = 0, start
+    if step == 0: raise TensorValueError(f"arange({start}, {stop}, step=0): the step must not be 0")
     n = max(0, math.ceil((stop - start) / step))
     dt = kw.pop("dtype", None) or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
     if n == 0: return Tensor.empty(0, dtype=dt, **kw)
@@ -421,14 +422,22 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     a, b = self._broadcasted(x, reverse)
     if not dtypes.is_float(a.dtype): return a._int_pow(b)
     # |a|**b, with the sign of a for odd integer b, nan for a negative base and a fractional b; a base of 0 takes its
-    # own branch (log2(0) inside the other would make the gradients nan): d/da 0**b is 0 (1 for b == 1), d/db 0**b is 0
+    # own branch (log2(0) inside the other would be nan)
     zero = a.eq(0)
     mag = (b * zero.where(1.0, a.abs()).log2()).exp2()
     is_int_b = b.eq(b.trunc())
     odd = is_int_b & (b - (b / 2).floor() * 2).ne(0)
     ret = (a < 0).where(is_int_b.where(odd.where(-mag, mag), mag._const(math.nan)), mag)
-    at_zero = b.eq(1).where(a, (b > 0).where(0.0, b.eq(0).where(1.0, math.inf)))
-    return zero.where(at_zero, ret)
+    ret = zero.where(b.eq(1).where(a, (b > 0).where(0.0, b.eq(0).where(1.0, math.inf))), ret)
+
+    def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
+      """PyTorch's and tinygrad's: d/da = b * a**(b - 1) (0 where b == 0; inf at a == 0 for 0 < b < 1, nan for a negative
+      a and a fractional b), d/db = a**b * ln(a) (at a == 0: 0, -inf for b < 0). The where-branches above would give 0."""
+      gt, x, e = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
+      da = e.eq(0).where(0.0, e * x.pow(e - 1))
+      db = x.eq(0).where((e < 0).where(-math.inf, 0.0), Tensor(call.src[0]) * x.log())
+      return (gt * da).uop, (gt * db).uop
+    return Tensor(UOp(Ops.CALL, ret.dtype, (ret.detach().uop, a.uop, b.uop), grad_fxn))
   def _int_pow(self, e: Tensor | int) -> Tensor:
     """Exact integer power by squaring over the bits of e (wrapping like C on overflow); a negative e gives the
     integer part of 1/self**-e: 1 for a base of 1, +-1 for -1, 0 otherwise."""
@@ -493,7 +502,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def bitwise_and(self, x: Any) -> Tensor: return self._bitwise(Ops.AND, x)
   def bitwise_or(self, x: Any) -> Tensor: return self._bitwise(Ops.OR, x)
   def bitwise_xor(self, x: Any) -> Tensor: return self._bitwise(Ops.XOR, x)
-  def bitwise_not(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self.bitwise_xor(-1)
+  def bitwise_not(self) -> Tensor:
+    if dtypes.is_float(self.dtype): raise TypeError(f"bitwise not (~) needs an integer or bool tensor, got {self.dtype}")
+    return self.logical_not() if self.dtype == dtypes.bool else self.bitwise_xor(-1)
   def logical_not(self) -> Tensor: return Tensor(UOp(Ops.CMPNE, dtypes.bool, (self.bool().uop, self._const(True, dtypes.bool).uop)))
   def logical_and(self, x: Any) -> Tensor: return self.bool().bitwise_and(x if not isinstance(x, Tensor) else x.bool())
   def logical_or(self, x: Any) -> Tensor: return self.bool().bitwise_or(x if not isinstance(x, Tensor) else x.bool())
@@ -577,13 +588,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   # ***** activations *****
   def relu(self) -> Tensor: return (self > 0).where(self, 0)
-  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
+  def relu6(self) -> Tensor:
+    """min(relu(x), 6), as a where: relu(x) - relu(x - 6) (tinygrad's; the same gradient) is inf - inf = nan at inf."""
+    return (self > 6).where(6, self.relu())
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
   def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - (1 - self.exp()).relu() * alpha
   def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
   def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
   def sigmoid(self) -> Tensor: return (1 + (self * (-1 / math.log(2))).exp2()).reciprocal()
-  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+    """alpha x + beta clipped to [0, 1], as relu6: finite at inf (tinygrad's difference of relus is nan there)."""
+    y = alpha * self + beta
+    return (y > 1).where(1, y.relu())
   def tanh(self) -> Tensor: return 2.0 * (2.0 * self).sigmoid() - 1.0
   def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
   def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).tanh())
@@ -596,7 +612,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return (1 / beta) * (bx.maximum(0) + (1 + (-bx.abs()).exp()).log())
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def softsign(self) -> Tensor: return self / (1 + self.abs())
-  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+  def hardswish(self) -> Tensor:
+    """x relu6(x + 3) / 6; 0 at and below -3 (-inf * 0 would be nan), NaN stays NaN."""
+    return (self <= -3).where(0, self * (self + 3).relu6() * (1 / 6))
   def logsigmoid(self) -> Tensor: return -(-self).softplus()
 
   # ***** reductions *****
@@ -676,7 +694,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     m, _, ss = self._softmax(axis)
     return m - ss.log()
   def logsumexp(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))), shifted by the maximum; an infinite maximum shifts by 0, so a row of -inf gives -inf and one
+    holding inf gives inf (PyTorch's; tinygrad's gives nan: -inf - -inf)."""
     m = self.max(axis, keepdim=True)
+    m = m.isinf().where(0, m)
     return (self - m).exp().sum(axis, keepdim=True).log().add(m).reshape(self.max(axis, keepdim).shape)
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch)."""
