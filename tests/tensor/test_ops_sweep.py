@@ -161,3 +161,13 @@ def test_attention_takes_dropout_p_in_its_place():
 def test_bad_arguments_raise_typed_errors_naming_the_problem(fn, match):
   # these raised ZeroDivisionError, or named the wrong operation
   with pytest.raises((ValueError, TypeError), match=match): fn()
+
+def test_softmax_takes_a_dtype():
+  # tinygrad's softmax(axis, dtype) and log_softmax(axis, dtype): computed in the dtype given
+  x = np.array([[1.0, 2.0, 3.0], [0.5, 0.5, -1.0]], np.float16)
+  e = np.exp(x.astype(np.float32) - x.astype(np.float32).max(1, keepdims=True))
+  sm = e / e.sum(1, keepdims=True)
+  got = Tensor(x).softmax(-1, dtype="float32")
+  assert got.dtype == Tensor([1.0]).dtype
+  np.testing.assert_allclose(got.numpy(), sm, rtol=1e-6)
+  np.testing.assert_allclose(Tensor(x).log_softmax(1, dtype="float32").numpy(), np.log(sm), rtol=1e-6)

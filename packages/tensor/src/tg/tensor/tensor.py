@@ -683,15 +683,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
   def any(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
   def all(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
-  def _softmax(self, axis: int) -> tuple[Tensor, Tensor, Tensor]:
-    m = self - self.max(axis, keepdim=True).detach()
+  def _softmax(self, axis: int, dtype: DType | str | None) -> tuple[Tensor, Tensor, Tensor]:
+    """dtype: self is cast to it first (tinygrad's and PyTorch's softmax(dtype=))."""
+    x = self.cast(dtype) if dtype is not None else self
+    m = x - x.max(axis, keepdim=True).detach()
     e = m.exp()
     return m, e, e.sum(axis, keepdim=True)
-  def softmax(self, axis: int = -1) -> Tensor:
-    _, e, ss = self._softmax(axis)
+  def softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    _, e, ss = self._softmax(axis, dtype)
     return e / ss
-  def log_softmax(self, axis: int = -1) -> Tensor:
-    m, _, ss = self._softmax(axis)
+  def log_softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    m, _, ss = self._softmax(axis, dtype)
     return m - ss.log()
   def logsumexp(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))), shifted by the maximum; an infinite maximum shifts by 0, so a row of -inf gives -inf and one
