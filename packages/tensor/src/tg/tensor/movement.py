@@ -20,11 +20,14 @@ def _einops_side(side: str, formula: str, ell: list[str]) -> list[list[str]]:
   groups: list[list[str]] = []
   cur: list[str] | None = None
   for tok in re.findall(r"\.\.\.|\w+|\S", side):
+    names = ell if tok == "..." else [tok] if tok.isidentifier() else None
     if tok == "(" and cur is None: cur = []
-    elif tok == ")" and cur is not None: groups.append(cur); cur = None
+    elif tok == ")" and cur is not None:
+      groups.append(cur)
+      cur = None
     elif tok == "1" and cur is None: groups.append([])
-    elif tok == "...": cur.extend(ell) if cur is not None else groups.extend([e] for e in ell)
-    elif tok.isidentifier(): cur.append(tok) if cur is not None else groups.append([tok])
+    elif names is not None and cur is not None: cur.extend(names)
+    elif names is not None: groups.extend([n] for n in names)
     else: raise TensorValueError(f"rearrange formula {formula!r}: unexpected {tok!r}")
   if cur is not None: raise TensorValueError(f"rearrange formula {formula!r}: a '(' is not closed")
   return groups
