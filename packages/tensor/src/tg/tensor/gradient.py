@@ -16,8 +16,15 @@ def _reduce_grad(ctx: UOp, ret: UOp) -> tuple[UOp | None, ...]:
     mask = UOp(Ops.CMPEQ, dtypes.bool, (x, ret.expand(x.shape))).cast(ctx.dtype)
     count = UOp(Ops.REDUCE_AXIS, ctx.dtype, (mask,), (Ops.ADD, axes))
     return (mask * (ctx / count).expand(x.shape),)
-  if op is Ops.MUL:
-    return ((ctx * ret).expand(x.shape) / x,)
+  if op is Ops.MUL:  # the product of the others: ret / x, but where the reduce holds a zero that is 0 / 0
+    zero = x.eq(_c(x, 0.0))
+    nz = zero.where(_c(x, 1.0), x)
+    nz_prod = UOp(Ops.REDUCE_AXIS, x.dtype, (nz,), (Ops.MUL, axes))
+    zeros = UOp(Ops.REDUCE_AXIS, x.dtype, (zero.cast(x.dtype),), (Ops.ADD, axes))
+    # a zero's is the product of the rest if it is the only one; with a zero elsewhere, every other input's is 0
+    alone, none = zeros.eq(_c(zeros, 1.0)).expand(x.shape), zeros.eq(_c(zeros, 0.0)).expand(x.shape)
+    others = zero.where(alone.where(nz_prod.expand(x.shape), _c(x, 0.0)), none.where(nz_prod.expand(x.shape) / nz, _c(x, 0.0)))
+    return (ctx.expand(x.shape) * others,)
   raise NotImplementedError(f"no gradient for a reduce of {op}")
 
 def _user_grad(fxn: Any, ctx: UOp, ret: UOp) -> list[UOp | None]:

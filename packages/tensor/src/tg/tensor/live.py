@@ -41,6 +41,10 @@ class LiveTensors:
       else: t._lazy = False; self.lazy.discard(ref)  # (the set's own reference: found by identity, never compared)
     return out
 
+  def remember(self, was: UOp, view: UOp) -> None:
+    """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives."""
+    if not names_buffer(was): self.realized[view] = was  # (an ASSIGN's target holds no value the ASSIGN didn't write)
+
   def become(self, becomes: dict[UOp, UOp]) -> None:
     """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
     buffer (an ASSIGN by its target buffer, so a tensor built on it doesn't run the assign again), and the graph above it
@@ -56,8 +60,7 @@ class LiveTensors:
     keys = becomes.keys()
     if not (ts := [t for t in self.pending() if not keys.isdisjoint(t.uop.toposort().keys())]): return
     memo: dict[UOp, UOp] = {}
-    def remember(was: UOp, view: UOp) -> None:
-      if not names_buffer(was): self.realized[view] = was  # (an ASSIGN's target holds no value the ASSIGN didn't write)
+    remember = self.remember
     for t in ts:
       root = t.uop
       own = root in becomes and not names_buffer(root)  # an equal graph built on its own (see above): only its sources

@@ -1,5 +1,6 @@
 """Movement: views of a tensor that become index math in kernels (never copies), and what is built from them."""
 from __future__ import annotations
+import re
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod
 from tg.tensor.graph import mop
@@ -12,6 +13,24 @@ def _fits(b: int, e: int | UOp, s: int | UOp) -> bool:
   if isinstance(s, UOp): return b == 0 and e is s  # all of a symbolic axis
   if isinstance(e, UOp): return e.op is Ops.BIND and 0 <= b <= e.src[0].vmin and e.src[0].vmax <= s
   return 0 <= b <= e <= s
+
+def _einops_side(side: str, formula: str, ell: list[str]) -> list[list[str]]:
+  """One side of an einops formula as its axes, each the list of names merged into it ("(h w)": two; "1" or "()": none);
+  "..." stands for the names in ell, one axis each (merged into one inside parentheses)."""
+  groups: list[list[str]] = []
+  cur: list[str] | None = None
+  for tok in re.findall(r"\.\.\.|\w+|\S", side):
+    names = ell if tok == "..." else [tok] if tok.isidentifier() else None
+    if tok == "(" and cur is None: cur = []
+    elif tok == ")" and cur is not None:
+      groups.append(cur)
+      cur = None
+    elif tok == "1" and cur is None: groups.append([])
+    elif names is not None and cur is not None: cur.extend(names)
+    elif names is not None: groups.extend([n] for n in names)
+    else: raise TensorValueError(f"rearrange formula {formula!r}: unexpected {tok!r}")
+  if cur is not None: raise TensorValueError(f"rearrange formula {formula!r}: a '(' is not closed")
+  return groups
 
 class MovementMixin:
   def _mop(self: Tensor, op: Ops, arg: Any) -> Tensor: return self._apply(lambda u: mop(op, u, arg))
@@ -27,6 +46,26 @@ class MovementMixin:
     if prod(shp) != self.numel(): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
     return self._mop(Ops.RESHAPE, shp)
   def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
+  def rearrange(self: Tensor, formula: str, **sizes: int) -> Tensor:
+    """einops' rearrange, as tinygrad has it: "b c (h w) -> b (c h) w" splits, reorders and merges axes by name; `sizes`
+    give the parts of a split the shape doesn't fix, "..." the axes no name takes, "1" or "()" a unit axis."""
+    if formula.count("->") != 1: raise TensorValueError(f"rearrange formula {formula!r} needs one '->'")
+    sides = formula.split("->")
+    named = len(_einops_side(sides[0].replace("...", ""), formula, []))
+    ell = [f"...{i}" for i in range(self.ndim - named)] if "..." in sides[0] else []
+    lhs, rhs = (_einops_side(side, formula, ell) for side in sides)
+    names = [n for g in lhs for n in g]
+    if len(lhs) != self.ndim: raise TensorShapeError(f"rearrange {formula!r}: the left side names {len(lhs)} axes, the tensor has {self.ndim}")
+    if sorted(names) != sorted(n for g in rhs for n in g) or len(set(names)) != len(names):
+      raise TensorValueError(f"rearrange {formula!r}: each name must appear once on each side")
+    dims = dict(sizes)
+    for g, n in zip(lhs, self.shape):
+      known, unknown = prod(dims[x] for x in g if x in dims), [x for x in g if x not in dims]
+      if len(unknown) > 1: raise TensorValueError(f"rearrange {formula!r}: give the size of {' or '.join(unknown[1:])}")
+      if unknown: dims[unknown[0]] = n // known if known and n % known == 0 else -1
+      if prod(dims[x] for x in g) != n: raise TensorShapeError(f"rearrange {formula!r}: an axis of {n} doesn't split as {g} with {sizes}")
+    x = self.reshape([dims[n] for n in names]).permute([names.index(n) for g in rhs for n in g])
+    return x.reshape([prod(dims[n] for n in g) for g in rhs])
   def expand(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
     x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
@@ -150,10 +189,12 @@ class MovementMixin:
       start += ln
     return out
   def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
+    if chunks <= 0: raise TensorValueError(f"chunk into {chunks} chunks: give a positive number")
     n = self.shape[self._axis(dim)]
     return self.split(-(-n // chunks) if n else 1, dim)
   def repeat(self: Tensor, *repeats: Any) -> Tensor:
     reps = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else tuple(repeats)
+    if len(reps) < self.ndim: raise TensorShapeError(f"repeat{reps} of a tensor of shape {self.shape}: give a count for each of its {self.ndim} dims")
     x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
     expanded = x.reshape(tuple(v for s in x.shape for v in (1, s))).expand(tuple(v for r, s in zip(reps, x.shape) for v in (r, s)))
     return expanded.reshape(tuple(r * s for r, s in zip(reps, x.shape)))

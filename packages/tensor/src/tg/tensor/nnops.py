@@ -24,6 +24,8 @@ def _resolve_pads(padding: int | Sequence[int], nd: int) -> list[tuple[int, int]
   if len(p) == 2 * nd: return [(p[i], p[i + 1]) for i in range(2 * nd - 2, -1, -2)]
   raise ValueError(f"padding {p} for {nd} spatial axes: give an int, {nd} ints, or {2 * nd} (left, right, top, bottom, ...)")
 
+def _pool_dims(kernel_size: int | Sequence[int]) -> int: return 2 if isinstance(kernel_size, int) else len(tuple(kernel_size))
+
 def _ceil_overhang(n: int, pad: tuple[int, int], k: int, s: int, d: int) -> int:
   """The extra right padding ceil_mode needs: one more window when the axis leaves a partial one, if it starts inside the
   input or its left padding (PyTorch's rule)."""
@@ -147,57 +149,65 @@ class NNMixin:
 
   def _pool_setup(self: Tensor, kernel_size: int | Sequence[int], stride: int | Sequence[int] | None, dilation: int | Sequence[int],
                   padding: int | Sequence[int], ceil_mode: bool) -> tuple[tuple[int, ...], tuple[int, ...], tuple[int, ...], list[Pad], list[Pad]]:
-    """Kernel, stride, dilation, the explicit padding and the padding to apply (with ceil_mode's overhang) of a 2-d pool."""
-    k, dil = _tuple(kernel_size, 2), _tuple(dilation, 2)
-    st = _tuple(stride if stride is not None else kernel_size, 2)
-    pads = _resolve_pads(padding, 2)
-    full = [(b, a + (_ceil_overhang(n, (b, a), kk, s, d) if ceil_mode else 0)) for (b, a), n, kk, s, d in zip(pads, self.shape[-2:], k, st, dil)]
+    """Kernel, stride, dilation, the explicit padding and the padding to apply (with ceil_mode's overhang) of a pool over
+    the last len(kernel_size) axes (an int kernel_size: two, hence the name; a 1- or 3-tuple pools 1-d or 3-d, as tinygrad)."""
+    nd = _pool_dims(kernel_size)
+    if self.ndim < nd: raise TensorShapeError(f"a {nd}-d pool of a tensor of shape {self.shape}: it needs {nd} spatial axes")
+    k, dil = _tuple(kernel_size, nd), _tuple(dilation, nd)
+    st = _tuple(stride if stride is not None else kernel_size, nd)
+    if len(dil) != nd or len(st) != nd: raise ValueError(f"a pool with kernel {k}: give stride and dilation as an int or {nd} ints")
+    pads = _resolve_pads(padding, nd)
+    full = [(b, a + (_ceil_overhang(n, (b, a), kk, s, d) if ceil_mode else 0)) for (b, a), n, kk, s, d in zip(pads, self.shape[-nd:], k, st, dil)]
     return k, st, dil, pads, full
   def max_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                  dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, ceil_mode: bool = False,
                  return_indices: bool = False) -> Tensor | tuple[Tensor, Tensor]:
-    """Max over windows of the last two axes; padding never wins (it is the dtype's lowest value, so ints stay ints).
-    return_indices adds each maximum's flat position h * W + w in the input (the first, if tied), as max_unpool2d takes."""
+    """Max over windows of the last two axes (or len(kernel_size)); padding never wins (it is the dtype's lowest value, so
+    ints stay ints). return_indices adds each maximum's flat position (h * W + w in 2-d) in the input (the first, if tied),
+    as max_unpool2d takes."""
     from tg.tensor.tensor import Tensor
     k, st, dil, _, full = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
+    nd, axes = len(k), tuple(range(-len(k), 0))
     low = -math.inf if dtypes.is_float(self.dtype) else dtypes.min(self.dtype)
-    win = self.pad([(0, 0)] * (self.ndim - 2) + full, value=low)._pool(k, st, dil)
-    out = win.max((-2, -1))
+    win = self.pad([(0, 0)] * (self.ndim - nd) + full, value=low)._pool(k, st, dil)
+    out = win.max(axes)
     if not return_indices: return out
-    h, w = self.shape[-2:]
-    pos = Tensor.arange(h * w, device=self.device).reshape(h, w).pad(full)._pool(k, st, dil).flatten(-2)
-    win, n = win.flatten(-2), k[0] * k[1]
+    spatial = self.shape[-nd:]
+    pos = Tensor.arange(math.prod(spatial), device=self.device).reshape(spatial).pad(full)._pool(k, st, dil).flatten(-nd)
+    win, n = win.flatten(-nd), math.prod(k)
     first = n - win.eq(out.unsqueeze(-1)).where(Tensor.arange(n, 0, -1, device=self.device), 0).max(-1, keepdim=True)
     return out, first.eq(Tensor.arange(n, device=self.device)).where(pos, 0).sum(-1).cast(dtypes.int32)
   def avg_pool2d(self: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                  dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, ceil_mode: bool = False,
                  count_include_pad: bool = True) -> Tensor:
-    """Mean over windows of the last two axes. The divisor counts the explicit padding if count_include_pad (PyTorch's
-    default), never ceil_mode's overhang."""
+    """Mean over windows of the last two axes (or len(kernel_size)). The divisor counts the explicit padding if
+    count_include_pad (PyTorch's default), never ceil_mode's overhang."""
     from tg.tensor.tensor import Tensor
     k, st, dil, pads, full = self._pool_setup(kernel_size, stride, dilation, padding, ceil_mode)
-    x = self.pad([(0, 0)] * (self.ndim - 2) + full) if any(b or a for b, a in full) else self
-    if full == pads and (count_include_pad or not any(b or a for b, a in pads)): return x._pool(k, st, dil).mean((-2, -1))
-    h, w = self.shape[-2:]
-    inside = Tensor.ones(h, w, device=self.device)
+    axes = tuple(range(-len(k), 0))
+    x = self.pad([(0, 0)] * (self.ndim - len(k)) + full) if any(b or a for b, a in full) else self
+    if full == pads and (count_include_pad or not any(b or a for b, a in pads)): return x._pool(k, st, dil).mean(axes)
+    inside = Tensor.ones(*self.shape[-len(k):], device=self.device)
     counted = inside.pad(pads, value=1.0) if count_include_pad else inside.pad(pads)
     counted = counted.pad([(0, a2 - a) for (_, a), (_, a2) in zip(pads, full)])
-    summed = x._pool(k, st, dil).sum((-2, -1))
-    return summed / counted._pool(k, st, dil).sum((-2, -1)).cast(summed.dtype if dtypes.is_float(summed.dtype) else dtypes.default_float)
+    summed = x._pool(k, st, dil).sum(axes)
+    return summed / counted._pool(k, st, dil).sum(axes).cast(summed.dtype if dtypes.is_float(summed.dtype) else dtypes.default_float)
   def max_unpool2d(self: Tensor, indices: Tensor, kernel_size: int | Sequence[int] = 2, stride: int | Sequence[int] | None = None,
                    dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, output_size: Sequence[int] | None = None) -> Tensor:
-    """The inverse of max_pool2d(return_indices=True): each value put at its flat position h * W + w, zeros elsewhere. The
-    output size is output_size's last two, else what the pool's parameters give back ((n - 1) * s - 2p + d(k - 1) + 1)."""
+    """The inverse of max_pool2d(return_indices=True): each value put at its flat position (h * W + w in 2-d), zeros
+    elsewhere. The output size is output_size's last len(k), else what the pool's parameters give back
+    ((n - 1) * s - 2p + d(k - 1) + 1)."""
     from tg.tensor.tensor import Tensor
     if indices.shape != self.shape: raise TensorShapeError(f"max_unpool2d indices of shape {indices.shape} for values of shape {self.shape}")
-    k, dil, pads = _tuple(kernel_size, 2), _tuple(dilation, 2), _resolve_pads(padding, 2)
-    st = _tuple(stride if stride is not None else kernel_size, 2)
-    if output_size is None: h, w = ((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-2:], st, pads, dil, k))
-    else: h, w = tuple(output_size)[-2:]
-    hit = indices.flatten(-2).unsqueeze(-1).eq(Tensor.arange(h * w, device=self.device))  # (..., inputs, outputs)
+    nd = _pool_dims(kernel_size)
+    k, dil, pads = _tuple(kernel_size, nd), _tuple(dilation, nd), _resolve_pads(padding, nd)
+    st = _tuple(stride if stride is not None else kernel_size, nd)
+    if output_size is None: out = tuple((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-nd:], st, pads, dil, k))
+    else: out = tuple(output_size)[-nd:]
+    hit = indices.flatten(-nd).unsqueeze(-1).eq(Tensor.arange(math.prod(out), device=self.device))  # (..., inputs, outputs)
     # overlapping windows can send one maximum twice: the last input sent wins, as in PyTorch (not their sum)
     pick = _last_only(hit, hit.ndim - 2)
-    return pick.where(self.flatten(-2).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-2], h, w)
+    return pick.where(self.flatten(-nd).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-nd], *out)
 
   def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
     """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time
@@ -262,18 +272,22 @@ class NNMixin:
     smooth = -log_probs.mean(-1) * mask
     loss = (1 - label_smoothing) * nll + label_smoothing * smooth
     return _reduce_loss(loss, reduction, mask.sum().maximum(1))
-  def cross_entropy(self: Tensor, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0) -> Tensor:
+  def cross_entropy(self: Tensor, Y: Tensor, reduction: str = "mean", label_smoothing: float = 0.0, ignore_index: int = -100) -> Tensor:
     """Cross entropy of logits (N, C, ...) or (C,) against class indices (integer Y, (N, ...)) or class probabilities
-    (float Y, the logits' shape); the classes are dim 1 as in PyTorch and tinygrad."""
+    (float Y, the logits' shape); the classes are dim 1 as in PyTorch and tinygrad. A class index of ignore_index counts
+    in no term and not in the mean (PyTorch's; tinygrad's cross_entropy has no ignore_index)."""
     x = self.transpose(1, -1) if self.ndim > 2 else self
-    if dtypes.is_int(Y.dtype): return x.sparse_categorical_crossentropy(Y, label_smoothing=label_smoothing, reduction=reduction)
+    if dtypes.is_int(Y.dtype):
+      return x.sparse_categorical_crossentropy(Y, ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
     if Y.shape != self.shape: raise TensorShapeError(f"cross_entropy with probability targets of shape {Y.shape} for logits of shape {self.shape}")
     y = Y.transpose(1, -1) if Y.ndim > 2 else Y
     y = y * (1 - label_smoothing) + label_smoothing / x.shape[-1]
     return _reduce_loss(-(x.log_softmax(-1) * y).sum(-1), reduction)
   def binary_crossentropy(self: Tensor, Y: Tensor, reduction: str = "mean") -> Tensor:
-    loss = -(Y * self.clip(1e-12, 1).log() + (1 - Y) * (1 - self).clip(1e-12, 1).log())
-    return _reduce_loss(loss, reduction)
+    """Binary cross entropy of probabilities; each log is clamped at -100 as PyTorch's (a probability of exactly 0 or 1
+    gives a finite loss and gradient; tinygrad's gives inf or nan there)."""
+    def log(p: Tensor) -> Tensor: return (p > 0).where((p > 0).where(p, 1).log().maximum(-100), -100)
+    return _reduce_loss(-(Y * log(self) + (1 - Y) * log(1 - self)), reduction)
   def binary_crossentropy_logits(self: Tensor, Y: Tensor, reduction: str = "mean", pos_weight: Tensor | None = None) -> Tensor:
     """Binary cross entropy of logits x, stably: -log sigmoid(x) = max(-x, 0) + log(1 + exp(-|x|)). pos_weight (broadcast
     over the classes, PyTorch's) scales the positive term: (1 - y) * x + (1 + (pos_weight - 1) * y) * -log sigmoid(x)."""
@@ -294,16 +308,18 @@ class NNMixin:
     w = hit.cast(self.dtype) if weight is None else hit.where(weight.reshape(classes.shape).cast(self.dtype), 0)
     loss = -hit.where(self * w, 0).sum(cdim)
     return _reduce_loss(loss, reduction, w.sum())
-  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None,
+  def scaled_dot_product_attention(self: Tensor, key: Tensor, value: Tensor, attn_mask: Tensor | None = None, dropout_p: float = 0.0,
                                    is_causal: bool = False, enable_gqa: bool = False) -> Tensor:
-    """softmax(q k^T / sqrt(d) + mask) v. enable_gqa: key and value have fewer heads (dim -3) than the query, each shared
-    by a group of query heads (their count divides the query's). Flash attention's kernels (flash_attention.py) where
-    they apply, without the full score matrix; FLASH_ATTENTION=0 always builds it."""
+    """softmax(q k^T / sqrt(d) + mask) v, the attention weights dropped out with probability dropout_p in training (the
+    arguments in PyTorch's and tinygrad's order). enable_gqa: key and value have fewer heads (dim -3) than the query, each
+    shared by a group of query heads (their count divides the query's). Flash attention's kernels (flash_attention.py)
+    where they apply, without the full score matrix; FLASH_ATTENTION=0 always builds it."""
     from tg.tensor.tensor import Tensor
     if is_causal and attn_mask is not None: raise ValueError("scaled_dot_product_attention takes is_causal or attn_mask, not both")
     if enable_gqa and key.shape[-3] != self.shape[-3]:
       if self.shape[-3] % key.shape[-3]: raise TensorShapeError(f"{self.shape[-3]} query heads don't group into {key.shape[-3]} key heads")
-    if (plan := flash_attention.plan_for(self, key, value, attn_mask, is_causal, enable_gqa)) is not None:
+    dropping = dropout_p > 0 and Tensor.training
+    if not dropping and (plan := flash_attention.plan_for(self, key, value, attn_mask, is_causal, enable_gqa)) is not None:
       return flash_attention.attention(self, key, value, attn_mask, plan)
     if enable_gqa and key.shape[-3] != self.shape[-3]:
       rep = self.shape[-3] // key.shape[-3]
@@ -313,7 +329,7 @@ class NNMixin:
       causal = Tensor.ones(scores.shape[-2], scores.shape[-1], dtype=dtypes.bool, device=self.device).tril()
       scores = causal.where(scores, -math.inf)
     if attn_mask is not None: scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
-    return scores.softmax(-1).matmul(value)
+    return scores.softmax(-1).dropout(dropout_p).matmul(value)
 
 def _einsum_ellipsis(ins: list[str], out: str, arrow: str, ops: list[Tensor]) -> tuple[list[str], str]:
   """'...' replaced by letters of its own: numpy's broadcasting of the ellipsis axes (aligned right across operands), in

@@ -140,7 +140,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     outs = [t.uop for t in ts]
     items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
     Counters.scheduled += len(items)
-    for t in ts: t.uop = becomes[t.uop]
+    for t in ts:  # (remembered: loss.item() then loss.backward() still reaches the weights)
+      Tensor.live.remember(t.uop, becomes[t.uop])
+      t.uop = becomes[t.uop]
     Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
   def realize(self, *others: Tensor) -> Tensor:
@@ -186,6 +188,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def contiguous(self) -> Tensor:
     if self._as_one_view(): return self
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
+  def contiguous_backward(self) -> Tensor:
+    """self, whose gradient is made contiguous (a buffer) on the way back, as tinygrad's: its readers read it, not redo it."""
+    return Tensor(UOp(Ops.CALL, self.dtype, (self.detach().uop, self.uop), lambda g, _: (Tensor(g).contiguous().uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self._uop,)))
   def assign(self, x: Tensor | Any) -> Tensor:
     """Write x into this tensor's buffer (in place: views of the buffer see the new values)."""
@@ -237,6 +242,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def arange(start: Scalar, stop: Scalar | None = None, step: Scalar = 1, **kw: Any) -> Tensor:
     if stop is None: start, stop = 0, start
+    if step == 0: raise TensorValueError(f"arange({start}, {stop}, step=0): the step must not be 0")
     n = max(0, math.ceil((stop - start) / step))
     dt = kw.pop("dtype", None) or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
     if n == 0: return Tensor.empty(0, dtype=dt, **kw)
@@ -341,6 +347,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return self if dt == self.dtype else self._apply(lambda x: x.bitcast(dt))
   def float(self) -> Tensor: return self.cast(dtypes.float32)
   def half(self) -> Tensor: return self.cast(dtypes.float16)
+  def bfloat16(self) -> Tensor: return self.cast(dtypes.bfloat16)
   def double(self) -> Tensor: return self.cast(dtypes.float64)
   def short(self) -> Tensor: return self.cast(dtypes.int16)
   def int(self) -> Tensor: return self.cast(dtypes.int32)
@@ -408,20 +415,29 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not reverse and isinstance(x, int) and not isinstance(x, bool) and not dtypes.is_float(self.dtype) and self.dtype != dtypes.bool:
       return self._int_pow(x)
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4:
-      ret = self.ones_like() if dtypes.is_float(self.dtype) or x == 0 else None
+      # x ** 0 is 1 (also for NaN and inf) and stays in the graph: its gradient is 0, not "no tensor requires grad"
+      ret = (self.eq(self) | self.ne(self)).cast(self.dtype) if dtypes.is_float(self.dtype) or x == 0 else None
       for _ in range(int(x)): ret = self if ret is None else ret * self
       return ret if ret is not None else self.ones_like()
     a, b = self._broadcasted(x, reverse)
     if not dtypes.is_float(a.dtype): return a._int_pow(b)
     # |a|**b, with the sign of a for odd integer b, nan for a negative base and a fractional b; a base of 0 takes its
-    # own branch (log2(0) inside the other would make the gradients nan): d/da 0**b is 0 (1 for b == 1), d/db 0**b is 0
+    # own branch (log2(0) inside the other would be nan)
     zero = a.eq(0)
     mag = (b * zero.where(1.0, a.abs()).log2()).exp2()
     is_int_b = b.eq(b.trunc())
     odd = is_int_b & (b - (b / 2).floor() * 2).ne(0)
     ret = (a < 0).where(is_int_b.where(odd.where(-mag, mag), mag._const(math.nan)), mag)
-    at_zero = b.eq(1).where(a, (b > 0).where(0.0, b.eq(0).where(1.0, math.inf)))
-    return zero.where(at_zero, ret)
+    ret = zero.where(b.eq(1).where(a, (b > 0).where(0.0, b.eq(0).where(1.0, math.inf))), ret)
+
+    def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
+      """PyTorch's and tinygrad's: d/da = b * a**(b - 1) (0 where b == 0; inf at a == 0 for 0 < b < 1, nan for a negative
+      a and a fractional b), d/db = a**b * ln(a) (at a == 0: 0, -inf for b < 0). The where-branches above would give 0."""
+      gt, x, e = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
+      da = e.eq(0).where(0.0, e * x.pow(e - 1))
+      db = x.eq(0).where((e < 0).where(-math.inf, 0.0), Tensor(call.src[0]) * x.log())
+      return (gt * da).uop, (gt * db).uop
+    return Tensor(UOp(Ops.CALL, ret.dtype, (ret.detach().uop, a.uop, b.uop), grad_fxn))
   def _int_pow(self, e: Tensor | int) -> Tensor:
     """Exact integer power by squaring over the bits of e (wrapping like C on overflow); a negative e gives the
     integer part of 1/self**-e: 1 for a base of 1, +-1 for -1, 0 otherwise."""
@@ -486,7 +502,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def bitwise_and(self, x: Any) -> Tensor: return self._bitwise(Ops.AND, x)
   def bitwise_or(self, x: Any) -> Tensor: return self._bitwise(Ops.OR, x)
   def bitwise_xor(self, x: Any) -> Tensor: return self._bitwise(Ops.XOR, x)
-  def bitwise_not(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self.bitwise_xor(-1)
+  def bitwise_not(self) -> Tensor:
+    if dtypes.is_float(self.dtype): raise TypeError(f"bitwise not (~) needs an integer or bool tensor, got {self.dtype}")
+    return self.logical_not() if self.dtype == dtypes.bool else self.bitwise_xor(-1)
   def logical_not(self) -> Tensor: return Tensor(UOp(Ops.CMPNE, dtypes.bool, (self.bool().uop, self._const(True, dtypes.bool).uop)))
   def logical_and(self, x: Any) -> Tensor: return self.bool().bitwise_and(x if not isinstance(x, Tensor) else x.bool())
   def logical_or(self, x: Any) -> Tensor: return self.bool().bitwise_or(x if not isinstance(x, Tensor) else x.bool())
@@ -556,7 +574,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """|x|; its gradient at 0 is 0 (as sign(0)), and abs(-0.0) is +0.0."""
     if dtypes.is_unsigned(self.dtype) or self.dtype == dtypes.bool: return self
     return self.eq(0).where(0, (self < 0).where(-self, self))
-  def sign(self) -> Tensor: return (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype) if self.dtype != dtypes.bool else self
+  def sign(self) -> Tensor:
+    """-1, 0 or 1; NaN stays NaN (as PyTorch and tinygrad)."""
+    if self.dtype == dtypes.bool: return self
+    ret = (self > 0).cast(self.dtype) - (self < 0).cast(self.dtype)
+    return self.isnan().where(self, ret) if dtypes.is_float(self.dtype) else ret
   def square(self) -> Tensor: return self * self
   def isnan(self) -> Tensor: return self != self
   def isinf(self, detect_positive: bool = True, detect_negative: bool = True) -> Tensor:
@@ -566,13 +588,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   # ***** activations *****
   def relu(self) -> Tensor: return (self > 0).where(self, 0)
-  def relu6(self) -> Tensor: return self.relu() - (self - 6).relu()
+  def relu6(self) -> Tensor:
+    """min(relu(x), 6), as a where: relu(x) - relu(x - 6) (tinygrad's; the same gradient) is inf - inf = nan at inf."""
+    return (self > 6).where(6, self.relu())
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
   def elu(self, alpha: float = 1.0) -> Tensor: return self.relu() - (1 - self.exp()).relu() * alpha
   def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
   def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
   def sigmoid(self) -> Tensor: return (1 + (self * (-1 / math.log(2))).exp2()).reciprocal()
-  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor: return (alpha * self + beta).relu() - (alpha * self + beta - 1).relu()
+  def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
+    """alpha x + beta clipped to [0, 1], as relu6: finite at inf (tinygrad's difference of relus is nan there)."""
+    y = alpha * self + beta
+    return (y > 1).where(1, y.relu())
   def tanh(self) -> Tensor: return 2.0 * (2.0 * self).sigmoid() - 1.0
   def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
   def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).tanh())
@@ -585,7 +612,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return (1 / beta) * (bx.maximum(0) + (1 + (-bx.abs()).exp()).log())
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def softsign(self) -> Tensor: return self / (1 + self.abs())
-  def hardswish(self) -> Tensor: return self * (self + 3).relu6() * (1 / 6)
+  def hardswish(self) -> Tensor:
+    """x relu6(x + 3) / 6; 0 at and below -3 (-inf * 0 would be nan), NaN stays NaN."""
+    return (self <= -3).where(0, self * (self + 3).relu6() * (1 / 6))
   def logsigmoid(self) -> Tensor: return -(-self).softplus()
 
   # ***** reductions *****
@@ -654,18 +683,23 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return self.std(axis, keepdim, correction), self.mean(axis, keepdim)
   def any(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
   def all(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
-  def _softmax(self, axis: int) -> tuple[Tensor, Tensor, Tensor]:
-    m = self - self.max(axis, keepdim=True).detach()
+  def _softmax(self, axis: int, dtype: DType | str | None) -> tuple[Tensor, Tensor, Tensor]:
+    """dtype: self is cast to it first (tinygrad's and PyTorch's softmax(dtype=))."""
+    x = self.cast(dtype) if dtype is not None else self
+    m = x - x.max(axis, keepdim=True).detach()
     e = m.exp()
     return m, e, e.sum(axis, keepdim=True)
-  def softmax(self, axis: int = -1) -> Tensor:
-    _, e, ss = self._softmax(axis)
+  def softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    _, e, ss = self._softmax(axis, dtype)
     return e / ss
-  def log_softmax(self, axis: int = -1) -> Tensor:
-    m, _, ss = self._softmax(axis)
+  def log_softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
+    m, _, ss = self._softmax(axis, dtype)
     return m - ss.log()
   def logsumexp(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
+    """log(sum(exp(x))), shifted by the maximum; an infinite maximum shifts by 0, so a row of -inf gives -inf and one
+    holding inf gives inf (PyTorch's; tinygrad's gives nan: -inf - -inf)."""
     m = self.max(axis, keepdim=True)
+    m = m.isinf().where(0, m)
     return (self - m).exp().sum(axis, keepdim=True).log().add(m).reshape(self.max(axis, keepdim).shape)
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch)."""
@@ -701,6 +735,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
     w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
     return (x_ * w_).sum(-1, acc_dtype=sum_acc_dtype(dt) if not dtypes.is_float(dt) else None).cast(dt)
+  def sequential(self, layers: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
+    """Each layer applied in turn (tinygrad's)."""
+    x = self
+    for f in layers: x = f(x)
+    return x
   def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
     x = self.matmul(weight) if weight.ndim > 1 else self * weight
     return x + bias if bias is not None else x

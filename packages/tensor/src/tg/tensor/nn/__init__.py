@@ -88,7 +88,7 @@ class BatchNorm:
         self.num_batches_tracked.assign(self.num_batches_tracked + 1)
     else: mean, var = self.running_mean, self.running_var
     return x.batchnorm(self.weight, self.bias, mean, (var + self.eps).rsqrt())
-BatchNorm1d = BatchNorm2d = BatchNorm
+BatchNorm1d = BatchNorm2d = BatchNorm3d = BatchNorm
 
 class LayerNorm:
   def __init__(self, normalized_shape: int | Sequence[int], eps: float = 1e-5, elementwise_affine: bool = True):
