@@ -10,6 +10,7 @@ from tg.uop.dtype import DType, PtrDType, dtypes, float_to_bits, bits_to_float
 from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
 from tg.uop.uop import Invalid, UOp
+from tg.uop.upat_compile import guard
 
 _int_dtypes: dict[DType, bool] = {}
 def _is_int(u: UOp) -> bool:
@@ -27,10 +28,14 @@ def fold_consts(x: UOp) -> UOp | None:
   if x.dtype.count > 1: return None
   return x.const_like(exec_alu(x.op, x.dtype, [s.arg for s in x.src]))
 
+# a sum's range is as wide as its sources' together (or the whole dtype where it may wrap): one number only when each
+# source is one, so a sum of a variable needs no range of its own to be ruled out. A gated index must keep its gate.
+@guard("x.dtype.count == 1 and (x.dtype is BOOL or is_int(x)) and x.op is not CONST and "
+       "not (x.op is WHERE and x.src[2].op is CONST and x.src[2].arg is Invalid) and "
+       "(x.op is not ADD or x.src[0].vmin == x.src[0].vmax and x.src[1].vmin == x.src[1].vmax)",
+       BOOL=_BOOL, is_int=_is_int, CONST=_CONST, WHERE=_WHERE, ADD=_ADD, Invalid=Invalid)
 def fold_by_range(x: UOp) -> UOp | None:
   """An integer or bool value whose range is one number is that number."""
-  if x.dtype.count > 1 or not (x.dtype is _BOOL or _is_int(x)) or x.op is _CONST: return None
-  if x.op is _WHERE and x.src[2].op is _CONST and x.src[2].arg is Invalid: return None  # the gate must stay
   return x.const_like(x.vmin) if x.vmin == x.vmax else None
 
 def fold_cast(c: UOp, x: UOp) -> UOp | None:
@@ -121,14 +126,14 @@ def _div(x: UOp, c: int) -> UOp:
   """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
   return x.src[0] // (x.src[1].arg * c) if x.op is _IDIV and x.src[1].op is _CONST and x.src[1].arg > 0 and c > 0 else x // c
 
+# one term plus a constant has nothing to combine: the common case along a chain, so it skips the split
+@guard("is_int(x) and x.dtype.count == 1 and not (x.src[1].op is CONST and x.src[1].arg != 0 and x.src[0].op is not ADD and "
+       "x.src[0].op is not CONST and (x.src[0].op is not MUL or x.src[0].src[1].op is not CONST))",
+       is_int=_is_int, CONST=_CONST, ADD=_ADD, MUL=_MUL)
 def fold_add(x: UOp) -> UOp | None:
   """Combine like terms and constants in a sum (x + x is x*2); fold x//c*c + x%c back into x and (x//c)%m*c + x%c
   into x%(c*m). The sum is only respelled when that doesn't grow it as a tree: each term occurrence merged away saves
   at least its own node, so simplifying never grows an expression."""
-  if not _is_int(x) or x.dtype.count > 1: return None
-  a, b = x.src
-  if b.op is _CONST and b.arg != 0 and (op := a.op) is not _ADD and op is not _CONST and (op is not _MUL or a.src[1].op is not _CONST):
-    return None  # one term plus a constant: nothing to combine (the common case along a chain, so it skips the split)
   if (split := split_terms(x)) is None: return None
   terms, const, cost = split
   merged: dict[UOp, int] = {}
@@ -161,9 +166,11 @@ def _mod_pair(merged: dict[UOp, int], t: UOp, k: int) -> UOp | None:
       return y % (c * u.src[1].arg)
   return None
 
+_int_by_positive = guard("is_int(x) and x.dtype.count == 1 and d.arg > 0", is_int=_is_int)
+
+@_int_by_positive
 def fold_div(x: UOp, d: UOp) -> UOp | None:
   """x // d for a constant d > 0: pull out terms that are multiples of d, divide out a common factor, nest divisions."""
-  if not _is_int(x) or x.dtype.count > 1 or d.arg <= 0: return None
   c = d.arg
   if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0: return x.src[0] // (x.src[1].arg * c)
   if (split := split_terms(x)) is None: return None
@@ -186,9 +193,9 @@ def _fold_div_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) ->
     if k > 0 and c % k == 0 and others.vmin >= 0 and others.vmax < k and t.vmin >= 0: return t // (c // k)
   return None
 
+@_int_by_positive
 def fold_mod(x: UOp, d: UOp) -> UOp | None:
   """x % d for a constant d > 0: drop multiples of d, and x itself when it already lies in [0, d)."""
-  if not _is_int(x) or x.dtype.count > 1 or d.arg <= 0: return None
   c = d.arg
   if x.vmin >= 0 and x.vmax < c: return x
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and x.src[1].arg % c == 0: return x.src[0] % c
@@ -204,9 +211,9 @@ def fold_mod(x: UOp, d: UOp) -> UOp | None:
   rest = build_sum(x, kept, const % c)
   return rest % c if rest.vmin >= 0 else None
 
+@guard("is_int(x) and x.dtype.count == 1", is_int=_is_int)
 def fold_lt(x: UOp, c: UOp) -> UOp | None:
   """sum + k < c  ->  sum < c - k, and a common factor g of the terms:  g*s < c  ->  s < ceil(c/g)."""
-  if not _is_int(x) or x.dtype.count > 1 or c.op is not Ops.CONST: return None
   if (split := split_terms(x)) is None or not split[0]: return None
   terms, const, _ = split
   bound = c.arg - const
@@ -215,9 +222,10 @@ def fold_lt(x: UOp, c: UOp) -> UOp | None:
   if g > 1 and all(k > 0 for _, k in terms): return build_sum(x, [(t, k // g) for t, k in terms], 0) < -(-bound // g)
   return build_sum(x, terms, 0) < bound if const != 0 else None
 
+@guard("is_int(x) and x.vmin >= 0 and d.arg > 0 and c.arg > 0", is_int=_is_int)
 def fold_div_lt(x: UOp, d: UOp, c: UOp) -> UOp | None:
-  # x // d < c  <->  x < c*d  when x >= 0 and d > 0
-  return x < c.arg * d.arg if _is_int(x) and x.vmin >= 0 and d.arg > 0 and c.arg > 0 else None
+  """x // d < c  <->  x < c*d  when x >= 0 and d > 0."""
+  return x < c.arg * d.arg
 
 symbolic = symbolic_simple + PatternMatcher([
   # constants go right, and fold into each other

@@ -421,6 +421,9 @@ def _fill_cache(u: UOp, attr: str) -> None:
     if attr not in s.__dict__: break
   else: return  # the common case: every source already has it
   pending = [s for s in u.src if attr not in s.__dict__]
+  if all(attr in t.__dict__ for s in pending for t in s.src):  # one level missing (a new constant): no walk
+    for s in pending: getattr(s, attr)
+    return
   order: list[UOp] = []
   seen: set[UOp] = set()
   stack = [(s, False) for s in pending]
