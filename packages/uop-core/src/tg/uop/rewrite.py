@@ -213,7 +213,14 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
       if bottom_up and (f := get_fn(n.op)) is not None and (new := f(n, ctx)) is not None:
         target[n] = new
         stack.append(new)
-      elif n.src: stack.extend(reversed(n.src))
+        continue
+      if n.src: stack.extend(reversed(n.src))
+      elif bottom_up or (f := get_fn(n.op)) is None or (new := f(n, ctx)) is None:  # a leaf (a new constant, say) is done at once
+        stack.pop()
+        done[n] = n
+      else:
+        target[n] = new
+        stack.append(new)
       continue
     if n in target:  # its replacement is done
       try: done[n] = done[target.pop(n)]
