@@ -135,3 +135,14 @@ def test_guard_reading_an_uncaptured_name_is_an_error() -> None:
   @guard("b.vmin > 0")
   def f(a: UOp) -> UOp: return a
   with pytest.raises(GuardError, match=r"reads \['b'\]"): PatternMatcher([(UPat(Ops.ADD, src=(UPat.var("a"), UPat.var())), f)])
+
+def test_guard_tests_of_the_root_op_are_decided_per_op() -> None:
+  from tg.uop import Context, guard
+  @guard("u.op is MUL or not (u.op is not ADD or u.src[1].op is not CONST)", MUL=Ops.MUL, ADD=Ops.ADD, CONST=Ops.CONST)
+  def zero(u: UOp) -> UOp: return u.const_like(0)
+  pm = PatternMatcher([(UPat((Ops.ADD, Ops.MUL, Ops.IDIV), name="u"), zero)])
+  src = {op: f.source for op, f in pm.compiled().items()}
+  assert "u.op" not in src[Ops.MUL] + src[Ops.ADD] + src[Ops.IDIV] and "src[1].op is" in src[Ops.ADD] and "False" in src[Ops.IDIV]
+  cases = [x * y, x + 1, x + y, x // 2]
+  with Context(UPAT_INTERPRET=1): want = [pm.rewrite(u) for u in cases]
+  assert [pm.rewrite(u) for u in cases] == want == [UOp.const(dtypes.index, 0), UOp.const(dtypes.index, 0), None, None]

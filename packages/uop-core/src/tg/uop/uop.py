@@ -393,8 +393,10 @@ class UOp(metaclass=UOpMetaClass):
   def _min_max(self) -> tuple[Any, Any]:
     for s in self.src:
       if "_min_max" not in s.__dict__:
-        _fill_cache(self, "_min_max")
-        break
+        if s.src:
+          _fill_cache(self, "_min_max")
+          break
+        s._min_max  # a leaf (a new constant or variable) has nothing below it to fill first
     d = self.__dict__
     d["vmin"], d["vmax"] = r = min_max(self)  # both land in the instance dict: later reads are plain attribute reads
     return r

@@ -34,17 +34,39 @@ class Guard:
     self.tree = ast.parse(expr, mode="eval")
     self.free = sorted({n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id not in names and not hasattr(builtins, n.id)})
     self.check: Callable[..., bool] = eval(f"lambda {', '.join(self.free)}{', ' if self.free else ''}**_: {expr}", dict(names))  # noqa: S307
-  def inline(self, g: _Gen, bound: dict[str, str]) -> str:
-    """The expression with each capture replaced by the local that holds it and each name by a constant of g."""
+  def inline(self, g: _Gen, bound: dict[str, str], op: Ops) -> str:
+    """The expression with each capture replaced by the local that holds it and each name by a constant of g; the
+    generated function is for one `op`, so tests of the root's op (`x.op is ADD`) are decided here."""
     self.needs(bound)
     to = {**{k: g.const(v) for k, v in self.names.items()}, **{k: bound[k] for k in self.free}}
-    class Rename(ast.NodeTransformer):
-      def visit_Name(self, n: ast.Name) -> ast.AST: return ast.copy_location(ast.Name(to.get(n.id, n.id), n.ctx), n)
-    return f"({ast.unparse(Rename().visit(ast.parse(self.expr, mode='eval')))})"
+    root = next((k for k in self.free if bound[k] == "u"), None)
+    return f"({ast.unparse(_Specialise(to, root, op, self.names).visit(ast.parse(self.expr, mode='eval')))})"
   def needs(self, captures: Iterable[str]) -> None:
     """Raise GuardError unless every name the guard reads is among a pattern's `captures`."""
     if missing := [n for n in self.free if n not in captures]:
       raise GuardError(f"guard {self.expr!r} reads {missing}, which its pattern doesn't capture: name them in the UPat or in guard(..., name=value)")
+
+class _Specialise(ast.NodeTransformer):
+  """Rename a guard's names, decide `root.op is NAME` / `is not` where NAME is an Ops, and drop what that decides from
+  `and`/`or`/`not` (post-order: children first)."""
+  def __init__(self, to: dict[str, str], root: str | None, op: Ops, names: dict[str, Any]):
+    self.to, self.root, self.op, self.names = to, root, op, names
+  def visit_Name(self, n: ast.Name) -> ast.AST: return ast.copy_location(ast.Name(self.to.get(n.id, n.id), n.ctx), n)
+  def visit_Compare(self, n: ast.Compare) -> ast.AST:
+    l, r = n.left, n.comparators[0]
+    if len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and isinstance(l, ast.Attribute) and l.attr == "op" and \
+       isinstance(l.value, ast.Name) and l.value.id == self.root and isinstance(r, ast.Name) and isinstance(self.names.get(r.id), Ops):
+      return ast.Constant((self.names[r.id] is self.op) == isinstance(n.ops[0], ast.Is))
+    return self.generic_visit(n)
+  def visit_UnaryOp(self, n: ast.UnaryOp) -> ast.AST:
+    n = self.generic_visit(n)  # type: ignore[assignment]
+    return ast.Constant(not n.operand.value) if isinstance(n.op, ast.Not) and isinstance(n.operand, ast.Constant) else n
+  def visit_BoolOp(self, n: ast.BoolOp) -> ast.AST:
+    n = self.generic_visit(n)  # type: ignore[assignment]
+    decides, neutral = isinstance(n.op, ast.Or), isinstance(n.op, ast.And)  # the constant that decides it, the one dropped
+    if any(isinstance(v, ast.Constant) and bool(v.value) is decides for v in n.values): return ast.Constant(decides)
+    rest = [v for v in n.values if not (isinstance(v, ast.Constant) and bool(v.value) is neutral)]
+    return ast.Constant(neutral) if not rest else rest[0] if len(rest) == 1 else ast.BoolOp(n.op, rest)
 
 def guard(expr: str, **names: Any) -> Callable[[Callable], Callable]:
   """Give a pattern's function the guard `expr` (see Guard): the matchers test it before calling the function."""
@@ -147,7 +169,7 @@ def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any
       body += [f"  for m in {m}(u, {{}}):", f"    if {check}(r := {f}({ctx_kw}**m)) is not None and r is not u: return r"]
       continue
     for conds, bound in _ways(g, pat, "u", {}, root=True):
-      test = " and ".join(conds + ([] if grd is None else [grd.inline(g, bound)])) or "True"
+      test = " and ".join(conds + ([] if grd is None else [grd.inline(g, bound, op)])) or "True"
       body += [f"  if {test}:", f"    if (r := {f}({_call_args(params, bound)})) is not None and r is not u: return r"]
   src = f"def rewrite_{op.name}(u, ctx):\n" + "\n".join(body) + "\n  return None\n"
   namespace = dict(g.consts)
