@@ -4,7 +4,7 @@ import gc, inspect, itertools
 from typing import Any, Callable, Iterable, Sequence
 from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
-from tg.uop.uop import UOp, UOpMetaClass
+from tg.uop.uop import UOp, build_uop
 from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher, guard_of
 from tg.uop.track import VIZ, traced
 
@@ -203,7 +203,7 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
   active: set[UOp] = set()
   target: dict[UOp, UOp] = {}
   get_fn, done_src = table.get, done.__getitem__
-  build = UOpMetaClass.__call__  # UOp(...) without the metaclass call's dispatch
+  build = build_uop
   stack = [root]
   while stack:
     n = stack[-1]

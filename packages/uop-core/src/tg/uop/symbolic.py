@@ -9,7 +9,7 @@ from typing import Any
 from tg.uop.dtype import DType, PtrDType, dtypes, float_to_bits, bits_to_float
 from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
-from tg.uop.uop import Invalid, UOp, UOpMetaClass
+from tg.uop.uop import Invalid, UOp, build_uop
 from tg.uop.upat_compile import guard
 
 class _IntDtypes(dict):
@@ -23,7 +23,6 @@ def _is_int(u: UOp) -> bool: return INT[u.dtype]
 # Ops.X lookups are slow on Python 3.11 (Enum's metaclass has a __getattr__): the folds below run on every node
 _ADD, _MUL, _CONST, _MOD, _IDIV, _WHERE = Ops.ADD, Ops.MUL, Ops.CONST, Ops.MOD, Ops.IDIV, Ops.WHERE
 _BOOL = dtypes.bool
-_build = UOpMetaClass.__call__  # UOp(...) without the metaclass call's dispatch
 
 # ***** constant folding and identities: valid for every dtype *****
 def fold_consts(x: UOp) -> UOp | None:
@@ -131,7 +130,7 @@ def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
 
 def _add_const(t: UOp, k: int) -> UOp:
   """t + k, built at once where t has a plain value dtype (what `t + k` builds, without its dtype checks)."""
-  return _build(UOp, _ADD, dt, (t, UOp.const(dt, k))) if type(dt := t.dtype) is DType and dt.count == 1 else t + k
+  return build_uop(UOp, _ADD, dt, (t, UOp.const(dt, k))) if type(dt := t.dtype) is DType and dt.count == 1 else t + k
 
 def _div(x: UOp, c: int) -> UOp:
   """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
