@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp, Ops, AxisType, KernelInfo, dtypes
 from tg.tensor import Tensor
-from custom_gemm import check_gemm_custom_backward
+from custom_gemm import check_call_automatic_backward, check_gemm_custom_backward
 
 ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
 rng = np.random.default_rng(9)
@@ -38,12 +38,4 @@ def test_custom_backward_on_the_virtual_gpu(dev):
 
 @ARCHS
 def test_call_with_automatic_backward_on_the_virtual_gpu(dev):
-  """Tensor.call's automatic backward on the GPU: d/da sum(a*b + a) = b + 1, d/db = a."""
-  a_np, b_np = rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32), rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32)
-  p0, p1 = UOp.param(0, dtypes.float, (3, 4)), UOp.param(1, dtypes.float, (3, 4))
-  a, b = Tensor(a_np, requires_grad=True, device=dev), Tensor(b_np, requires_grad=True, device=dev)
-  out = Tensor.call(a, b, fxn=p0 * p1 + p0)
-  out.sum().backward()
-  np.testing.assert_allclose(out.numpy(), a_np * b_np + a_np, rtol=1e-6)
-  np.testing.assert_allclose(a.grad.numpy(), b_np + 1, rtol=1e-6)
-  np.testing.assert_allclose(b.grad.numpy(), a_np, rtol=1e-6)
+  check_call_automatic_backward(dev, rng)

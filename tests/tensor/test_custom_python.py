@@ -1,9 +1,9 @@
 """The custom kernels of tinygrad's docs (arange, sum, two outputs, Tensor.call's automatic backward) on the PYTHON
 interpreter, the reference semantics, checked against numpy (test_custom.py runs them on the CPU)."""
 import numpy as np
-from tg.uop import UOp, dtypes
 from tg.tensor import Tensor
 from test_custom import add_mul_k, arange_k, sum_k
+from custom_gemm import check_call_automatic_backward
 
 rng = np.random.default_rng(4)
 DEV = "PYTHON"
@@ -18,12 +18,4 @@ def test_arange_sum_and_two_outputs():
   np.testing.assert_array_equal(c.numpy(), x + y)
   np.testing.assert_array_equal(d.numpy(), x * y)
 
-def test_call_with_automatic_backward():
-  a_np, b_np = rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32), rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32)
-  p0, p1 = UOp.param(0, dtypes.float, (3, 4)), UOp.param(1, dtypes.float, (3, 4))
-  a, b = Tensor(a_np, requires_grad=True, device=DEV), Tensor(b_np, requires_grad=True, device=DEV)
-  out = Tensor.call(a, b, fxn=p0 * p1 + p0)
-  out.sum().backward()
-  np.testing.assert_allclose(out.numpy(), a_np * b_np + a_np, rtol=1e-6)
-  np.testing.assert_allclose(a.grad.numpy(), b_np + 1, rtol=1e-6)
-  np.testing.assert_allclose(b.grad.numpy(), a_np, rtol=1e-6)
+def test_call_with_automatic_backward(): check_call_automatic_backward(DEV, rng)
