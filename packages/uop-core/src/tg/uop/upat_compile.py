@@ -4,8 +4,8 @@ captures as keywords; a source pattern repeated over every source (without names
 the generator doesn't spell (UPat.any, a repeated source with names) call their interpreted matcher from inside the
 generated code, so every pattern matcher compiles.
 
-A pattern's function may carry a guard (`@guard("x.dtype.count == 1 and ...")`): the checks it makes before building
-anything, as one expression over its captures. The generated matcher writes the expression into the pattern's
+A pattern's function may carry a guard (`@guard("x.dtype.count == 1 and ...")`): the checks it would make before building
+anything, as one expression over its captures, which it can then take as given. The generated matcher writes the expression into the pattern's
 condition, so a node the guard rejects costs no call; the interpreted matcher calls it as a function before the pattern's.
 
 UPAT_INTERPRET=1 (or `with Context(UPAT_INTERPRET=1)`) rewrites with the interpreted matcher instead: bench/uop.py
@@ -27,12 +27,12 @@ class GuardError(ValueError):
   """A guard names something that is neither a capture of its pattern, one of its `names`, nor a builtin."""
 
 class Guard:
-  """A condition over a pattern's captures that its function checks first: where the condition is false the function
-  returns None. `names` are the other names the expression uses (helpers, constants)."""
+  """A condition over a pattern's captures that both matchers test before calling its function, which may take it as
+  given (the function's own early checks, moved here). `names` are the other names the expression uses (helpers, constants)."""
   def __init__(self, expr: str, names: dict[str, Any]):
     self.expr, self.names = expr, names
-    self.tree = ast.parse(expr, mode="eval")
-    self.free = sorted({n.id for n in ast.walk(self.tree) if isinstance(n, ast.Name) and n.id not in names and not hasattr(builtins, n.id)})
+    read = {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+    self.free = sorted(n for n in read if n not in names and not hasattr(builtins, n))  # the captures it reads
     self.check: Callable[..., bool] = eval(f"lambda {', '.join(self.free)}{', ' if self.free else ''}**_: {expr}", dict(names))  # noqa: S307
   def inline(self, g: _Gen, bound: dict[str, str], op: Ops) -> str:
     """The expression with each capture replaced by the local that holds it and each name by a constant of g; the
