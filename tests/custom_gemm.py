@@ -1,5 +1,5 @@
-"""A gemm written as a custom kernel with its backward given by grad_fxn, checked against numpy: shared by the host
-devices' tests (tests/tensor/test_custom.py) and the virtual GPUs' (tests/amd/test_amd_custom.py)."""
+"""A gemm written as a custom kernel with its backward given by grad_fxn, and Tensor.call with its automatic backward, checked
+against numpy: shared by the host devices' tests (tests/tensor/test_custom*.py) and the virtual GPUs' (tests/amd/test_amd_custom.py)."""
 import numpy as np
 from tg.uop import UOp, Ops, AxisType, KernelInfo
 from tg.tensor import Tensor
@@ -23,3 +23,15 @@ def check_gemm_custom_backward(device: str, m: int, k: int, n: int, rng: np.rand
   np.testing.assert_allclose(a.grad.numpy(), g_np @ b_np.T, rtol=1e-5, atol=1e-5)
   np.testing.assert_allclose(b.grad.numpy(), a_np.T @ g_np, rtol=1e-5, atol=1e-5)
   return a, b
+
+def check_call_automatic_backward(device: str, rng: np.random.Generator) -> None:
+  """Tensor.call(a, b, fxn=p0*p1 + p0) and its automatic backward: sum's gradients are b + 1 and a (derived by hand)."""
+  from tg.uop import dtypes
+  a_np, b_np = rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32), rng.uniform(0.5, 1.5, (3, 4)).astype(np.float32)
+  p0, p1 = UOp.param(0, dtypes.float, (3, 4)), UOp.param(1, dtypes.float, (3, 4))
+  a, b = Tensor(a_np, requires_grad=True, device=device), Tensor(b_np, requires_grad=True, device=device)
+  out = Tensor.call(a, b, fxn=p0 * p1 + p0)
+  out.sum().backward()
+  np.testing.assert_allclose(out.numpy(), a_np * b_np + a_np, rtol=1e-6)
+  np.testing.assert_allclose(a.grad.numpy(), b_np + 1, rtol=1e-6)
+  np.testing.assert_allclose(b.grad.numpy(), a_np, rtol=1e-6)

@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp, Ops, AxisType, KernelInfo, dtypes
 from tg.tensor import Tensor
-from custom_gemm import check_gemm_custom_backward
+from custom_gemm import check_call_automatic_backward, check_gemm_custom_backward
 
 ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
 rng = np.random.default_rng(9)
@@ -35,3 +35,7 @@ def test_custom_kernels_on_the_virtual_gpu(dev):
 def test_custom_backward_on_the_virtual_gpu(dev):
   """A gemm kernel whose gradient is given by grad_fxn (two more gemms as tensor ops), on the GPU."""
   check_gemm_custom_backward(dev, 3, 4, 2, rng)
+
+@ARCHS
+def test_call_with_automatic_backward_on_the_virtual_gpu(dev):
+  check_call_automatic_backward(dev, rng)

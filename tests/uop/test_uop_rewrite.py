@@ -113,3 +113,36 @@ def test_compiled_and_interpreted_matchers_agree_on_allow_any_len_names_and_any(
   got = [pm.rewrite(u) for u in cases]
   with Context(UPAT_INTERPRET=1): assert [pm.rewrite(u) for u in cases] == got
   assert got == [None, UOp.sink(y, x), UOp.sink(y, x), x * 2, None, y + x, None, UOp.const(dtypes.index, 7), None]
+
+def test_guard_runs_before_the_function_in_both_matchers() -> None:
+  from tg.uop import Context, guard
+  calls: list[UOp] = []
+  @guard("a.op is DEFINE_VAR and c.arg > 1", DEFINE_VAR=Ops.DEFINE_VAR)
+  def double(a: UOp, c: UOp) -> UOp:
+    calls.append(a)
+    return a * (c.arg * 2)
+  pm = PatternMatcher([(UPat.var("a") * UPat.cvar("c"), double)])
+  cases = [x * 3, x * 1, (x + 1) * 3, 3 * y]
+  for interpret in (0, 1):
+    calls.clear()
+    with Context(UPAT_INTERPRET=interpret): got = [pm.rewrite(u) for u in cases]
+    assert got == [x * 6, None, None, y * 6] and calls == [x, y], interpret  # rejected nodes cost no call
+  # the compiled matcher writes the guard into the pattern's condition
+  assert "c.arg" not in pm.compiled()[Ops.MUL].source and ".arg > 1" in pm.compiled()[Ops.MUL].source
+
+def test_guard_reading_an_uncaptured_name_is_an_error() -> None:
+  from tg.uop import GuardError, guard
+  @guard("b.vmin > 0")
+  def f(a: UOp) -> UOp: return a
+  with pytest.raises(GuardError, match=r"reads \['b'\]"): PatternMatcher([(UPat(Ops.ADD, src=(UPat.var("a"), UPat.var())), f)])
+
+def test_guard_tests_of_the_root_op_are_decided_per_op() -> None:
+  from tg.uop import Context, guard
+  @guard("u.op is MUL or not (u.op is not ADD or u.src[1].op is not CONST)", MUL=Ops.MUL, ADD=Ops.ADD, CONST=Ops.CONST)
+  def zero(u: UOp) -> UOp: return u.const_like(0)
+  pm = PatternMatcher([(UPat((Ops.ADD, Ops.MUL, Ops.IDIV), name="u"), zero)])
+  src = {op: f.source for op, f in pm.compiled().items()}
+  assert "u.op" not in src[Ops.MUL] + src[Ops.ADD] + src[Ops.IDIV] and "src[1].op is" in src[Ops.ADD] and "False" in src[Ops.IDIV]
+  cases = [x * y, x + 1, x + y, x // 2]
+  with Context(UPAT_INTERPRET=1): want = [pm.rewrite(u) for u in cases]
+  assert [pm.rewrite(u) for u in cases] == want == [UOp.const(dtypes.index, 0), UOp.const(dtypes.index, 0), None, None]

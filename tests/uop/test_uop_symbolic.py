@@ -189,3 +189,9 @@ def test_split_terms_marks_long_sums_as_a_full_split_finds_them(steps: list[tupl
     for n in topo: n.__dict__.pop(_LONG, None)
     return {n: split_terms(n) is None for n in order}
   assert answers(topo[::-1]) == answers(topo)
+
+def test_constants_of_a_chain_step_fold_into_one() -> None:
+  # (t + c1) + c2 takes fold_add's short way: the same node the split into terms gives, and t alone where they cancel
+  a = UOp.variable("a", 0, 10)
+  assert ((a + 3) + 4).simplify() is a + 7 and ((a + 3) + -3).simplify() is a and ((a // 2 + 1) + 1).simplify() is a // 2 + 2
+  assert ((a * 2 + 3) + 4).simplify() is a * 2 + 7 and (((a + 1) + 2) + 3).simplify().src[1].arg == 6

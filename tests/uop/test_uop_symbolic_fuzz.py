@@ -92,3 +92,10 @@ def test_graph_rewrite_compiled_gives_the_interpreted_result(es: list[UOp], gate
     got = graph_rewrite_map(g, pm, bottom_up=bottom_up)
     with Context(UPAT_INTERPRET=1): want = graph_rewrite_map(g, pm, bottom_up=bottom_up)
     assert got == want and all(got[u] is want[u] for u in got), (pm, bottom_up)
+
+@settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(int_expr())
+def test_a_sum_is_one_number_only_when_its_sources_are(e: UOp) -> None:
+  """fold_by_range's guard skips a sum's range when a source's is wider than one number: the range analysis agrees."""
+  for u in e.toposort():
+    if u.op is Ops.ADD and u.vmin == u.vmax: assert all(s.vmin == s.vmax for s in u.src), u.render(simplify=False)

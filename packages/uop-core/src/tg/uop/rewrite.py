@@ -4,8 +4,8 @@ import gc, inspect, itertools
 from typing import Any, Callable, Iterable, Sequence
 from tg.uop.dtype import DType
 from tg.uop.ops import GroupOp, Ops
-from tg.uop.uop import UOp, UOpMetaClass
-from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher
+from tg.uop.uop import UOp, build_uop
+from tg.uop.upat_compile import UPAT_INTERPRET, compile_matcher, guard_of
 from tg.uop.track import VIZ, traced
 
 class UPat:
@@ -104,6 +104,17 @@ class UPat:
       return out
     return match
 
+  def capture_names(self) -> set[str]:
+    """The names this pattern and the patterns under it capture."""
+    out: set[str] = set()
+    stack: list[UPat] = [self]
+    while stack:
+      p = stack.pop()
+      if p.name is not None: out.add(p.name)
+      if isinstance(p, _Any): stack.extend(p.pats)
+      for alt in p.srcs or (): stack.extend(alt[:1] if isinstance(alt, _Repeat) else alt)
+    return out
+
   def __repr__(self) -> str:
     return f"UPat({sorted(o.name for o in self.op) if self.op else None}, name={self.name!r}, arg={self.arg!r})"
 
@@ -129,11 +140,14 @@ class PatternMatcher:
   def __init__(self, patterns: Sequence[tuple[UPat, Callable[..., UOp | None]]]):
     self.patterns = list(patterns)
     self._compiled: dict[Ops, Callable[[UOp, Any], UOp | None]] | None = None
-    self.pdict: dict[Ops, list[tuple[Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]], Callable, frozenset[Ops], bool]]] = {}
+    self.pdict: dict[Ops, list[tuple[Callable[[UOp, dict[str, UOp]], list[dict[str, UOp]]], Callable, frozenset[Ops], bool,
+                                     Callable[..., bool] | None]]] = {}
     for pat, fxn in self.patterns:
       if pat.op is None: raise ValueError(f"a top-level pattern needs an op to dispatch on: {pat}")
       has_ctx = "ctx" in inspect.signature(fxn).parameters
-      for op in pat.op: self.pdict.setdefault(op, []).append((pat.matcher, fxn, pat.early_reject, has_ctx))
+      if (grd := guard_of(fxn)) is not None: grd.needs(pat.capture_names())
+      check = None if grd is None else grd.check
+      for op in pat.op: self.pdict.setdefault(op, []).append((pat.matcher, fxn, pat.early_reject, has_ctx, check))
   def __add__(self, other: PatternMatcher) -> PatternMatcher: return PatternMatcher(self.patterns + other.patterns)
   def rewrite(self, uop: UOp, ctx: Any = None) -> UOp | None:
     """The first result of a matching pattern's function that is not None and not uop itself."""
@@ -155,9 +169,10 @@ class PatternMatcher:
     entries = self.pdict.get(uop.op)
     if entries is None: return None
     src_ops = {s.op for s in uop.src}
-    for match, fxn, early_reject, has_ctx in entries:
+    for match, fxn, early_reject, has_ctx, check in entries:
       if not early_reject <= src_ops: continue
       for m in match(uop, {}):
+        if check is not None and not check(**m): continue
         if (ret := (fxn(ctx=ctx, **m) if has_ctx else fxn(**m))) is not None and ret is not uop: return ret, fxn
     return None
 
@@ -188,7 +203,7 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
   active: set[UOp] = set()
   target: dict[UOp, UOp] = {}
   get_fn, done_src = table.get, done.__getitem__
-  build = UOpMetaClass.__call__  # UOp(...) without the metaclass call's dispatch
+  build = build_uop
   stack = [root]
   while stack:
     n = stack[-1]
@@ -198,7 +213,14 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
       if bottom_up and (f := get_fn(n.op)) is not None and (new := f(n, ctx)) is not None:
         target[n] = new
         stack.append(new)
-      elif n.src: stack.extend(reversed(n.src))
+        continue
+      if n.src: stack.extend(reversed(n.src))
+      elif bottom_up or (f := get_fn(n.op)) is None or (new := f(n, ctx)) is None:  # a leaf (a new constant, say) is done at once
+        stack.pop()
+        done[n] = n
+      else:
+        target[n] = new
+        stack.append(new)
       continue
     if n in target:  # its replacement is done
       try: done[n] = done[target.pop(n)]

@@ -9,13 +9,16 @@ from typing import Any
 from tg.uop.dtype import DType, PtrDType, dtypes, float_to_bits, bits_to_float
 from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
-from tg.uop.uop import Invalid, UOp
+from tg.uop.uop import Invalid, UOp, build_uop
+from tg.uop.upat_compile import guard
 
-_int_dtypes: dict[DType, bool] = {}
-def _is_int(u: UOp) -> bool:
-  """An integer value (not a pointer); answered once per dtype."""
-  if (r := _int_dtypes.get(dt := u.dtype)) is None: r = _int_dtypes[dt] = dtypes.is_int(dt) and not isinstance(dt, PtrDType)
-  return r
+class _IntDtypes(dict):
+  """dtype -> whether it holds integer values (not a pointer), answered once per dtype: guards read it as `INT[x.dtype]`."""
+  def __missing__(self, dt: DType) -> bool:
+    r = self[dt] = dtypes.is_int(dt) and not isinstance(dt, PtrDType)
+    return r
+INT = _IntDtypes()
+def _is_int(u: UOp) -> bool: return INT[u.dtype]
 
 # Ops.X lookups are slow on Python 3.11 (Enum's metaclass has a __getattr__): the folds below run on every node
 _ADD, _MUL, _CONST, _MOD, _IDIV, _WHERE = Ops.ADD, Ops.MUL, Ops.CONST, Ops.MOD, Ops.IDIV, Ops.WHERE
@@ -27,10 +30,14 @@ def fold_consts(x: UOp) -> UOp | None:
   if x.dtype.count > 1: return None
   return x.const_like(exec_alu(x.op, x.dtype, [s.arg for s in x.src]))
 
+# a sum's range is as wide as its sources' together (or the whole dtype where it may wrap): one number only when each
+# source is one, so a sum of a variable needs no range of its own to be ruled out. A gated index must keep its gate.
+@guard("x.dtype.count == 1 and (x.dtype is BOOL or INT[x.dtype]) and x.op is not CONST and "
+       "not (x.op is WHERE and x.src[2].op is CONST and x.src[2].arg is Invalid) and "
+       "(x.op is not ADD or x.src[0].vmin == x.src[0].vmax and x.src[1].vmin == x.src[1].vmax)",
+       BOOL=_BOOL, INT=INT, CONST=_CONST, WHERE=_WHERE, ADD=_ADD, Invalid=Invalid)
 def fold_by_range(x: UOp) -> UOp | None:
   """An integer or bool value whose range is one number is that number."""
-  if x.dtype.count > 1 or not (x.dtype is _BOOL or _is_int(x)) or x.op is _CONST: return None
-  if x.op is _WHERE and x.src[2].op is _CONST and x.src[2].arg is Invalid: return None  # the gate must stay
   return x.const_like(x.vmin) if x.vmin == x.vmax else None
 
 def fold_cast(c: UOp, x: UOp) -> UOp | None:
@@ -103,6 +110,10 @@ def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int, int] | None:
     else: terms.append((u, k))
   return terms, const, cost
 
+def _plain_term(u: UOp) -> bool:
+  """u is one term of weight 1 to split_terms (not a sum, a constant or a multiple by a constant)."""
+  return (op := u.op) is not _ADD and op is not _CONST and (op is not _MUL or u.src[1].op is not _CONST)
+
 def sum_cost(terms: list[tuple[UOp, int]], const: int) -> int:
   """The ADD, MUL and CONST nodes build_sum spells these terms with."""
   n = sum(1 for _, k in terms if k != 0)
@@ -115,20 +126,26 @@ def build_sum(like: UOp, terms: list[tuple[UOp, int]], const: int) -> UOp:
     term = t if c == 1 else t * c
     out = term if out is None else out + term
   if out is None: return like.const_like(const)
-  return out + const if const != 0 else out
+  return _add_const(out, const) if const != 0 else out
+
+def _add_const(t: UOp, k: int) -> UOp:
+  """t + k, built at once where t has a plain value dtype (what `t + k` builds, without its dtype checks)."""
+  return build_uop(UOp, _ADD, dt, (t, UOp.const(dt, k))) if type(dt := t.dtype) is DType and dt.count == 1 else t + k
 
 def _div(x: UOp, c: int) -> UOp:
   """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
   return x.src[0] // (x.src[1].arg * c) if x.op is _IDIV and x.src[1].op is _CONST and x.src[1].arg > 0 and c > 0 else x // c
 
+# one term plus a constant has nothing to combine: the common case along a chain, so it skips the split
+@guard("INT[x.dtype] and x.dtype.count == 1 and not (x.src[1].op is CONST and x.src[1].arg != 0 and plain_term(x.src[0]))",
+       INT=INT, CONST=_CONST, plain_term=_plain_term)
 def fold_add(x: UOp) -> UOp | None:
   """Combine like terms and constants in a sum (x + x is x*2); fold x//c*c + x%c back into x and (x//c)%m*c + x%c
   into x%(c*m). The sum is only respelled when that doesn't grow it as a tree: each term occurrence merged away saves
   at least its own node, so simplifying never grows an expression."""
-  if not _is_int(x) or x.dtype.count > 1: return None
   a, b = x.src
-  if b.op is _CONST and b.arg != 0 and (op := a.op) is not _ADD and op is not _CONST and (op is not _MUL or a.src[1].op is not _CONST):
-    return None  # one term plus a constant: nothing to combine (the common case along a chain, so it skips the split)
+  if a.op is _ADD and b.op is _CONST and (c := a.src[1]).op is _CONST and _plain_term(t := a.src[0]):
+    return _add_const(t, c.arg + b.arg) if c.arg + b.arg != 0 else t  # (t + c1) + c2, a chain's step: as build_sum spells it
   if (split := split_terms(x)) is None: return None
   terms, const, cost = split
   merged: dict[UOp, int] = {}
@@ -161,9 +178,11 @@ def _mod_pair(merged: dict[UOp, int], t: UOp, k: int) -> UOp | None:
       return y % (c * u.src[1].arg)
   return None
 
+_int_by_positive = guard("INT[x.dtype] and x.dtype.count == 1 and d.arg > 0", INT=INT)
+
+@_int_by_positive
 def fold_div(x: UOp, d: UOp) -> UOp | None:
   """x // d for a constant d > 0: pull out terms that are multiples of d, divide out a common factor, nest divisions."""
-  if not _is_int(x) or x.dtype.count > 1 or d.arg <= 0: return None
   c = d.arg
   if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0: return x.src[0] // (x.src[1].arg * c)
   if (split := split_terms(x)) is None: return None
@@ -186,9 +205,9 @@ def _fold_div_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) ->
     if k > 0 and c % k == 0 and others.vmin >= 0 and others.vmax < k and t.vmin >= 0: return t // (c // k)
   return None
 
+@_int_by_positive
 def fold_mod(x: UOp, d: UOp) -> UOp | None:
   """x % d for a constant d > 0: drop multiples of d, and x itself when it already lies in [0, d)."""
-  if not _is_int(x) or x.dtype.count > 1 or d.arg <= 0: return None
   c = d.arg
   if x.vmin >= 0 and x.vmax < c: return x
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and x.src[1].arg % c == 0: return x.src[0] % c
@@ -204,9 +223,9 @@ def fold_mod(x: UOp, d: UOp) -> UOp | None:
   rest = build_sum(x, kept, const % c)
   return rest % c if rest.vmin >= 0 else None
 
+@guard("INT[x.dtype] and x.dtype.count == 1", INT=INT)
 def fold_lt(x: UOp, c: UOp) -> UOp | None:
   """sum + k < c  ->  sum < c - k, and a common factor g of the terms:  g*s < c  ->  s < ceil(c/g)."""
-  if not _is_int(x) or x.dtype.count > 1 or c.op is not Ops.CONST: return None
   if (split := split_terms(x)) is None or not split[0]: return None
   terms, const, _ = split
   bound = c.arg - const
@@ -215,9 +234,10 @@ def fold_lt(x: UOp, c: UOp) -> UOp | None:
   if g > 1 and all(k > 0 for _, k in terms): return build_sum(x, [(t, k // g) for t, k in terms], 0) < -(-bound // g)
   return build_sum(x, terms, 0) < bound if const != 0 else None
 
+@guard("INT[x.dtype] and x.vmin >= 0 and d.arg > 0 and c.arg > 0", INT=INT)
 def fold_div_lt(x: UOp, d: UOp, c: UOp) -> UOp | None:
-  # x // d < c  <->  x < c*d  when x >= 0 and d > 0
-  return x < c.arg * d.arg if _is_int(x) and x.vmin >= 0 and d.arg > 0 and c.arg > 0 else None
+  """x // d < c  <->  x < c*d  when x >= 0 and d > 0."""
+  return x < c.arg * d.arg
 
 symbolic = symbolic_simple + PatternMatcher([
   # constants go right, and fold into each other

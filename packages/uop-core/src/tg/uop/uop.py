@@ -32,7 +32,8 @@ class _CacheRef(weakref.ref):
   key: tuple
 
 # Ops.X and GroupOp.X are slow lookups on Python 3.11 (Enum's metaclass has a __getattr__): the hot paths use these
-_CONST, _COMPARISON = Ops.CONST, GroupOp.Comparison
+_CONST, _COMPARISON, _INDEX = Ops.CONST, GroupOp.Comparison, dtypes.index
+build_uop = UOpMetaClass.__call__  # build_uop(UOp, op, dtype, src, arg) is UOp(op, dtype, src, arg) without the type call's dispatch
 _ucache = UOpMetaClass.ucache
 _ucache_get = _ucache.get
 _new = object.__new__
@@ -123,7 +124,8 @@ class UOp(metaclass=UOpMetaClass):
     if isinstance(b, tuple):
       if len(b) != dtype.count: raise ValueError(f"VCONST of {len(b)} values for {dtype}")
       return UOp(Ops.VCONST, dtype, arg=tuple(truncate[dtype.scalar()](x) for x in b))
-    if type(dtype) is DType and dtype.count == 1: return UOp(_CONST, dtype, (), b if b is Invalid else truncate[dtype](b))  # the common case
+    if type(dtype) is DType and dtype.count == 1:  # the common case, built without the type call's dispatch; an index int is itself
+      return build_uop(UOp, _CONST, dtype, (), b if b is Invalid or (dtype is _INDEX and type(b) is int) else truncate[dtype](b))
     val = b if b is Invalid else truncate[dtype.scalar()](b)
     ret = UOp(_CONST, dtype.scalar(), arg=val)
     return ret.broadcast(dtype.count) if dtype.count > 1 else ret
@@ -150,7 +152,7 @@ class UOp(metaclass=UOpMetaClass):
       dt = least_upper_dtype(self.dtype, x.dtype)
       return (self.cast(dt)._binop(op, x.cast(dt), reverse))
     if x.dtype is self.dtype and type(self.dtype) is DType:  # one value dtype, no pointers: nothing for alu to check
-      return UOp(op, dtypes.bool.vec(self.dtype.count) if op in _COMPARISON else self.dtype, (x, self) if reverse else (self, x))
+      return build_uop(UOp, op, dtypes.bool.vec(self.dtype.count) if op in _COMPARISON else self.dtype, (x, self) if reverse else (self, x))
     return x.alu(op, self) if reverse else self.alu(op, x)
   def __add__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x)
   def __radd__(self, x: UOp | ConstLike) -> UOp: return self._binop(Ops.ADD, x, True)
@@ -393,8 +395,10 @@ class UOp(metaclass=UOpMetaClass):
   def _min_max(self) -> tuple[Any, Any]:
     for s in self.src:
       if "_min_max" not in s.__dict__:
-        _fill_cache(self, "_min_max")
-        break
+        if s.src:
+          _fill_cache(self, "_min_max")
+          break
+        s._min_max  # a leaf (a new constant or variable) has nothing below it to fill first
     d = self.__dict__
     d["vmin"], d["vmax"] = r = min_max(self)  # both land in the instance dict: later reads are plain attribute reads
     return r
@@ -421,6 +425,9 @@ def _fill_cache(u: UOp, attr: str) -> None:
     if attr not in s.__dict__: break
   else: return  # the common case: every source already has it
   pending = [s for s in u.src if attr not in s.__dict__]
+  if all(attr in t.__dict__ for s in pending for t in s.src):  # one level missing (a new constant): no walk
+    for s in pending: getattr(s, attr)
+    return
   order: list[UOp] = []
   seen: set[UOp] = set()
   stack = [(s, False) for s in pending]

@@ -4,11 +4,15 @@ captures as keywords; a source pattern repeated over every source (without names
 the generator doesn't spell (UPat.any, a repeated source with names) call their interpreted matcher from inside the
 generated code, so every pattern matcher compiles.
 
+A pattern's function may carry a guard (`@guard("x.dtype.count == 1 and ...")`): the checks it would make before building
+anything, as one expression over its captures, which it can then take as given. The generated matcher writes the expression into the pattern's
+condition, so a node the guard rejects costs no call; the interpreted matcher calls it as a function before the pattern's.
+
 UPAT_INTERPRET=1 (or `with Context(UPAT_INTERPRET=1)`) rewrites with the interpreted matcher instead: bench/uop.py
 measures both in one run."""
 from __future__ import annotations
-import inspect
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+import ast, builtins, inspect
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from tg.uop.helpers import ContextVar
 from tg.uop.ops import Ops
 
@@ -18,6 +22,60 @@ if TYPE_CHECKING:
 
 UPAT_INTERPRET = ContextVar("UPAT_INTERPRET", 0)
 MAX_ALTERNATIVES = 24  # more orderings than this (nested commutative sources): call the interpreted matcher
+
+class GuardError(ValueError):
+  """A guard names something that is neither a capture of its pattern, one of its `names`, nor a builtin."""
+
+class Guard:
+  """A condition over a pattern's captures that both matchers test before calling its function, which may take it as
+  given (the function's own early checks, moved here). `names` are the other names the expression uses (helpers, constants)."""
+  def __init__(self, expr: str, names: dict[str, Any]):
+    self.expr, self.names = expr, names
+    read = {n.id for n in ast.walk(ast.parse(expr, mode="eval")) if isinstance(n, ast.Name)}
+    self.free = sorted(n for n in read if n not in names and not hasattr(builtins, n))  # the captures it reads
+    self.check: Callable[..., bool] = eval(f"lambda {', '.join(self.free)}{', ' if self.free else ''}**_: {expr}", dict(names))  # noqa: S307
+  def inline(self, g: _Gen, bound: dict[str, str], op: Ops) -> str:
+    """The expression with each capture replaced by the local that holds it and each name by a constant of g; the
+    generated function is for one `op`, so tests of the root's op (`x.op is ADD`) are decided here."""
+    self.needs(bound)
+    to = {**{k: g.const(v) for k, v in self.names.items()}, **{k: bound[k] for k in self.free}}
+    root = next((k for k in self.free if bound[k] == "u"), None)
+    return f"({ast.unparse(_Specialise(to, root, op, self.names).visit(ast.parse(self.expr, mode='eval')))})"
+  def needs(self, captures: Iterable[str]) -> None:
+    """Raise GuardError unless every name the guard reads is among a pattern's `captures`."""
+    if missing := [n for n in self.free if n not in captures]:
+      raise GuardError(f"guard {self.expr!r} reads {missing}, which its pattern doesn't capture: name them in the UPat or in guard(..., name=value)")
+
+class _Specialise(ast.NodeTransformer):
+  """Rename a guard's names, decide `root.op is NAME` / `is not` where NAME is an Ops, and drop what that decides from
+  `and`/`or`/`not` (post-order: children first)."""
+  def __init__(self, to: dict[str, str], root: str | None, op: Ops, names: dict[str, Any]):
+    self.to, self.root, self.op, self.names = to, root, op, names
+  def visit_Name(self, n: ast.Name) -> ast.AST: return ast.copy_location(ast.Name(self.to.get(n.id, n.id), n.ctx), n)
+  def visit_Compare(self, n: ast.Compare) -> ast.AST:
+    l, r = n.left, n.comparators[0]
+    if len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and isinstance(l, ast.Attribute) and l.attr == "op" and \
+       isinstance(l.value, ast.Name) and l.value.id == self.root and isinstance(r, ast.Name) and isinstance(self.names.get(r.id), Ops):
+      return ast.Constant((self.names[r.id] is self.op) == isinstance(n.ops[0], ast.Is))
+    return self.generic_visit(n)
+  def visit_UnaryOp(self, n: ast.UnaryOp) -> ast.AST:
+    n = self.generic_visit(n)  # type: ignore[assignment]
+    return ast.Constant(not n.operand.value) if isinstance(n.op, ast.Not) and isinstance(n.operand, ast.Constant) else n
+  def visit_BoolOp(self, n: ast.BoolOp) -> ast.AST:
+    n = self.generic_visit(n)  # type: ignore[assignment]
+    decides, neutral = isinstance(n.op, ast.Or), isinstance(n.op, ast.And)  # the constant that decides it, the one dropped
+    if any(isinstance(v, ast.Constant) and bool(v.value) is decides for v in n.values): return ast.Constant(decides)
+    rest = [v for v in n.values if not (isinstance(v, ast.Constant) and bool(v.value) is neutral)]
+    return ast.Constant(neutral) if not rest else rest[0] if len(rest) == 1 else ast.BoolOp(n.op, rest)
+
+def guard(expr: str, **names: Any) -> Callable[[Callable], Callable]:
+  """Give a pattern's function the guard `expr` (see Guard): the matchers test it before calling the function."""
+  def wrap(fxn: Callable) -> Callable:
+    fxn.guard = Guard(expr, names)  # type: ignore[attr-defined]
+    return fxn
+  return wrap
+
+def guard_of(fxn: Callable) -> Guard | None: return getattr(fxn, "guard", None)
 
 class _Gen:
   """Source text and the constants it refers to (as g0, g1, ...)."""
@@ -80,7 +138,8 @@ def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False)
     ways = [(c, b)]
     if (rep := _repeated(p)) is not None:  # nameless, one way (_alternatives checked): the same test on every source
       (conds, _), = _ways(g, rep, "s", b)
-      c.append(f"all({' and '.join(conds) or 'True'} for s in {var}.src)")
+      (first, _), = _ways(g, rep, f"{var}.src[0]", b)  # most nodes fail on their first source: test it without a generator
+      c.append(f"(not {var}.src or {' and '.join(first) or 'True'}) and all({' and '.join(conds) or 'True'} for s in {var}.src)")
     for i, q in enumerate(order):
       sv = g.tmp()
       ways = [(c2 + [f"({sv} := {var}.src[{i}]) is not None"] + c3, b3) for c2, b2 in ways for c3, b3 in _ways(g, q, sv, b2)]
@@ -102,13 +161,15 @@ def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any
   for pat, fxn in pats:
     f = g.const(fxn)
     params = inspect.signature(fxn).parameters
+    grd = guard_of(fxn)
     if (_alternatives(pat) or MAX_ALTERNATIVES + 1) > MAX_ALTERNATIVES:
       m = g.const(pat.matcher)
       ctx_kw = "ctx=ctx, " if "ctx" in params else ""
-      body += [f"  for m in {m}(u, {{}}):", f"    if (r := {f}({ctx_kw}**m)) is not None and r is not u: return r"]
+      check = "" if grd is None else f"{g.const(grd.check)}(**m) and "
+      body += [f"  for m in {m}(u, {{}}):", f"    if {check}(r := {f}({ctx_kw}**m)) is not None and r is not u: return r"]
       continue
     for conds, bound in _ways(g, pat, "u", {}, root=True):
-      test = " and ".join(conds) or "True"
+      test = " and ".join(conds + ([] if grd is None else [grd.inline(g, bound, op)])) or "True"
       body += [f"  if {test}:", f"    if (r := {f}({_call_args(params, bound)})) is not None and r is not u: return r"]
   src = f"def rewrite_{op.name}(u, ctx):\n" + "\n".join(body) + "\n  return None\n"
   namespace = dict(g.consts)
