@@ -7,6 +7,7 @@ import argparse, json, sys, time
 from pathlib import Path
 import numpy as np
 from tg.tensor import Tensor, Context
+from tg.codegen.device import Device
 from tg.tensor.jit import TinyJit
 from tg.tensor.nn.optim import Adam
 from tg.tensor.nn.state import get_parameters
@@ -23,8 +24,11 @@ def best_of(fn, reps: int) -> float:
   return best
 
 def memcpy_s(nbytes: int, reps: int) -> float:
-  src, dst = np.ones(nbytes // 4, np.float32), np.empty(nbytes // 4, np.float32)
-  return best_of(lambda: np.copyto(dst, src), reps)
+  """numpy's copy between two buffers of one of the devices: memory from the same allocator as the allreduce's (numpy's own
+  arrays get huge pages by their own rule), touched before the timing as the jitted allreduce's buffers are."""
+  src, dst = (Tensor.ones(nbytes // 4, device=DEVS[0]).contiguous().realize() for _ in range(2))
+  a, b = (np.frombuffer(Device[DEVS[0]].allocator.host_view(t._buffer()._buf), np.float32) for t in (src, dst))
+  return best_of(lambda: np.copyto(b, a), reps)
 
 def allreduce_s(nbytes: int, ring: int, reps: int) -> float:
   n = nbytes // 4

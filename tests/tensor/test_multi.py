@@ -324,3 +324,16 @@ def test_allreduce_default_on_cpu_devices_is_one_kernel(devs):
   assert (Counters.copies, Counters.kernels) == (0, 1)  # the pieces are buffers: one kernel reads them all, writes every result
   for p in got: np.testing.assert_array_equal(p, got[0])
   np.testing.assert_allclose(got[0], a.sum(0), rtol=1e-5, atol=1e-6)
+
+@pytest.mark.parametrize("nt_min", [0, 1 << 40])
+def test_big_allreduce_stores_past_the_caches(nt_min):
+  """From ALLREDUCE_NT_MIN_BYTES of results up the one kernel's stores are nontemporal (a plain store reads each line
+  first), below it plain; the sums are the same either way, in a jitted replay too."""
+  a = rng.standard_normal((2, 1000)).astype(np.float32)
+  t = Tensor(a).shard(D2, axis=0).realize()
+  with Context(ALLREDUCE_NT_MIN_BYTES=nt_min):
+    step = TinyJit(lambda t: t.sum(0))
+    got = [pieces(step(t)) for _ in range(3)]
+  src = "".join(s.runner.p.src for s in step.steps if s.runner is not None and s.runner.p.name.startswith("allreduce"))
+  assert src and ("tg_nt_store(" in src) == (nt_min == 0)
+  for p in got[-1]: np.testing.assert_allclose(p, a.sum(0), rtol=1e-5, atol=1e-6)

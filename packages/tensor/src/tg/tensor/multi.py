@@ -25,6 +25,10 @@ if TYPE_CHECKING:
 # allreduce: 0 naive always, 2 ring always, 3 one kernel (devices of one host memory), 1 picks (allreduce_kind)
 RING = ContextVar("RING", 1)
 RING_MIN_BYTES = ContextVar("RING_MIN_BYTES", 256 << 10)
+# the one-kernel allreduce writes its results past the caches (nontemporal stores) from this many bytes of results (all
+# devices') up: values and results then overflow a 32 MB L3 anyway, and a plain store first reads each line it overwrites
+# (bench/multi.py, 256 MB on 2 CPU devices: 42% -> 5x% of memcpy). Smaller results stay cached for the op that reads them next.
+ALLREDUCE_NT_MIN_BYTES = ContextVar("ALLREDUCE_NT_MIN_BYTES", 16 << 20)
 
 class MultiDeviceError(TensorValueError):
   """Tensors on different sets of devices (or a sharded one and a single-device one) meet in one op."""
@@ -105,7 +109,8 @@ def allreduce_kind(devices: Sequence[str], nbytes: int) -> str:
 
 def _one_kernel(vals: Sequence[UOp], op: Ops) -> list[UOp]:
   """One kernel reads every device's value once and writes the result into a fresh buffer on every device: the least
-  memory traffic an allreduce can have (each value read once, each result written once). For devices of one memory only:
+  memory traffic an allreduce can have (each value read once, each result written once, past the caches when big:
+  ALLREDUCE_NT_MIN_BYTES). For devices of one memory only:
   elsewhere a kernel can't reach the other devices' buffers. The values are combined in device order, as the others do."""
   from tg.tensor.custom import CustomKernel  # (custom imports this module)
   if not one_memory(devs := [device_of(v) for v in vals]):
@@ -115,7 +120,8 @@ def _one_kernel(vals: Sequence[UOp], op: Ops) -> list[UOp]:
   ins = [v if names_buffer(v) else UOp(Ops.CONTIGUOUS, dt, (v,)) for v in vals]
   i, params = UOp.range(numel, 0), [UOp.param(k, dt, numel) for k in range(2 * n)]
   acc = functools.reduce(lambda a, p: a.alu(op, p[i]), params[n + 1:], params[n][i])
-  ast = UOp.group(*[p[i].store(acc) for p in params[:n]]).end(i).sink(arg=KernelInfo(name=f"allreduce_{n}_{numel}"))
+  nt = n * numel * dt.itemsize >= ALLREDUCE_NT_MIN_BYTES.value
+  ast = UOp.group(*[p[i].store(acc, nontemporal=nt) for p in params[:n]]).end(i).sink(arg=KernelInfo(name=f"allreduce_{n}_{numel}"))
   kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, (*outs, *ins), CustomKernel(ast))
   return [UOp(Ops.AFTER, dt, (o, kernel)).reshape(vals[0].shape) for o in outs]
 

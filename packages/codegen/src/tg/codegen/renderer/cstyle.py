@@ -5,7 +5,7 @@ fp8 live in memory as their bits and are computed in float (see tg.codegen.lower
 from __future__ import annotations
 import math
 from typing import Callable
-from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp
+from tg.uop import UOp, Ops, NONTEMPORAL, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
 from tg.codegen.program import estimate, kernel_args
@@ -45,7 +45,7 @@ class _Kernel:
     self.r: dict[UOp, str] = {}
     self.lines: list[str] = []
     self.vec_types: set[DType] = set()
-    self.depth, self.threaded = 1, False
+    self.depth, self.threaded, self.nontemporal = 1, False, False
     self.checks: list[str] | None = [] if CHECK_OOB else None  # CHECK_OOB: one "dtype|slot|size" per checked access
   def emit(self, s: str) -> None: self.lines.append("  " * self.depth + s)
   def val(self, u: UOp, expr: str) -> None:
@@ -96,6 +96,9 @@ def _store(k: _Kernel, u: UOp, s: list[str]) -> None:
   if k.checks is not None and (chk := _bounds(u, u.src[1].dtype, k.r, k.checks)) is not None:
     ok, hit = chk
     k.emit(f"if ({gate + '&&' if gate else ''}{ok}) *{s[0]} = {s[1]}; else if ({gate or 1}) {hit}")
+  elif u.arg == NONTEMPORAL:
+    k.nontemporal = True
+    k.emit(f"{'if (' + gate + ') ' if gate else ''}tg_nt_store({s[1]}, {s[0]});")
   else: k.emit(f"{'if (' + gate + ') ' if gate else ''}*{s[0]} = {s[1]};")
 
 def _gep(k: _Kernel, u: UOp, s: list[str]) -> None:
@@ -172,6 +175,7 @@ class CRenderer(Renderer):
       return f"typedef {lane} {self.ctype(d)} __attribute__((vector_size({size * d.count}),aligned({size})));"
     typedefs = [typedef(d) for d in sorted(k.vec_types, key=lambda d: (d.scalar().name, d.count))]
     prelude = [f for f in PRELUDE if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
+    if k.nontemporal: prelude += NT_PRELUDE
     if k.checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in k.checks)}}};"]
     return typedefs + prelude
 
@@ -288,6 +292,9 @@ def _fp8_functions(name: str, ebits: int, mbits: int, fmax: float, has_inf: bool
     f" if (e - 1 + {bias} <= 0) return sign | (unsigned char)(r / {2.0 ** (1 - bias - mbits)!r}f);"
     f" return sign | ((e - 1 + {bias}) << {mbits}) | ((int)(mant * {2 ** (mbits + 1)}) & {(1 << mbits) - 1}); }}"]
 
+# a nontemporal STORE (UOp.store): clang's streaming store, a plain one where the compiler has none (gcc)
+NT_PRELUDE = ["#if __has_builtin(__builtin_nontemporal_store)",
+              "#define tg_nt_store(v, p) __builtin_nontemporal_store(v, p)", "#else", "#define tg_nt_store(v, p) (*(p) = (v))", "#endif"]
 PRELUDE = [
   "static inline float tg_bf16_to_f32(unsigned short x) { unsigned int u = (unsigned int)x << 16; float f; __builtin_memcpy(&f, &u, 4); return f; }",
   "static inline unsigned short tg_f32_to_bf16(float f) { unsigned int u; __builtin_memcpy(&u, &f, 4);"
