@@ -1,13 +1,14 @@
 """The device interface: buffers, allocators and their reuse cache, the compiler disk cache, the Device registry, CPU programs."""
-import ctypes, os, subprocess, sys, time
+import ctypes, os, subprocess, sys, threading, time
+from types import SimpleNamespace
 import numpy as np
 import pytest
 from tg.uop import DType, dtypes
 from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device
 from tg.codegen.diskcache import cache_db_path
 from tg.codegen.devices.clang import ClangCompiler, CompilerError
-from tg.codegen.devices.cpu import CPUProgram
-from tg.codegen.devices.cpu_pool import Batch
+from tg.codegen.devices.cpu import CPUProgram, _lane_waits
+from tg.codegen.devices.cpu_pool import Batch, Lanes
 
 @pytest.fixture
 def cachedb(tmp_path, monkeypatch):
@@ -240,6 +241,57 @@ def test_batch_launches_in_order_and_patches_words(cachedb):
   batch.set(1, 3, 500)
   batch()
   np.testing.assert_array_equal(b.numpy(), np.concatenate([x[:500] * 2, first[500:] * 2]))
+
+LANES_SRC = """
+#include <unistd.h>
+#include <sys/syscall.h>
+void fill(float* data0, int* data1, long long var_n, int core_id, int n_cores) {  // slow on purpose: a lane that doesn't wait reads zeros
+  usleep(20000);
+  for (long long i = 0; i < var_n; i++) data0[i] = (float)(i + 49);
+  data1[0] = (int)syscall(SYS_gettid), data1[1] = n_cores;
+}
+void fill_job(const long long* a, int core_id, int n_cores) { fill((float*)a[0], (int*)a[1], a[2], core_id, n_cores); }
+void plus1(float* data0, int* data1, const float* data2, long long var_n, int core_id, int n_cores) {
+  for (long long i = 0; i < var_n; i++) data0[i] = data2[i] + 1.0f;
+  data1[0] = (int)syscall(SYS_gettid), data1[1] = n_cores;
+}
+void plus1_job(const long long* a, int core_id, int n_cores) { plus1((float*)a[0], (int*)a[1], (const float*)a[2], a[3], core_id, n_cores); }
+"""
+
+def test_lanes_run_side_by_side_and_wait_for_each_other(cachedb):
+  """cpu_pool.Lanes: lane 0 on the calling thread, lane 1 on another, each kernel on one thread; lane 1's kernel reads
+  what lane 0's slow one writes, after it (its wait), and a lane's second kernel runs after its first."""
+  dev, n = Device["CPU"], 1 << 16
+  lib = dev.compiler.compile_cached(LANES_SRC)
+  fill, plus1 = dev.runtime("fill", lib), dev.runtime("plus1", lib)
+  a, b, c = (Buffer("CPU", n, dtypes.float32).allocate() for _ in range(3))
+  ids = [Buffer("CPU", 2, dtypes.int32).allocate() for _ in range(3)]
+  def addr(buf: Buffer) -> int: return ctypes.addressof(buf._buf)
+  lanes = Lanes([(fill.job, [addr(a), addr(ids[0]), n], 0), (plus1.job, [addr(b), addr(ids[1]), addr(a), n], 1),
+                 (plus1.job, [addr(c), addr(ids[2]), addr(b), n], 1)], [[], [0], []])
+  for _ in range(3):
+    for buf in (a, b): buf.copyin(memoryview(np.zeros(n, np.float32)))
+    lanes()
+    want = np.arange(n, dtype=np.float32) + 49
+    np.testing.assert_array_equal(b.numpy(), want + 1)
+    np.testing.assert_array_equal(c.numpy(), want + 2)
+    tids = [int(i.numpy()[0]) for i in ids]
+    assert tids[0] == threading.get_native_id() and tids[1] == tids[2] != tids[0]
+    assert [int(i.numpy()[1]) for i in ids] == [1, 1, 1]  # each kernel on its lane's one thread
+
+def test_lane_waits_name_the_last_conflicting_kernel_of_each_other_lane():
+  """CPU graphs of several devices: a kernel waits for the latest kernel of another lane that wrote what it reads or
+  writes, or read what it writes (views count as their base buffer); never for its own lane."""
+  bufs = [Buffer("CPU", 8, dtypes.float32) for _ in range(4)]
+  view = Buffer("CPU", 2, dtypes.float32, base=bufs[0], offset=8)
+  def run(outs: list[Buffer], ins: list[Buffer]):
+    return SimpleNamespace(p=SimpleNamespace(outs=list(range(len(outs))), ins=list(range(len(outs), len(outs) + len(ins))))), outs + ins
+  runs = [run([bufs[0]], []), run([bufs[1]], [view]), run([bufs[2]], [bufs[1]]), run([bufs[0]], [bufs[3]]),
+          run([bufs[3]], [bufs[2]]), run([bufs[1]], [])]
+  lanes = [0, 1, 0, 0, 1, 0]
+  # 1 reads 0's output (through a view); 2 reads 1's; 3 overwrites what 1 read; 4 reads 2's output, writes what 3 read;
+  # 5 overwrites what 2 read and what 1 wrote
+  assert _lane_waits(runs, lanes) == [[], [0], [1], [1], [3], [1]]
 
 def test_cpu_fuses_multiply_add_only_within_one_expression():
   # the C renderer writes each op as its own statement and MULACC as one expression: only that one is fused

@@ -8,6 +8,7 @@ from tg.tensor import Tensor, TinyJit, Context, nn
 from tg.tensor.multi import MultiDeviceError, split_bounds, allreduce, allreduce_kind, one_memory, unshard
 from tg.tensor.realize import Counters
 from tg.tensor.jit import _Batch
+from tg.codegen.devices.cpu_pool import Lanes
 from tg.tensor.nn.optim import Adam, SGD
 from tg.tensor.nn.state import get_parameters, get_state_dict, load_state_dict
 from tg.tensor.errors import TensorValueError
@@ -225,6 +226,17 @@ def test_jit_replays_multi_device_step(ring):
   # the copies between), never a lone kernel
   assert all(isinstance(x, _Batch) or x.runner is None for x in fn.launches)
   if ring == 0: assert [x.steps[0].item.bufs[0].device for x in fn.launches if isinstance(x, _Batch)] == ["CPU", "CPU:1", "CPU", "CPU:1"]
+  np.testing.assert_allclose(l1, l0, rtol=1e-5)
+  np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
+
+@pytest.mark.parametrize("threads, devs, lanes", [("2", D2, True), ("4", D2, False), ("2", D3, False)])
+def test_jit_runs_cpu_devices_side_by_side_with_a_core_each(monkeypatch, threads, devs, lanes):
+  """A replay of CPU:n kernels is one launch of lanes (a device per core, its kernels on that core) when there is a core
+  for each device and no second one; per-device batches otherwise. The training equals one device's either way."""
+  monkeypatch.setenv("CPU_THREADS", threads)
+  l0, w0, _ = _train(None, Adam, steps=5)
+  l1, w1, fn = _train(devs, Adam, steps=5, jit=True)
+  assert (len(fn.launches) == 1 and isinstance(fn.launches[0], _Batch) and isinstance(fn.launches[0].graph.batch, Lanes)) == lanes
   np.testing.assert_allclose(l1, l0, rtol=1e-5)
   np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
 
