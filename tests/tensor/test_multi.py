@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, TinyJit, Context, nn
 from tg.tensor.multi import MultiDeviceError, split_bounds, allreduce, allreduce_kind, one_memory, unshard
+from tg.tensor.schedule import schedule as multi_schedule
 from tg.tensor.realize import Counters
 from tg.tensor.jit import _Batch
 from tg.codegen.devices.cpu_pool import Lanes
@@ -37,6 +38,24 @@ def test_shard_places_pieces(n, devs):
   for (lo, hi), p, d, u in zip(split_bounds(n, len(devs)), got, devs, t.uop.src):
     np.testing.assert_array_equal(p, a[lo:hi])
     assert Tensor(u).device == d
+  np.testing.assert_array_equal(t.numpy(), a)
+
+@pytest.mark.parametrize("shape, axis, direct", [((7, 3), 0, True), ((1, 5, 2), 1, True), ((4, 3), None, True),
+                                                 ((3, 4), 1, False), ((2, 4), 0, False)])  # across rows; D3 leaves (2, 4)'s last piece empty
+def test_sharding_realized_data_copies_bytes_without_a_schedule(monkeypatch, shape, axis, direct):
+  """A realized tensor whose pieces are runs of its bytes is copied to the devices straight (a training batch sharded every
+  step costs no schedule); other splits still schedule their copies. The pieces are the same either way."""
+  import tg.tensor.multi as multi
+  scheduled = []
+  monkeypatch.setattr(multi, "schedule", lambda outs: scheduled.append(outs) or multi_schedule(outs))
+  a = rng.standard_normal(shape).astype(np.float32)
+  t = Tensor(a).shard(D3, axis=axis)
+  assert (not scheduled) == direct
+  got = pieces(t)
+  if axis is None:
+    for p in got: np.testing.assert_array_equal(p, a)
+  else:
+    for p, (lo, hi) in zip(got, split_bounds(shape[axis], 3)): np.testing.assert_array_equal(p, np.take(a, range(lo, hi), axis))
   np.testing.assert_array_equal(t.numpy(), a)
 
 def test_replicated_has_whole_copies():
