@@ -90,7 +90,8 @@ class HostAllocator(MallocAllocator):
   takes 512 times fewer page faults and TLB misses (measured: a 256 MB memcpy 5.2 -> 8.3 GB/s)."""
   def _alloc(self, nbytes: int) -> ctypes.Array:
     if nbytes < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"): return super()._alloc(nbytes)
-    m = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # private: shared maps are shmem, no THP
+    try: m = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # private: shared maps are shmem, no THP
+    except OSError as e: raise MemoryError(f"can't map {nbytes} bytes of host memory: {e}") from e  # Allocator.alloc retries
     m.madvise(mmap.MADV_HUGEPAGE)
     start = ctypes.addressof(ctypes.c_uint8.from_buffer(m))
     return (ctypes.c_uint8 * nbytes).from_buffer(m, -start % HUGE_PAGE)  # keeps m alive; unmapped with the last view
