@@ -1,13 +1,14 @@
 """The device interface: buffers, allocators and their reuse cache, the compiler disk cache, the Device registry, CPU programs."""
-import ctypes, os, subprocess, sys, time
+import ctypes, os, subprocess, sys, threading, time
+from types import SimpleNamespace
 import numpy as np
 import pytest
 from tg.uop import DType, dtypes
 from tg.codegen.device import Allocator, Buffer, Compiled, Compiler, Device
 from tg.codegen.diskcache import cache_db_path
 from tg.codegen.devices.clang import ClangCompiler, CompilerError
-from tg.codegen.devices.cpu import CPUProgram
-from tg.codegen.devices.cpu_pool import Batch
+from tg.codegen.devices.cpu import CPUProgram, _lane_waits
+from tg.codegen.devices.cpu_pool import Batch, Lanes
 
 @pytest.fixture
 def cachedb(tmp_path, monkeypatch):
@@ -241,6 +242,57 @@ def test_batch_launches_in_order_and_patches_words(cachedb):
   batch()
   np.testing.assert_array_equal(b.numpy(), np.concatenate([x[:500] * 2, first[500:] * 2]))
 
+LANES_SRC = """
+#include <unistd.h>
+#include <sys/syscall.h>
+void fill(float* data0, int* data1, long long var_n, int core_id, int n_cores) {  // slow on purpose: a lane that doesn't wait reads zeros
+  usleep(20000);
+  for (long long i = 0; i < var_n; i++) data0[i] = (float)(i + 49);
+  data1[0] = (int)syscall(SYS_gettid), data1[1] = n_cores;
+}
+void fill_job(const long long* a, int core_id, int n_cores) { fill((float*)a[0], (int*)a[1], a[2], core_id, n_cores); }
+void plus1(float* data0, int* data1, const float* data2, long long var_n, int core_id, int n_cores) {
+  for (long long i = 0; i < var_n; i++) data0[i] = data2[i] + 1.0f;
+  data1[0] = (int)syscall(SYS_gettid), data1[1] = n_cores;
+}
+void plus1_job(const long long* a, int core_id, int n_cores) { plus1((float*)a[0], (int*)a[1], (const float*)a[2], a[3], core_id, n_cores); }
+"""
+
+def test_lanes_run_side_by_side_and_wait_for_each_other(cachedb):
+  """cpu_pool.Lanes: lane 0 on the calling thread, lane 1 on another, each kernel on one thread; lane 1's kernel reads
+  what lane 0's slow one writes, after it (its wait), and a lane's second kernel runs after its first."""
+  dev, n = Device["CPU"], 1 << 16
+  lib = dev.compiler.compile_cached(LANES_SRC)
+  fill, plus1 = dev.runtime("fill", lib), dev.runtime("plus1", lib)
+  a, b, c = (Buffer("CPU", n, dtypes.float32).allocate() for _ in range(3))
+  ids = [Buffer("CPU", 2, dtypes.int32).allocate() for _ in range(3)]
+  def addr(buf: Buffer) -> int: return ctypes.addressof(buf._buf)
+  lanes = Lanes([(fill.job, [addr(a), addr(ids[0]), n], 0), (plus1.job, [addr(b), addr(ids[1]), addr(a), n], 1),
+                 (plus1.job, [addr(c), addr(ids[2]), addr(b), n], 1)], [[], [0], []])
+  for _ in range(3):
+    for buf in (a, b): buf.copyin(memoryview(np.zeros(n, np.float32)))
+    lanes()
+    want = np.arange(n, dtype=np.float32) + 49
+    np.testing.assert_array_equal(b.numpy(), want + 1)
+    np.testing.assert_array_equal(c.numpy(), want + 2)
+    tids = [int(i.numpy()[0]) for i in ids]
+    assert tids[0] == threading.get_native_id() and tids[1] == tids[2] != tids[0]
+    assert [int(i.numpy()[1]) for i in ids] == [1, 1, 1]  # each kernel on its lane's one thread
+
+def test_lane_waits_name_the_last_conflicting_kernel_of_each_other_lane():
+  """CPU graphs of several devices: a kernel waits for the latest kernel of another lane that wrote what it reads or
+  writes, or read what it writes (views count as their base buffer); never for its own lane."""
+  bufs = [Buffer("CPU", 8, dtypes.float32) for _ in range(4)]
+  view = Buffer("CPU", 2, dtypes.float32, base=bufs[0], offset=8)
+  def run(outs: list[Buffer], ins: list[Buffer]):
+    return SimpleNamespace(p=SimpleNamespace(outs=list(range(len(outs))), ins=list(range(len(outs), len(outs) + len(ins))))), outs + ins
+  runs = [run([bufs[0]], []), run([bufs[1]], [view]), run([bufs[2]], [bufs[1]]), run([bufs[0]], [bufs[3]]),
+          run([bufs[3]], [bufs[2]]), run([bufs[1]], [])]
+  lanes = [0, 1, 0, 0, 1, 0]
+  # 1 reads 0's output (through a view); 2 reads 1's; 3 overwrites what 1 read; 4 reads 2's output, writes what 3 read;
+  # 5 overwrites what 2 read and what 1 wrote
+  assert _lane_waits(runs, lanes) == [[], [0], [1], [1], [3], [1]]
+
 def test_cpu_fuses_multiply_add_only_within_one_expression():
   # the C renderer writes each op as its own statement and MULACC as one expression: only that one is fused
   src = ("void fma_check(float* data0, const float* data1, int core_id, int n_cores) {"
@@ -332,3 +384,27 @@ def test_cpu_threads_after_fork(cachedb):
     os.kill(pid, 9)
     pytest.fail("the forked child hung in a threaded kernel")
   assert os.waitstatus_to_exitcode(status) == 0
+
+def test_big_host_buffers_are_huge_page_maps():
+  """A CPU buffer of 2 MB or more starts at a 2 MB boundary in a map advised to use huge pages (smaps' THPeligible, where
+  transparent huge pages aren't off), and holds what is copied in, through views too; a small one is plain memory."""
+  from tg.codegen.devices.cpu import HUGE_PAGE
+  big, small = Buffer("CPU", HUGE_PAGE // 4 + 5, dtypes.float32).allocate(), Buffer("CPU", 100, dtypes.float32).allocate()
+  addr = ctypes.addressof(big._buf)
+  assert addr % HUGE_PAGE == 0
+  data = np.arange(big.size, dtype=np.float32)
+  big.copyin(memoryview(data).cast("B"))
+  view = Buffer("CPU", 5, dtypes.float32, base=big, offset=(big.size - 5) * 4)
+  out = np.empty(5, np.float32)
+  view.copyout(memoryview(out).cast("B"))
+  np.testing.assert_array_equal(out, data[-5:])
+  thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
+  def eligible(a: int) -> str:
+    lines = open("/proc/self/smaps").read().splitlines()
+    for k, ln in enumerate(lines):
+      if "-" in (r := ln.split(" ")[0]) and all(c in "0123456789abcdef-" for c in r):
+        lo, hi = (int(x, 16) for x in r.split("-"))
+        if lo <= a < hi: return next(x for x in lines[k + 1:] if x.startswith("THPeligible:")).split()[1]
+    raise AssertionError(f"no map holds {a:#x}")
+  assert eligible(addr) == ("0" if "[never]" in thp else "1")
+  if "[madvise]" in thp: assert eligible(ctypes.addressof(small._buf)) == "0"  # not advised

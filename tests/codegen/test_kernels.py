@@ -1,5 +1,5 @@
 """Hand-written kernel ASTs (tinygrad's custom-kernel style) lowered and run on CPU and PYTHON, checked against numpy."""
-import re
+import re, shutil, subprocess
 import numpy as np
 import pytest
 from tg.uop import UOp, Ops, AxisType, KernelInfo, AddrSpace, dtypes, Context
@@ -340,3 +340,29 @@ def test_vector_compare_max_where_and_cast(device, dt):
   if device == "CPU":
     src = get_program(ast, Device["CPU"].renderer).src
     assert "tg_boolx16" in src and "__builtin_convertvector" in src and not re.search(r"= v\d+\[\d+\];", src), src
+
+# ***** nontemporal stores *****
+
+def _disassembly(lib: bytes, tmp_path) -> str:
+  (so := tmp_path / "k.so").write_bytes(lib)
+  return subprocess.run(["objdump", "-d", str(so)], capture_output=True, text=True, check=True).stdout
+
+@pytest.mark.parametrize("cc", [c for c in ("clang", "clang-19", "gcc") if shutil.which(c)])
+def test_nontemporal_store_streams_with_clang_and_is_plain_elsewhere(cc, monkeypatch, tmp_path):
+  """Two results of one sum stored past the caches (the one-kernel allreduce's stores): clang's streaming stores (movnt*),
+  gcc's plain ones (it has no __builtin_nontemporal_store), the same values either way; the vectorizer keeps the hint."""
+  monkeypatch.setenv("CC", cc)
+  n = 1000
+  O0, O1, A, B = (UOp.param(k, dtypes.float, (n,)) for k in range(4))
+  i = UOp.range(n, 0)
+  acc = A[i] + B[i]
+  ast = UOp.group(O0[i].store(acc, nontemporal=True), O1[i].store(acc, nontemporal=True)).end(i).sink(arg=KernelInfo(name="nt_sum"))
+  a, b = rng.standard_normal(n).astype(np.float32), rng.standard_normal(n).astype(np.float32)
+  o0, o1, _, _ = run(ast, "CPU", [np.zeros(n, np.float32), np.zeros(n, np.float32), a, b])
+  np.testing.assert_array_equal(o0, a + b)
+  np.testing.assert_array_equal(o1, a + b)
+  spec = get_program(ast, Device["CPU"].renderer)
+  stores = [ln for ln in spec.src.splitlines() if re.match(r"\s*(if \(.*\) )?(\*|tg_nt_store\()", ln)]
+  assert stores and all("tg_nt_store(" in ln for ln in stores) and "tg_float32x" in spec.src  # vectorized, every store streaming
+  is_clang = "clang" in Device["CPU"].compiler.version.partition("\n")[0].lower()
+  assert ("movnt" in _disassembly(Device["CPU"].compiler.compile(spec.src), tmp_path)) == is_clang

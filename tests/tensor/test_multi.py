@@ -6,8 +6,11 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, TinyJit, Context, nn
 from tg.tensor.multi import MultiDeviceError, split_bounds, allreduce, allreduce_kind, one_memory, unshard
+from tg.tensor.schedule import schedule as multi_schedule
+from tg.tensor.multi import schedule_multi as multi_schedule_multi
 from tg.tensor.realize import Counters
 from tg.tensor.jit import _Batch
+from tg.codegen.devices.cpu_pool import Lanes
 from tg.tensor.nn.optim import Adam, SGD
 from tg.tensor.nn.state import get_parameters, get_state_dict, load_state_dict
 from tg.tensor.errors import TensorValueError
@@ -38,11 +41,41 @@ def test_shard_places_pieces(n, devs):
     assert Tensor(u).device == d
   np.testing.assert_array_equal(t.numpy(), a)
 
+@pytest.mark.parametrize("shape, axis, direct", [((7, 3), 0, True), ((1, 5, 2), 1, True), ((4, 3), None, True),
+                                                 ((3, 4), 1, False), ((2, 4), 0, False)])  # across rows; D3 leaves (2, 4)'s last piece empty
+def test_sharding_realized_data_copies_bytes_without_a_schedule(monkeypatch, shape, axis, direct):
+  """A realized tensor whose pieces are runs of its bytes is copied to the devices straight (a training batch sharded every
+  step costs no schedule); other splits still schedule their copies. The pieces are the same either way."""
+  import tg.tensor.multi as multi
+  scheduled = []
+  monkeypatch.setattr(multi, "schedule", lambda outs: scheduled.append(outs) or multi_schedule(outs))
+  a = rng.standard_normal(shape).astype(np.float32)
+  t = Tensor(a).shard(D3, axis=axis)
+  assert (not scheduled) == direct
+  got = pieces(t)
+  if axis is None:
+    for p in got: np.testing.assert_array_equal(p, a)
+  else:
+    for p, (lo, hi) in zip(got, split_bounds(shape[axis], 3)): np.testing.assert_array_equal(p, np.take(a, range(lo, hi), axis))
+  np.testing.assert_array_equal(t.numpy(), a)
+
 def test_replicated_has_whole_copies():
   a = rng.standard_normal((3, 2)).astype(np.float32)
   t = Tensor(a, device=D3)
   assert t.device == D3 and t.shard_axis is None
   for p in pieces(t): np.testing.assert_array_equal(p, a)
+
+def test_reading_a_whole_copy_schedules_nothing(monkeypatch):
+  """A data-parallel loss (a whole copy on every device) is read from its first device's buffer: .item() every training
+  step used to schedule a copy to one device first (~170 us of Python on two devices). A split one is still gathered."""
+  import tg.tensor.tensor as tensor_mod
+  a = rng.standard_normal((4, 3)).astype(np.float32)
+  loss, split = Tensor(a).shard(D2, axis=0).sum().realize(), Tensor(a).shard(D2, axis=0).realize()
+  scheduled = []
+  monkeypatch.setattr(tensor_mod, "schedule_multi", lambda *args: scheduled.append(args) or multi_schedule_multi(*args))
+  assert np.isclose(loss.item(), a.sum(), rtol=1e-5) and not scheduled
+  np.testing.assert_array_equal(split.numpy(), a)
+  assert scheduled
 
 def test_device_names_canonical():
   t = Tensor([1.0]).shard(("cpu:0", "cpu:1"))
@@ -228,6 +261,17 @@ def test_jit_replays_multi_device_step(ring):
   np.testing.assert_allclose(l1, l0, rtol=1e-5)
   np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
 
+@pytest.mark.parametrize("threads, devs, lanes", [("2", D2, True), ("4", D2, False), ("2", D3, False)])
+def test_jit_runs_cpu_devices_side_by_side_with_a_core_each(monkeypatch, threads, devs, lanes):
+  """A replay of CPU:n kernels is one launch of lanes (a device per core, its kernels on that core) when there is a core
+  for each device and no second one; per-device batches otherwise. The training equals one device's either way."""
+  monkeypatch.setenv("CPU_THREADS", threads)
+  l0, w0, _ = _train(None, Adam, steps=5)
+  l1, w1, fn = _train(devs, Adam, steps=5, jit=True)
+  assert (len(fn.launches) == 1 and isinstance(fn.launches[0], _Batch) and isinstance(fn.launches[0].graph.batch, Lanes)) == lanes
+  np.testing.assert_allclose(l1, l0, rtol=1e-5)
+  np.testing.assert_allclose(w1.numpy(), w0.numpy(), rtol=1e-5, atol=1e-6)
+
 def test_assign_into_split_tensor():
   a, b = rng.standard_normal((5, 2)).astype(np.float32), rng.standard_normal((5, 2)).astype(np.float32)
   t = Tensor(a).shard(D3, axis=0).realize()
@@ -324,3 +368,16 @@ def test_allreduce_default_on_cpu_devices_is_one_kernel(devs):
   assert (Counters.copies, Counters.kernels) == (0, 1)  # the pieces are buffers: one kernel reads them all, writes every result
   for p in got: np.testing.assert_array_equal(p, got[0])
   np.testing.assert_allclose(got[0], a.sum(0), rtol=1e-5, atol=1e-6)
+
+@pytest.mark.parametrize("nt_min", [0, 1 << 40])
+def test_big_allreduce_stores_past_the_caches(nt_min):
+  """From ALLREDUCE_NT_MIN_BYTES of results up the one kernel's stores are nontemporal (a plain store reads each line
+  first), below it plain; the sums are the same either way, in a jitted replay too."""
+  a = rng.standard_normal((2, 1000)).astype(np.float32)
+  t = Tensor(a).shard(D2, axis=0).realize()
+  with Context(ALLREDUCE_NT_MIN_BYTES=nt_min):
+    step = TinyJit(lambda t: t.sum(0))
+    got = [pieces(step(t)) for _ in range(3)]
+  src = "".join(s.runner.p.src for s in step.steps if s.runner is not None and s.runner.p.name.startswith("allreduce"))
+  assert src and ("tg_nt_store(" in src) == (nt_min == 0)
+  for p in got[-1]: np.testing.assert_allclose(p, a.sum(0), rtol=1e-5, atol=1e-6)

@@ -181,6 +181,10 @@ class Compiled:
     """Kernels (CompiledRunner, buffers in slot order) to launch together in order with one call, when the device can:
     what a TinyJit replay uses to cut launch cost. None: launch them one by one."""
     return None
+  def graph_many(self, runs: list[tuple[Any, list[Buffer]]]) -> Graph | None:
+    """graph() of kernels on several devices, this one among them (in an order their dependencies allow), when the
+    device can launch them all together; None: per device."""
+    return None
   def __repr__(self) -> str: return f"<{type(self).__name__} {self.device}>"
 
 @functools.lru_cache(maxsize=256)  # called for every buffer and device node made: a tiny op's realize makes several

@@ -172,15 +172,22 @@ def _by_device(steps: list[_Step]) -> list[_Step]:
 def _batched(steps: list[_Step]) -> list[_Step | _Batch]:
   """Each device's kernels gathered into runs (_by_device), and runs of two or more kernels on one device become a batch
   where the device can launch them together. Measured on the CPU: a launch from Python costs ~10-20 us, inside a batch
-  ~2 us."""
+  ~2 us. Kernels alone (no copy) on several devices that can run them all together (Compiled.graph_many: CPU:n with a
+  core each) are one batch, in the order captured."""
+  devs = {_device(st) for st in steps}
+  if len(devs) > 1 and None not in devs:
+    if (graph := Device[_device(steps[0])].graph_many([(st.runner, st.item.bufs) for st in steps])) is not None: return [_batch(graph, steps)]
   out: list[_Step | _Batch] = []
   for dev, run in itertools.groupby(_by_device(steps), _device):
     group = list(run)
     graph = Device[dev].graph([(st.runner, st.item.bufs) for st in group]) if dev is not None and len(group) > 1 else None
     if graph is None: out.extend(group)
-    else: out.append(_Batch(graph, group, [(k, j, i) for k, st in enumerate(group) for j, i in st.inputs],
-                            {k: v for st in group for k, v in st.item.var_vals.items()}))
+    else: out.append(_batch(graph, group))
   return out
+
+def _batch(graph: Graph, steps: list[_Step]) -> _Batch:
+  return _Batch(graph, steps, [(k, j, i) for k, st in enumerate(steps) for j, i in st.inputs],
+                {k: v for st in steps for k, v in st.item.var_vals.items()})
 
 class TinyJit(Generic[R]):
   """Capture on the second call, replay from the third (see the module docstring); `jit_cache` lists the captured

@@ -12,7 +12,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, GroupOp, ContextVar, KernelInfo, dtypes, prod
-from tg.codegen.device import Device, MallocAllocator
+from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.tensor import graph
 from tg.tensor.graph import device_of, device_uop, canonical, new_buffer
 from tg.tensor.errors import TensorValueError
@@ -25,6 +25,11 @@ if TYPE_CHECKING:
 # allreduce: 0 naive always, 2 ring always, 3 one kernel (devices of one host memory), 1 picks (allreduce_kind)
 RING = ContextVar("RING", 1)
 RING_MIN_BYTES = ContextVar("RING_MIN_BYTES", 256 << 10)
+# the one-kernel allreduce writes its results past the caches (nontemporal stores) from this many bytes of results (all
+# devices') up: values and results then overflow a 32 MB L3 anyway, and a plain store first reads each line it overwrites
+# (256 MB on 2 CPU devices, huge pages, busy machine, best of 8: plain stores 1.3-1.4 GB/s, nontemporal 1.8-2.4 GB/s,
+# 35-38% -> 44-70% of memcpy). Smaller results stay cached for the op that reads them next.
+ALLREDUCE_NT_MIN_BYTES = ContextVar("ALLREDUCE_NT_MIN_BYTES", 16 << 20)
 
 class MultiDeviceError(TensorValueError):
   """Tensors on different sets of devices (or a sharded one and a single-device one) meet in one op."""
@@ -105,7 +110,8 @@ def allreduce_kind(devices: Sequence[str], nbytes: int) -> str:
 
 def _one_kernel(vals: Sequence[UOp], op: Ops) -> list[UOp]:
   """One kernel reads every device's value once and writes the result into a fresh buffer on every device: the least
-  memory traffic an allreduce can have (each value read once, each result written once). For devices of one memory only:
+  memory traffic an allreduce can have (each value read once, each result written once, past the caches when big:
+  ALLREDUCE_NT_MIN_BYTES). For devices of one memory only:
   elsewhere a kernel can't reach the other devices' buffers. The values are combined in device order, as the others do."""
   from tg.tensor.custom import CustomKernel  # (custom imports this module)
   if not one_memory(devs := [device_of(v) for v in vals]):
@@ -115,7 +121,8 @@ def _one_kernel(vals: Sequence[UOp], op: Ops) -> list[UOp]:
   ins = [v if names_buffer(v) else UOp(Ops.CONTIGUOUS, dt, (v,)) for v in vals]
   i, params = UOp.range(numel, 0), [UOp.param(k, dt, numel) for k in range(2 * n)]
   acc = functools.reduce(lambda a, p: a.alu(op, p[i]), params[n + 1:], params[n][i])
-  ast = UOp.group(*[p[i].store(acc) for p in params[:n]]).end(i).sink(arg=KernelInfo(name=f"allreduce_{n}_{numel}"))
+  nt = n * numel * dt.itemsize >= ALLREDUCE_NT_MIN_BYTES.value
+  ast = UOp.group(*[p[i].store(acc, nontemporal=nt) for p in params[:n]]).end(i).sink(arg=KernelInfo(name=f"allreduce_{n}_{numel}"))
   kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, (*outs, *ins), CustomKernel(ast))
   return [UOp(Ops.AFTER, dt, (o, kernel)).reshape(vals[0].shape) for o in outs]
 
@@ -276,18 +283,39 @@ class MultiMixin:
     if not devs: raise TensorValueError("shard needs at least one device")
     if len(set(devs)) != len(devs): raise TensorValueError(f"shard on {devs}: a device appears twice")
     ax = None if axis is None else self._axis(axis)
-    if ax is None: pieces = [self] * len(devs)
-    else: pieces = [self.shrink(tuple((lo, hi) if i == ax else None for i in range(self.ndim))) for lo, hi in split_bounds(self.shape[ax], len(devs))]
     graph.sharded_seen = True
-    uops = tuple(UOp(Ops.COPY, self.dtype, (p.contiguous().uop, device_uop(d))).reshape(p.shape) for p, d in zip(pieces, devs))
-    if is_buffer_view(self.uop) and not self.requires_grad:  # realized data (a batch): copied now, so that realizing it later
-      items, becomes = schedule(list(uops))                   # isn't a schedule with every live tensor to update (Tensor.live.become)
-      run_schedule(items)
-      uops = tuple(becomes.get(u, u) for u in uops)
+    # realized data (a batch) is copied now, so that realizing it later isn't a schedule with every live tensor to update
+    # (Tensor.live.become): straight from its bytes where it can (_copied_pieces), else by a schedule of the copies
+    realized = is_buffer_view(self.uop) and not self.requires_grad
+    if (uops := _copied_pieces(self, ax, devs) if realized else None) is None:
+      if ax is None: pieces = [self] * len(devs)
+      else: pieces = [self.shrink(tuple((lo, hi) if i == ax else None for i in range(self.ndim)))
+                      for lo, hi in split_bounds(self.shape[ax], len(devs))]
+      uops = tuple(UOp(Ops.COPY, self.dtype, (p.contiguous().uop, device_uop(d))).reshape(p.shape) for p, d in zip(pieces, devs))
+      if realized:
+        items, becomes = schedule(list(uops))
+        run_schedule(items)
+        uops = tuple(becomes.get(u, u) for u in uops)
     return Tensor(UOp(Ops.MULTI, self.dtype, uops, ax), requires_grad=self.requires_grad)
   def shard_(self: Tensor, devices: Sequence[str], axis: int | None = None) -> Tensor:
     self.uop = self.shard(devices, axis).uop
     return self
+
+def _copied_pieces(t: Tensor, axis: int | None, devices: tuple[str, ...]) -> tuple[UOp, ...] | None:
+  """A realized tensor's pieces as buffers on the devices, each copied straight from its bytes, when every piece is one
+  run of them (not split, or split along an axis with only 1-long axes before it) and none is empty; else None. A batch
+  sharded every training step then costs copies, not a schedule (~4 ms of Python per step on two devices)."""
+  if axis is not None and prod(t.shape[:axis]) != 1: return None
+  if axis is None: inner, bounds = t.numel(), [(0, 1)] * len(devices)
+  else: inner, bounds = prod(t.shape[axis + 1:]), split_bounds(t.shape[axis], len(devices))
+  if any(hi == lo for lo, hi in bounds) or not inner: return None
+  src = t._buffer()
+  out = []
+  for d, (lo, hi) in zip(devices, bounds):
+    u = new_buffer(d, (hi - lo) * inner, t.dtype)
+    graph.buffers[u].copy_from(Buffer(src.device, (hi - lo) * inner, t.dtype, base=src, offset=lo * inner * t.dtype.itemsize))
+    out.append(u.reshape(t.shape if axis is None else tuple(hi - lo if i == axis else s for i, s in enumerate(t.shape))))
+  return tuple(out)
 
 def shard_grad(ctx: UOp, ret: UOp) -> tuple[UOp, ...]:
   """The gradient of a MULTI: each piece gets its part of the gradient, on its device (no gather: see _movement's shrink).

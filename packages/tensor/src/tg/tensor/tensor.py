@@ -164,7 +164,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
   def numpy(self) -> np.ndarray:
-    if self.is_sharded: return self.to(self.device[0]).numpy()  # gathered
+    if self.is_sharded:  # gathered on one device; a whole copy on each (a loss) is read from the first, no copy scheduled
+      return self.to(self.device[0]).numpy() if self.shard_axis is not None else Tensor(self.uop.src[0]).numpy()
     if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return self.float().numpy()
     if self.numel() == 0: return np.zeros(self.shape, _np_dtype(self.dtype))
     out = np.empty(self.shape, _np_dtype(self.dtype))

@@ -7,6 +7,8 @@ from tg.uop.ops import AxisType, GroupOp, Ops, exec_alu
 from tg.uop.helpers import prod
 from tg.uop.vrange import min_max
 
+NONTEMPORAL = "nontemporal"  # a STORE's arg: see UOp.store
+
 def _argkey(arg: Any) -> Any:
   # 0.0 == -0.0 and 1 == 1.0 == True hash alike; the cache key must tell them apart (in tuples too: VCONST args)
   if type(arg) is float: return (arg, float, math.copysign(1.0, arg))
@@ -290,9 +292,11 @@ class UOp(metaclass=UOpMetaClass):
   def load(self, *deps: UOp) -> UOp:
     if self.op is not Ops.INDEX: raise TypeError(f"load needs an INDEX, got {self.op}")
     return UOp(Ops.LOAD, self.dtype, (self, *deps))
-  def store(self, val: UOp | ConstLike) -> UOp:
+  def store(self, val: UOp | ConstLike, nontemporal: bool = False) -> UOp:
+    """nontemporal: nothing reads the stored data soon, so it may go past the caches (streaming stores, where the target
+    has them): a store of more data than the caches hold then costs no read of the line it overwrites. The STORE's arg."""
     if self.op is not Ops.INDEX: raise TypeError(f"store needs an INDEX, got {self.op}")
-    return UOp(Ops.STORE, dtypes.void, (self, val if isinstance(val, UOp) else self.const_like(val)))
+    return UOp(Ops.STORE, dtypes.void, (self, val if isinstance(val, UOp) else self.const_like(val)), NONTEMPORAL if nontemporal else None)
   def set(self, val: UOp | ConstLike, end: UOp | Sequence[UOp] = ()) -> UOp:
     """Store `val` at this INDEX (closing the ranges in `end`) and return the buffer as it is after the store."""
     st = self.store(val)

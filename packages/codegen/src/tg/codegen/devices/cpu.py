@@ -1,12 +1,12 @@
 """CPU: C source compiled by the system C compiler (devices.clang) into a shared object, loaded with ctypes and run on host
 threads (devices.cpu_pool)."""
 from __future__ import annotations
-import ctypes, os, time
+import ctypes, mmap, os, time
 from typing import Any
-from tg.codegen.device import Buffer, Compiled, MallocAllocator, OutOfBoundsError
+from tg.codegen.device import Buffer, Compiled, Device, MallocAllocator, OutOfBoundsError
 from tg.uop import getenv
 from tg.codegen.devices.clang import ClangCompiler, load_library
-from tg.codegen.devices.cpu_pool import MAX_THREADS, Batch, run_parallel
+from tg.codegen.devices.cpu_pool import MAX_THREADS, Batch, Lanes, run_parallel
 from tg.codegen.renderer import Renderer
 
 def cpu_threads() -> int:
@@ -47,12 +47,34 @@ def c_renderer() -> Renderer:
 
 def _address(b: Buffer) -> int: return ctypes.addressof(b.ensure_allocated()._buf)
 
+def _lane_waits(runs: list[tuple[Any, list[Buffer]]], lanes: list[int]) -> list[list[int]]:
+  """For each kernel, the last kernel of every other lane it must wait for: one before it that writes memory it reads or
+  writes, or reads memory it writes (a lane runs in order, so waiting for its last such kernel covers the earlier ones)."""
+  writer: dict[int, int] = {}
+  readers: dict[int, list[int]] = {}
+  out = []
+  for k, (r, bufs) in enumerate(runs):
+    deps = [writer[b] for j in r.p.ins + r.p.outs if (b := id(bufs[j].base)) in writer]
+    for j in r.p.outs: deps += readers.pop(id(bufs[j].base), [])
+    for j in r.p.ins: readers.setdefault(id(bufs[j].base), []).append(k)
+    for j in r.p.outs: writer[id(bufs[j].base)] = k
+    last: dict[int, int] = {}
+    for d in deps:
+      if lanes[d] != lanes[k]: last[lanes[d]] = max(last.get(lanes[d], -1), d)
+    out.append(sorted(last.values()))
+  return out
+
 class CPUGraph:
-  """CPU kernels launched in order by one call into C (cpu_pool.Batch), each on its own number of threads."""
-  def __init__(self, runs: list[tuple[Any, list[Buffer]]]):
+  """CPU kernels launched in order by one call into C (cpu_pool.Batch), each on its own number of threads; kernels of
+  several CPU devices in lanes instead (cpu_pool.Lanes: a device per lane, a core per device), see CPUDevice.graph_many."""
+  def __init__(self, runs: list[tuple[Any, list[Buffer]]], devices: tuple[str, ...] = ()):
     self.bufs = [list(bufs) for _, bufs in runs]  # alive as long as the rows hold their addresses
     self.vars = [(k, len(bufs) + i, v.arg[0]) for k, (r, bufs) in enumerate(runs) for i, v in enumerate(r.p.vars)]
-    self.batch = Batch([(r._prg.job, [_address(b) for b in bufs] + [0] * len(r.p.vars), r.p.global_size[0]) for r, bufs in runs])
+    words = [[_address(b) for b in bufs] + [0] * len(r.p.vars) for r, bufs in runs]
+    if devices:
+      lanes = [devices.index(bufs[0].device) for _, bufs in runs]
+      self.batch: Batch = Lanes([(r._prg.job, w, lane) for (r, _), w, lane in zip(runs, words, lanes)], _lane_waits(runs, lanes))
+    else: self.batch = Batch([(r._prg.job, w, r.p.global_size[0]) for (r, _), w in zip(runs, words)])
   def update(self, k: int, slot: int, buf: Buffer) -> None:
     self.bufs[k][slot] = buf
     self.batch.set(k, slot, _address(buf))
@@ -60,7 +82,28 @@ class CPUGraph:
     for k, i, name in self.vars: self.batch.set(k, i, var_vals[name])
     self.batch()
 
+HUGE_PAGE = 2 << 20
+
+class HostAllocator(MallocAllocator):
+  """Host memory; a buffer of HUGE_PAGE bytes or more is an anonymous map aligned to HUGE_PAGE and advised to use huge
+  pages (where transparent huge pages are 'madvise', as here), as numpy does for its big arrays: a 256 MB stream then
+  takes 512 times fewer page faults and TLB misses (measured: a 256 MB memcpy 5.2 -> 8.3 GB/s)."""
+  def _alloc(self, nbytes: int) -> ctypes.Array:
+    if nbytes < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"): return super()._alloc(nbytes)
+    try: m = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # private: shared maps are shmem, no THP
+    except OSError as e: raise MemoryError(f"can't map {nbytes} bytes of host memory: {e}") from e  # Allocator.alloc retries
+    m.madvise(mmap.MADV_HUGEPAGE)
+    start = ctypes.addressof(ctypes.c_uint8.from_buffer(m))
+    return (ctypes.c_uint8 * nbytes).from_buffer(m, -start % HUGE_PAGE)  # keeps m alive; unmapped with the last view
+
 class CPUDevice(Compiled):
-  def __init__(self, device: str = "CPU"): super().__init__(device, MallocAllocator(), ClangCompiler(), CPUProgram, c_renderer)
+  def __init__(self, device: str = "CPU"): super().__init__(device, HostAllocator(), ClangCompiler(), CPUProgram, c_renderer)
   def graph(self, runs: list[tuple[Any, list[Buffer]]]) -> CPUGraph | None:
     return CPUGraph(runs) if all(r._prg.job is not None for r, _ in runs) else None
+  def graph_many(self, runs: list[tuple[Any, list[Buffer]]]) -> CPUGraph | None:
+    """Kernels of several CPU devices side by side, a device per core, when there is a core for each device and no second
+    one (each device's kernels on their own core beat all the cores on every kernel of one device after the other: no
+    kernel waits for the other cores at its end, and the devices' work overlaps). Else None."""
+    devices = tuple(dict.fromkeys(bufs[0].device for _, bufs in runs))
+    if not all(isinstance(Device[d], CPUDevice) for d in devices) or not len(devices) <= cpu_threads() < 2 * len(devices): return None
+    return CPUGraph(runs, devices) if all(r._prg.job is not None for r, _ in runs) else None

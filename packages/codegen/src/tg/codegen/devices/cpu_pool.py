@@ -15,6 +15,7 @@ MAX_THREADS = 256  # the caller and up to 255 workers
 POOL_SRC = f"#define MAX_WORKERS {MAX_THREADS - 1}\n" + r"""
 #include <pthread.h>
 #include <stdatomic.h>
+#include <sched.h>
 typedef void (*tg_job)(const long long*, int, int);
 enum { SPINS = 1 << 20 };
 static pthread_mutex_t job_lock = PTHREAD_MUTEX_INITIALIZER, mu = PTHREAD_MUTEX_INITIALIZER;
@@ -66,6 +67,29 @@ int tg_batch(const tg_launch* ls, int count) {
   return 0;
 }
 
+// kernels of several lanes side by side (a multi-device step, one lane per device): lane k runs its kernels in order on
+// thread k, each kernel on that one thread; a kernel first waits for the kernels of other lanes it depends on (spinning,
+// then yielding the core: on a busy machine the other lane's thread may be descheduled)
+typedef struct { tg_job fn; const long long* args; int lane, nwait; const int* waits; } tg_step;
+typedef struct { const tg_step* steps; int count; atomic_int* done; } tg_plan;
+static void lane_job(const long long* a, int lane, int n) {
+  const tg_plan* p = (const tg_plan*)a[0];
+  for (int i = 0; i < p->count; i++) {
+    const tg_step* s = &p->steps[i];
+    if (s->lane != lane) continue;
+    for (int w = 0; w < s->nwait; w++)
+      for (int spins = 0; !atomic_load_explicit(&p->done[s->waits[w]], memory_order_acquire); spins++)
+        if (spins > 4096) sched_yield();
+    s->fn(s->args, 0, 1);
+    atomic_store_explicit(&p->done[i], 1, memory_order_release);
+  }
+}
+int tg_lanes(const tg_plan* p, int lanes) {
+  for (int i = 0; i < p->count; i++) atomic_store_explicit(&p->done[i], 0, memory_order_relaxed);
+  long long a = (long long)p;
+  return tg_parallel(lane_job, &a, lanes);
+}
+
 int tg_parallel(tg_job job, const long long* args, int n) {
   pthread_mutex_lock(&job_lock);
   while (started < n - 1) {
@@ -94,6 +118,7 @@ def _pool() -> ctypes.CDLL:
   lib = load_library(ClangCompiler().compile_cached(POOL_SRC))
   lib.tg_parallel.argtypes, lib.tg_parallel.restype = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int], ctypes.c_int
   lib.tg_batch.argtypes, lib.tg_batch.restype = [ctypes.c_void_p, ctypes.c_int], ctypes.c_int
+  lib.tg_lanes.argtypes, lib.tg_lanes.restype = [ctypes.c_void_p, ctypes.c_int], ctypes.c_int
   return lib
 
 def run_parallel(job: ctypes._CFuncPtr, words: list[int], n: int) -> None:
@@ -115,3 +140,25 @@ class Batch:
   def set(self, k: int, i: int, word: int) -> None: self.rows[k][i] = word
   def __call__(self) -> None:
     if _pool().tg_batch(self.table, len(self.rows)) != 0: raise RuntimeError("couldn't start the host threads for a batch of kernels")
+
+class _Step(ctypes.Structure):
+  _fields_ = [("fn", ctypes.c_void_p), ("args", ctypes.c_void_p), ("lane", ctypes.c_int), ("nwait", ctypes.c_int), ("waits", ctypes.c_void_p)]
+
+class _Plan(ctypes.Structure):
+  _fields_ = [("steps", ctypes.c_void_p), ("count", ctypes.c_int), ("done", ctypes.c_void_p)]
+
+class Lanes(Batch):
+  """Kernels in lanes run side by side by one call into C (tg_lanes): lane k on host thread k, each kernel on that thread
+  alone, a kernel after the kernels of other lanes it waits for (indices into the launches). For several devices of one
+  host memory with a core each: their kernels overlap, and no kernel waits for the other cores at its end."""
+  def __init__(self, launches: list[tuple[ctypes._CFuncPtr, list[int], int]], waits: list[list[int]]):
+    super().__init__(launches)
+    self.lanes = max(lane for *_, lane in launches) + 1
+    self.waits = [(ctypes.c_int * max(len(w), 1))(*w) for w in waits]
+    self.steps = (_Step * len(launches))(*[_Step(t.fn, t.args, t.n, len(w), ctypes.addressof(wa))
+                                           for t, w, wa in zip(self.table, waits, self.waits)])
+    self.done = (ctypes.c_int * len(launches))()
+    self.plan = _Plan(ctypes.addressof(self.steps), len(launches), ctypes.addressof(self.done))
+  def __call__(self) -> None:
+    if _pool().tg_lanes(ctypes.byref(self.plan), self.lanes) != 0:
+      raise RuntimeError(f"couldn't start {self.lanes} host threads for lanes of kernels")

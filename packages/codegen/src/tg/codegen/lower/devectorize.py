@@ -24,7 +24,7 @@ def _is_val_index(x: UOp) -> bool: return x.op is Ops.INDEX and not isinstance(x
 pm_add_loads = PatternMatcher([
   # every element-typed INDEX is first read; where it was really a STORE's or LOAD's address, the read is undone
   (UPat(Ops.INDEX, name="i"), lambda i: _load(_ptr_index(i), i.dtype) if _is_val_index(i) else None),
-  (UPat(Ops.STORE, src=(UPat(Ops.LOAD, name="l"), UPat.var("v"))), lambda l, v: UOp(Ops.STORE, dtypes.void, (l.src[0], v))),
+  (UPat(Ops.STORE, src=(UPat(Ops.LOAD, name="l"), UPat.var("v")), name="s"), lambda l, v, s: s.replace(src=(l.src[0], v))),
   (UPat(Ops.LOAD, src=(UPat(Ops.LOAD, name="l"),), allow_any_len=True, name="x"),
    lambda l, x: _load(l.src[0], x.dtype, x.src[1:])),
 ])
@@ -128,7 +128,7 @@ def split_store(ctx: Renderer, s: UOp) -> UOp | None:
   stores = []
   for elems, w in access_groups(addrs, _widths(ctx, idx)):
     val = v.gep(tuple(ls[-1] for ls in elems)) if w > 1 else v.gep(elems[0][-1])
-    stores.append(UOp(Ops.STORE, dtypes.void, (_scalar_addr(idx, addrs[elems[0][0]], w), val)))
+    stores.append(s.replace(src=(_scalar_addr(idx, addrs[elems[0][0]], w), val)))
   return UOp.group(*stores)
 
 pm_push_gep = PatternMatcher([(UPat(Ops.GEP, name="g"), push_gep)])

@@ -6,7 +6,8 @@ from __future__ import annotations
 import functools
 import math
 from typing import Callable
-from tg.uop import UOp, Ops, AxisType, DType, PtrDType, dtypes, GroupOp, f32_to_bf16_bits, bf16_bits_to_f32, fp8_bits_to_f32, f32_to_fp8_bits
+from tg.uop import UOp, Ops, NONTEMPORAL, AxisType, DType, PtrDType, dtypes, GroupOp
+from tg.uop import f32_to_bf16_bits, bf16_bits_to_f32, fp8_bits_to_f32, f32_to_fp8_bits
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer
 from tg.codegen.program import estimate, kernel_args
@@ -46,7 +47,7 @@ class _Kernel:
     self.r: dict[UOp, str] = {}
     self.lines: list[str] = []
     self.vec_types: set[DType] = set()
-    self.depth, self.threaded = 1, False
+    self.depth, self.threaded, self.nontemporal = 1, False, False
     self.checks: list[str] | None = [] if CHECK_OOB else None  # CHECK_OOB: one "dtype|slot|size" per checked access
   def emit(self, s: str) -> None: self.lines.append("  " * self.depth + s)
   def val(self, u: UOp, expr: str) -> None:
@@ -97,6 +98,9 @@ def _store(k: _Kernel, u: UOp, s: list[str]) -> None:
   if k.checks is not None and (chk := _bounds(u, u.src[1].dtype, k.r, k.checks)) is not None:
     ok, hit = chk
     k.emit(f"if ({gate + '&&' if gate else ''}{ok}) *{s[0]} = {s[1]}; else if ({gate or 1}) {hit}")
+  elif u.arg == NONTEMPORAL:
+    k.nontemporal = True
+    k.emit(f"{'if (' + gate + ') ' if gate else ''}tg_nt_store({s[1]}, {s[0]});")
   else: k.emit(f"{'if (' + gate + ') ' if gate else ''}*{s[0]} = {s[1]};")
 
 def _gep(k: _Kernel, u: UOp, s: list[str]) -> None:
@@ -173,6 +177,7 @@ class CRenderer(Renderer):
       return f"typedef {lane} {self.ctype(d)} __attribute__((vector_size({size * d.count}),aligned({size})));"
     typedefs = [typedef(d) for d in sorted(k.vec_types, key=lambda d: (d.scalar().name, d.count))]
     prelude = [f for f in conversion_helpers() if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
+    if k.nontemporal: prelude += NT_PRELUDE
     if k.checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in k.checks)}}};"]
     return typedefs + prelude
 
@@ -289,3 +294,7 @@ def conversion_helpers() -> tuple[str, ...]:
     helpers += [_c_helper(f"tg_{NARROW[dt]}_to_f32", dtypes.float32, dtypes.uint8, lambda x, dt=dt: fp8_bits_to_f32(x.cast(u32), dt)),
                 _c_helper(f"tg_f32_to_{NARROW[dt]}", dtypes.uint8, dtypes.float32, lambda x, dt=dt: f32_to_fp8_bits(x, dt))]
   return tuple(helpers)
+
+# a nontemporal STORE (UOp.store): clang's streaming store, a plain one where the compiler has none (gcc)
+NT_PRELUDE = ["#if __has_builtin(__builtin_nontemporal_store)",
+              "#define tg_nt_store(v, p) __builtin_nontemporal_store(v, p)", "#else", "#define tg_nt_store(v, p) (*(p) = (v))", "#endif"]
