@@ -1,8 +1,13 @@
 """Hand-written choice of opts: what usually works, found by measuring (bench/codegen.py, bench/train.py, bench/tensor.py).
 
 - a reduce with two output axes that form an outer product (each has a load that doesn't depend on it: a matmul):
-  an 8x16 (or 8x8, 4x4) register tile, UPCAST of the two innermost output axes, so every loaded value is used many
-  times from registers; 8x16 measured best on the 2-core AVX-512 machine (bench/codegen.py: 116 GFLOP/s vs 72 for 8x8);
+  a register tile, UPCAST of the two innermost output axes, so every loaded value is used many times from registers. On a
+  CPU the tile is sized from its vector registers (Renderer.isa, the host's: tg.codegen.devices.host): rows x columns of
+  accumulators plus a row of B and a broadcast of A fit the register file, the most FMAs per load first (AVX2: 4x16, 8
+  ymm accumulators; the 8x16 that AVX-512 liked fills all 16 ymm and spills: 29 vs 38 GFLOP/s single-threaded at 512),
+  then SWAP: the column tiles outside the row tiles, so a K x 16 panel of B is reused by every row tile from cache (A is
+  re-read every 16 columns instead of B every 4 rows; 53 vs 41 GFLOP/s at 512, 14 vs 7 at 2048). Other devices: 8x16,
+  8x8, 4x4 (measured on the AVX-512 machine before there was a model);
 - any other reduce (convolutions and their gradients, a matmul with a small or odd axis, fused backward passes):
   UPCAST the output axis that the most loads don't depend on (their value, and all the math on it, is then computed
   once for all the lanes: the input of a conv for every output channel, a softmax gradient for every column), then
@@ -27,7 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid, split_terms
-from tg.codegen.renderer import Renderer
+from tg.codegen.renderer import Renderer, VectorISA
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.tc import USE_TC, tc_candidates
@@ -35,6 +40,8 @@ from tg.codegen.opt.tc import USE_TC, tc_candidates
 STREAM_ACCUM, STREAM_UPCAST = (64, 32, 16), (128, 64, 32, 16)  # streaming reduces: accumulator lanes, output lanes
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
+DEFAULT_TILES = ((8, 16), (8, 8), (4, 4))  # matmul tiles on a device without a vector register file model (Renderer.isa)
+MIN_PANELS = 4      # column tiles go outermost (split over the cores) when there are at least this many
 
 GROUP_MIN_REDUCE, GROUP_MAX_OUTPUTS = 256, 64  # a reduce this long to at most this many values is shared by a workgroup
 EXPENSIVE = (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.RECIPROCAL, Ops.POW)
@@ -119,12 +126,25 @@ def _tensor_core(K: _Kernel) -> bool:
   cands = tc_candidates(K.k, K.ren.tensor_cores) if USE_TC else []
   return bool(K.first((Opt(OptOps.TC, i),) for i, c in enumerate(cands) if min(range_size(c.m) or 0, range_size(c.n) or 0) >= min(c.tc.dims[:2])))
 
+def matmul_tiles(isa: VectorISA | None, itemsize: int) -> tuple[tuple[int, int], ...]:
+  """The register tiles (rows, columns) of a matmul's accumulators, best first. With a vector register file: r rows of v
+  vectors take r*v accumulators, v registers for a row of B and one for the broadcast of A; each step of the reduce loads
+  r + v values for r*v FMAs, so the most FMAs per load first, then the fewest registers (room for the compiler)."""
+  if isa is None: return DEFAULT_TILES
+  fits = [(r, v) for r in (1, 2, 4, 8, 16) for v in (1, 2, 4, 8) if r * v + v + 1 <= isa.registers]
+  fits.sort(key=lambda rv: (-rv[0] * rv[1] / (rv[0] + rv[1]), rv[0] * rv[1] + rv[1]))
+  return tuple((r, v * isa.lanes(itemsize)) for r, v in fits) + ((4, 4),)
+
 def _matmul_tile(K: _Kernel, f: _Facts) -> bool:
-  """A tile of accumulators in registers, the innermost axis in the vector lanes."""
+  """A tile of accumulators in registers, the innermost axis in the vector lanes; on a CPU the column tiles outermost (SWAP)
+  when there are enough of them to share between the cores."""
   if not f.outer or f.red_size is None or f.red_size < 16: return False
   n, (s2, s1) = len(f.outs), f.sizes[-2:]
-  return bool(K.first((Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) for ti, tj in ((8, 16), (8, 8), (4, 4))
-                 if s2 % ti == 0 and s1 % tj == 0 and s2 >= 2 * ti and s1 >= 2 * tj))
+  itemsize = next(u.dtype.itemsize for u in K.k.toposort() if u.op is Ops.REDUCE)
+  tiles = [(ti, tj) for ti, tj in matmul_tiles(K.ren.isa, itemsize) if s2 % ti == 0 and s1 % tj == 0 and s2 >= 2 * ti and s1 >= 2 * tj]
+  swap = (Opt(OptOps.SWAP, n - 2, n - 1),) if K.ren.isa is not None else ()
+  return bool(K.first((Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) + (swap if s1 // tj >= MIN_PANELS else ())
+                      for ti, tj in tiles))
 
 def _group_reduce(K: _Kernel, f: _Facts) -> bool:
   """A long reduce to few outputs shared by a workgroup (partial sums in shared memory)."""

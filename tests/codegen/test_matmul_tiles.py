@@ -1,0 +1,90 @@
+"""The matmul tile comes from the CPU's vector registers (tg.codegen.devices.host, tg.codegen.opt.heuristic.matmul_tiles):
+each ISA given as data picks a tile that fits its register file, and every tile gives numpy's product, bit for bit the
+same as the others (each output is still summed in k order)."""
+import pathlib
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from tg.uop import UOp, Ops, AxisType, KernelInfo, dtypes
+from tg.codegen.pipeline import get_program, CompiledRunner
+from tg.codegen.device import Buffer
+from tg.codegen.opt.kernel import Opt, OptOps
+from tg.codegen.opt.heuristic import matmul_tiles, DEFAULT_TILES
+from tg.codegen.renderer import VectorISA
+from tg.codegen.renderer.cstyle import CRenderer
+from tg.codegen.devices.host import ISAS, BASELINE, isa_from_macros, host_isa
+
+ISA = dict((isa.name, isa) for _, isa in ISAS)
+
+# the first lines of `clang -march=native -dM -E` on each kind of host (trimmed to the SIMD macros)
+MACROS = {"avx512": "#define __AVX2__ 1\n#define __AVX512F__ 1\n#define __AVX__ 1\n#define __FMA__ 1\n#define __SSE2__ 1",
+          "avx2": "#define __AVX2__ 1\n#define __AVX__ 1\n#define __FMA__ 1\n#define __SSE2__ 1\n#define __SSE4_2__ 1",
+          "neon": "#define __ARM_ARCH 8\n#define __ARM_NEON 1\n#define __ARM_NEON__ 1\n#define __aarch64__ 1",
+          "sse2": "#define __SSE2__ 1\n#define __SSE__ 1\n#define __x86_64__ 1",
+          "scalar": "#define __riscv 1\n#define __riscv_xlen 64"}
+
+@pytest.mark.parametrize("name", MACROS)
+def test_isa_from_the_compilers_macros(name):
+  assert isa_from_macros(MACROS[name]).name == name
+
+def test_host_isa_agrees_with_proc_cpuinfo():
+  """The compiler's view (-march=native) against the kernel's list of CPU flags, where there is one."""
+  info = pathlib.Path("/proc/cpuinfo")
+  text = info.read_text() if info.exists() else ""
+  flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines() if line.startswith("flags")), None)
+  if flags is None: pytest.skip("no x86 /proc/cpuinfo flags on this host")
+  want = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "avx" if "avx" in flags else "sse2"
+  assert host_isa().name == want
+
+# hand-computed: rows*v accumulators + v for a row of B + 1 broadcast <= registers, most r*v/(r+v), then fewest registers
+@pytest.mark.parametrize("name,itemsize,tile", [("avx2", 4, (4, 16)), ("avx2", 8, (4, 8)), ("avx512", 4, (4, 64)),
+                                                ("neon", 4, (4, 16)), ("sse2", 4, (4, 8))])
+def test_best_tile_per_isa(name, itemsize, tile):
+  assert matmul_tiles(ISA[name], itemsize)[0] == tile
+
+@given(vector_bytes=st.sampled_from([16, 32, 64]), registers=st.integers(4, 64), itemsize=st.sampled_from([2, 4, 8]))
+def test_every_tile_fits_the_register_file(vector_bytes, registers, itemsize):
+  isa = VectorISA("x", vector_bytes, registers)
+  lanes = vector_bytes // itemsize
+  *tiles, last = matmul_tiles(isa, itemsize)
+  assert last == (4, 4)  # the last resort for narrow matrices
+  for rows, cols in tiles:
+    assert cols % lanes == 0 and rows * (cols // lanes) + cols // lanes + 1 <= registers, (rows, cols)
+  assert matmul_tiles(None, itemsize) == DEFAULT_TILES
+
+def matmul(m: int, k: int, n: int) -> UOp:
+  C, A, B = UOp.param(0, dtypes.float, (m, n)), UOp.param(1, dtypes.float, (m, k)), UOp.param(2, dtypes.float, (k, n))
+  i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
+  return C[i, j].store((A[i, r] * B[r, j]).reduce(r, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="mm"))
+
+def run(ren: CRenderer, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, tuple[Opt, ...]]:
+  spec = get_program(matmul(a.shape[0], a.shape[1], b.shape[1]), ren)
+  bufs = [Buffer("CPU", x.size, dtypes.float).allocate() for x in (np.empty((a.shape[0], b.shape[1])), a, b)]
+  for buf, x in zip(bufs[1:], (a, b)): buf.copyin(memoryview(x).cast("B"))
+  CompiledRunner(spec)(bufs, {}, wait=True)
+  out = np.empty((a.shape[0], b.shape[1]), np.float32)
+  bufs[0].copyout(memoryview(out).cast("B"))
+  return out, spec.applied_opts
+
+def test_each_isa_tile_runs_and_matches_numpy():
+  """The heuristics with each ISA given (not the host's) pick its tile and the column tiles outermost; the host runs the code
+  of them all (only the speed differs) and each gives numpy's product, bit for bit the same as the model-free tiles."""
+  rng = np.random.default_rng(0)
+  a, b = rng.standard_normal((64, 48), dtype=np.float32), rng.standard_normal((48, 256), dtype=np.float32)
+  want = a.astype(np.float64) @ b.astype(np.float64)
+  plain, opts = run(CRenderer(), a, b)  # no ISA: the default tiles, no SWAP
+  assert opts == (Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.UPCAST, 1, 16))
+  np.testing.assert_allclose(plain, want, rtol=1e-4, atol=1e-4)
+  for _, isa in ISAS + (("", BASELINE),):
+    got, opts = run(CRenderer(isa=lambda isa=isa: isa), a, b)
+    ti, tj = matmul_tiles(isa, 4)[0]
+    assert opts == (Opt(OptOps.UPCAST, 0, ti), Opt(OptOps.UPCAST, 1, tj), Opt(OptOps.SWAP, 0, 1)), isa.name
+    np.testing.assert_array_equal(got, plain, err_msg=isa.name)
+
+def test_few_column_tiles_stay_inside():
+  """Fewer than MIN_PANELS column tiles: no SWAP (the cores split the row tiles instead)."""
+  rng = np.random.default_rng(1)
+  a, b = rng.standard_normal((256, 32), dtype=np.float32), rng.standard_normal((32, 32), dtype=np.float32)
+  got, opts = run(CRenderer(isa=lambda: ISA["avx2"]), a, b)
+  assert opts == (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 16))
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
