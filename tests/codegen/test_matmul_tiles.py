@@ -88,3 +88,20 @@ def test_few_column_tiles_stay_inside():
   got, opts = run(CRenderer(isa=lambda: ISA["avx2"]), a, b)
   assert opts == (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 16))
   np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+def test_packed_copy_stores_whole_vectors():
+  """B copied to panels [N/16][K][16] (what a matmul reads contiguously): lane 0's address is spelled (j*K + k)*16, the
+  others (j*K + k)*16 + l; the devectorizer sees one base and stores 16 lanes at once (it stored 1+8+4+2+1)."""
+  K, N = 8, 32
+  out, b = UOp.param(0, dtypes.float, (N * K,)), UOp.param(1, dtypes.float, (K * N,))
+  jo, k, lane = UOp.range(N // 16, 0), UOp.range(K, 1), UOp.range(16, 2)
+  ast = out[(jo * K + k) * 16 + lane].store(b[k * N + jo * 16 + lane]).end(jo, k, lane)
+  spec = get_program(ast.sink(arg=KernelInfo(name="pack", opts_to_apply=(Opt(OptOps.UPCAST, 2, 16),))), CRenderer())
+  assert spec.src.count("*((tg_float32x16*)(data0+") == 1 and spec.src.count("*((tg_float32x16*)(data1+") == 1, spec.src
+  x = np.random.default_rng(2).standard_normal((K, N), dtype=np.float32)
+  bufs = [Buffer("CPU", x.size, dtypes.float).allocate() for _ in range(2)]
+  bufs[1].copyin(memoryview(x).cast("B"))
+  CompiledRunner(spec)(bufs, {}, wait=True)
+  got = np.empty(x.size, np.float32)
+  bufs[0].copyout(memoryview(got).cast("B"))
+  np.testing.assert_array_equal(got, x.reshape(K, N // 16, 16).transpose(1, 0, 2).ravel())
