@@ -105,3 +105,31 @@ def test_packed_copy_stores_whole_vectors():
   got = np.empty(x.size, np.float32)
   bufs[0].copyout(memoryview(got).cast("B"))
   np.testing.assert_array_equal(got, x.reshape(K, N // 16, 16).transpose(1, 0, 2).ravel())
+
+def conv(b: int, ci: int, co: int, hw: int) -> tuple[UOp, tuple[tuple[int, ...], ...]]:
+  """A 3x3 conv without padding: out[n, o, y, x] = sum over c, i, j of inp[n, c, y+i, x+j] * w[o, c, i, j]."""
+  out, inp, w = UOp.param(0, dtypes.float, (b, co, hw, hw)), UOp.param(1, dtypes.float, (b, ci, hw + 2, hw + 2)), \
+    UOp.param(2, dtypes.float, (co, ci, 3, 3))
+  n, o, y, x = (UOp.range(s, i) for i, s in enumerate((b, co, hw, hw)))
+  c, i, j = UOp.range(ci, 4, AxisType.REDUCE), UOp.range(3, 5, AxisType.REDUCE), UOp.range(3, 6, AxisType.REDUCE)
+  ast = out[n, o, y, x].store((inp[n, c, y + i, x + j] * w[o, c, i, j]).reduce(c, i, j, arg=Ops.ADD)).end(n, o, y, x)
+  return ast.sink(arg=KernelInfo(name="conv")), ((b, co, hw, hw), (b, ci, hw + 2, hw + 2), (co, ci, 3, 3))
+
+def test_conv_tile_fits_each_isas_registers():
+  """The conv's output-channel x row tile: its accumulators fit the registers but four (AVX2 float32: 96 lanes, was 16 x 14 =
+  224, spilled), the row gets whole vectors; the same numbers (numpy's) for every ISA's tile."""
+  ast, shapes = conv(2, 16, 32, 16)
+  rng = np.random.default_rng(3)
+  inp, w = rng.standard_normal(shapes[1], dtype=np.float32), rng.standard_normal(shapes[2], dtype=np.float32)
+  want = np.einsum("ncyxij,ocij->noyx", np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (3, 3), (2, 3)), w)
+  for _, isa in ISAS:
+    spec = get_program(ast, CRenderer(isa=lambda isa=isa: isa))
+    ups = [o for o in spec.applied_opts if o.op is OptOps.UPCAST]
+    lanes = int(np.prod([o.arg for o in ups]))
+    assert lanes <= (isa.registers - 4) * isa.lanes(4) and ups[-1].arg % min(isa.lanes(4), 16) == 0, (isa.name, spec.applied_opts)
+    bufs = [Buffer("CPU", int(np.prod(s)), dtypes.float).allocate() for s in shapes]
+    for buf, a in zip(bufs[1:], (inp, w)): buf.copyin(memoryview(a).cast("B"))
+    CompiledRunner(spec)(bufs, {}, wait=True)
+    got = np.empty(shapes[0], np.float32)
+    bufs[0].copyout(memoryview(got).cast("B"))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=isa.name)

@@ -204,13 +204,24 @@ def _upcast_reduce(K: _Kernel, f: _Facts) -> bool:
   # 3-wide window; 3x faster). (Reordering the other case measured no better.)
   order = [(best[2], (16, 8, 4, 2))] + ([rows] if rows else [])
   if rows and rows[0] == len(outs) - 1 and _unit_stride(outs[best[2]], f.loads) and not _unit_stride(outs[rows[0]], f.loads): order.reverse()
+  budget, reg = _register_lanes(K.ren, f)
+  if K.ren.isa is not None and (more := [sc for sc in rest if sc[2] not in (o[0] for o in order)]):
+    order.insert(len(order) - 1, (max(more)[2], (8, 4, 2)))  # registers to spare: one more axis the loads don't depend on
   lanes, gone = 1, []  # gone: the positions of axes a whole upcast took out of the output axes
-  for pos, amts in order:
+  for i, (pos, amts) in enumerate(order):
     n = len(output_axes(K.k))
-    lanes *= _upcast(K, pos - sum(g < pos for g in gone), amts, lanes)
+    # the axes before the last (vector) one leave it a whole register for each of their lanes
+    lanes *= _upcast(K, pos - sum(g < pos for g in gone), amts, lanes, budget // (reg if i < len(order) - 1 else 1))
     if len(output_axes(K.k)) < n: gone.append(pos)
-  if lanes < 128: _unroll_inner(K, k0, f.deps)
+  if lanes < min(128, budget): _unroll_inner(K, k0, f.deps)
   return True
+
+def _register_lanes(ren: Renderer, f: _Facts) -> tuple[int, int]:
+  """(accumulator lanes a tile may take, lanes of one register): on a CPU the vector registers but four for the loads
+  (AVX2 float32: 96, 8); elsewhere UPCAST_LANES, 1."""
+  if ren.isa is None: return UPCAST_LANES, 1
+  lanes = ren.isa.lanes(next((u.dtype.itemsize for u in f.deps if u.op is Ops.REDUCE), 4))
+  return (ren.isa.registers - 4) * lanes, lanes
 
 def unit_stride_axes(idx: UOp) -> set[UOp]:
   """The RANGEs a load's index steps by one element with (the address is r + rest, r not in rest)."""
@@ -237,11 +248,11 @@ def _unit_stride(r: UOp, loads: list[UOp]) -> bool:
   """r and r+1 are neighbours in memory for some load (its lanes load as one vector)."""
   return any(r in unit_stride_axes(ld) for ld in loads)
 
-def _upcast(K: _Kernel, pos: int, amts: tuple[int, ...], lanes: int) -> int:
-  """UPCAST output axis `pos` by the first amount that divides it and keeps the tile within UPCAST_LANES (the whole axis
+def _upcast(K: _Kernel, pos: int, amts: tuple[int, ...], lanes: int, budget: int) -> int:
+  """UPCAST output axis `pos` by the first amount that divides it and keeps the tile within `budget` lanes (the whole axis
   first when it is small); returns the amount (1: none applied)."""
   s = range_size(output_axes(K.k)[pos]) or 0
-  fits = [a for a in ((s,) if 1 < s <= 16 else ()) + amts if 1 < a <= s and s % a == 0 and lanes * a <= UPCAST_LANES]
+  fits = [a for a in ((s,) if 1 < s <= 16 else ()) + amts if 1 < a <= s and s % a == 0 and lanes * a <= budget]
   done = K.first((Opt(OptOps.UPCAST, pos, a),) for a in fits)
   return done[0].arg or 1 if done is not None else 1
 
