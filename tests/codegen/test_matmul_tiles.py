@@ -57,14 +57,18 @@ def matmul(m: int, k: int, n: int) -> UOp:
   i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
   return C[i, j].store((A[i, r] * B[r, j]).reduce(r, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="mm"))
 
+def execute(spec, out_shape: tuple[int, ...], *inputs: np.ndarray) -> np.ndarray:
+  """Run a float32 kernel on the CPU: PARAM 0 the output, then the inputs."""
+  bufs = [Buffer("CPU", int(np.prod(s)), dtypes.float).allocate() for s in (out_shape, *(x.shape for x in inputs))]
+  for buf, x in zip(bufs[1:], inputs): buf.copyin(memoryview(np.ascontiguousarray(x)).cast("B"))
+  CompiledRunner(spec)(bufs, {}, wait=True)
+  out = np.empty(out_shape, np.float32)
+  bufs[0].copyout(memoryview(out).cast("B"))
+  return out
+
 def run(ren: CRenderer, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, tuple[Opt, ...]]:
   spec = get_program(matmul(a.shape[0], a.shape[1], b.shape[1]), ren)
-  bufs = [Buffer("CPU", x.size, dtypes.float).allocate() for x in (np.empty((a.shape[0], b.shape[1])), a, b)]
-  for buf, x in zip(bufs[1:], (a, b)): buf.copyin(memoryview(x).cast("B"))
-  CompiledRunner(spec)(bufs, {}, wait=True)
-  out = np.empty((a.shape[0], b.shape[1]), np.float32)
-  bufs[0].copyout(memoryview(out).cast("B"))
-  return out, spec.applied_opts
+  return execute(spec, (a.shape[0], b.shape[1]), a, b), spec.applied_opts
 
 def test_each_isa_tile_runs_and_matches_numpy():
   """The heuristics with each ISA given (not the host's) pick its tile and the column tiles outermost; the host runs the code
@@ -99,11 +103,7 @@ def test_packed_copy_stores_whole_vectors():
   spec = get_program(ast.sink(arg=KernelInfo(name="pack", opts_to_apply=(Opt(OptOps.UPCAST, 2, 16),))), CRenderer())
   assert spec.src.count("*((tg_float32x16*)(data0+") == 1 and spec.src.count("*((tg_float32x16*)(data1+") == 1, spec.src
   x = np.random.default_rng(2).standard_normal((K, N), dtype=np.float32)
-  bufs = [Buffer("CPU", x.size, dtypes.float).allocate() for _ in range(2)]
-  bufs[1].copyin(memoryview(x).cast("B"))
-  CompiledRunner(spec)(bufs, {}, wait=True)
-  got = np.empty(x.size, np.float32)
-  bufs[0].copyout(memoryview(got).cast("B"))
+  got = execute(spec, (x.size,), x)
   np.testing.assert_array_equal(got, x.reshape(K, N // 16, 16).transpose(1, 0, 2).ravel())
 
 def conv(b: int, ci: int, co: int, hw: int) -> tuple[UOp, tuple[tuple[int, ...], ...]]:
@@ -127,9 +127,5 @@ def test_conv_tile_fits_each_isas_registers():
     ups = [o for o in spec.applied_opts if o.op is OptOps.UPCAST]
     lanes = int(np.prod([o.arg for o in ups]))
     assert lanes <= (isa.registers - 4) * isa.lanes(4) and ups[-1].arg % min(isa.lanes(4), 16) == 0, (isa.name, spec.applied_opts)
-    bufs = [Buffer("CPU", int(np.prod(s)), dtypes.float).allocate() for s in shapes]
-    for buf, a in zip(bufs[1:], (inp, w)): buf.copyin(memoryview(a).cast("B"))
-    CompiledRunner(spec)(bufs, {}, wait=True)
-    got = np.empty(shapes[0], np.float32)
-    bufs[0].copyout(memoryview(got).cast("B"))
+    got = execute(spec, shapes[0], inp, w)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=isa.name)
