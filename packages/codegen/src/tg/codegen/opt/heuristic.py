@@ -7,23 +7,26 @@
   ymm accumulators; the 8x16 that AVX-512 liked fills all 16 ymm and spills: 29 vs 38 GFLOP/s single-threaded at 512),
   then SWAP: the column tiles outside the row tiles, so a K x 16 panel of B is reused by every row tile from cache (A is
   re-read every 16 columns instead of B every 4 rows; 53 vs 41 GFLOP/s at 512, 14 vs 7 at 2048). Other devices: 8x16,
-  8x8, 4x4 (measured on the AVX-512 machine before there was a model);
+  8x8, 4x4 (measured on the AVX-512 machine before there was a model). matmul_panel tells tg.tensor the panel width, and
+  it packs a big B into contiguous panels (a row strided by a power of two conflicts in the caches);
+- a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
+  Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
+  Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
+  both read the matrix 16 columns or 4 scalars at a time;
 - any other reduce (convolutions and their gradients, a matmul with a small or odd axis, fused backward passes):
   UPCAST the output axis that the most loads don't depend on (their value, and all the math on it, is then computed
   once for all the lanes: the input of a conv for every output channel, a softmax gradient for every column), then
   the innermost output axis when some load doesn't depend on it either (applied first when only the other axis is
   contiguous in memory: the upcast applied last gets the fast vector lanes); then UNROLL the innermost reduce, fully when
   it is small (the math that doesn't depend on the output lanes is hoisted) - measured on the training step, the conv
-  gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone;
+  gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone. On a CPU the tile's lanes stay
+  within the vector registers but four, the axes before the vector one leave it whole registers, and registers to spare
+  take one more axis the loads don't depend on (a conv's 16 x 14 tile spilled on AVX2; 8 x 8 is 1.4x faster);
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
   the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (64 lanes of independent
   accumulators, eight AVX2 registers on the measuring host: 25 vs 5.9 GB/s for UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is
   an output axis (a column sum), UPCAST it by 128 (each step of the walk down the rows reads eight whole cache lines:
   10.6 GB/s, 5.6 with 64 lanes, 0.3 with none). Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
-- a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
-  Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
-  Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
-  both read the matrix 16 columns or 4 scalars at a time;
 - any other reduce to one value: UNROLL it;
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
