@@ -32,9 +32,10 @@ def test_matmul_heuristics_tile_and_thread():
   i, j, k = UOp.range(256, 0), UOp.range(256, 1), UOp.range(256, 2, AxisType.REDUCE)
   ast = C[i, j].store((A[i, k] * B[k, j]).reduce(k, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="mm"))
   p = get_program(ast, Device["NULL"].renderer)
-  assert [o.op for o in p.applied_opts] == [OptOps.UPCAST, OptOps.UPCAST]
+  assert [o.op for o in p.applied_opts] == [OptOps.UPCAST, OptOps.UPCAST, OptOps.SWAP]
   assert loops(p.src) == 3, "two output loops (the tile is in registers) and the reduce loop"
-  assert "core_id" in p.src.split("{", 1)[1], "the outer loop is split over threads"
+  cols = p.applied_opts[1].arg
+  assert f"({256 // cols}ll*(long long)core_id)" in p.src, "the outer loop, over the column tiles (SWAP), is split over threads"
   assert p.estimates_flops >= 2 * 256 ** 3
 
 def test_reduce_unroll_breaks_the_add_chain():

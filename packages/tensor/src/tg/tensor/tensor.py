@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.codegen.device import Buffer, Device, MallocAllocator
+from tg.codegen import matmul_panel
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base
 from tg.tensor.realize import run_schedule, Counters
@@ -733,6 +734,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       raise TensorShapeError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
+    if x.ndim >= 2 and w.ndim >= 2 and (p := _pack_panel(x, w)) is not None: w = _packed(w, p)
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
     w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
     return (x_ * w_).sum(-1, acc_dtype=sum_acc_dtype(dt) if not dtypes.is_float(dt) else None).cast(dt)
@@ -787,6 +789,21 @@ def _shape(shape: tuple) -> tuple[int, ...]:
   shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
   if not all_int(shp) or any(s < 0 for s in shp): raise ValueError(f"a shape is non-negative ints, got {shp}")
   return shp
+
+PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 19, 64  # a matmul packs B when it is bigger than this (a core's L2) and A has this many rows
+
+def _pack_panel(x: Tensor, w: Tensor) -> int | None:
+  """The panel width to pack w to for x @ w (None: don't): when the device's matmul reads B by panels (tg.codegen.matmul_panel)
+  and B is too big for a core's cache and read by enough rows of A to repay the copy."""
+  m, (k, n) = x.shape[-2], w.shape[-2:]
+  if not isinstance(w.device, str) or not all_int((m, k, n)) or m < PACK_MIN_ROWS or k * n * w.dtype.itemsize < PACK_MIN_BYTES: return None
+  return matmul_panel(Device[w.device].renderer, w.dtype.itemsize, m, n)
+
+def _packed(w: Tensor, p: int) -> Tensor:
+  """w (..., K, N) copied to panels (..., N/p, K, p), viewed as (..., K, N) again: the values are w's, but each K x p panel a
+  matmul reads is contiguous (a copy of B costs a pass over it; the strided panels cost a cache miss per row of B)."""
+  *b, k, n = w.shape
+  return w.reshape(*b, k, n // p, p).transpose(-3, -2).contiguous().transpose(-3, -2).reshape(*b, k, n)
 
 def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
   if dt in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2):

@@ -43,7 +43,8 @@ class CPUProgram:
 def c_renderer() -> Renderer:
   """The C renderer, imported on first use (NULL shares it, to generate inspectable code)."""
   from tg.codegen.renderer.cstyle import CRenderer
-  return CRenderer(threads=cpu_threads)
+  from tg.codegen.devices.host import host_isa
+  return CRenderer(threads=cpu_threads, isa=host_isa)
 
 def _address(b: Buffer) -> int: return ctypes.addressof(b.ensure_allocated()._buf)
 

@@ -31,7 +31,8 @@ def null_renderer() -> Renderer:
   from tg.codegen.renderer.cstyle import CRenderer
   from tg.codegen.devices.cpu import cpu_threads
   class NullRenderer(CRenderer): device = "NULL"
-  return NullRenderer(threads=cpu_threads)
+  from tg.codegen.devices.host import host_isa
+  return NullRenderer(threads=cpu_threads, isa=host_isa)
 
 class NullDevice(Compiled):
   def __init__(self, device: str = "NULL"): super().__init__(device, NullAllocator(), NullCompiler(), NullProgram, null_renderer)

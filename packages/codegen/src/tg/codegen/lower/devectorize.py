@@ -5,7 +5,7 @@ pm_devectorize: vector ALU becomes lanes of scalar ALU (the C compiler vectorize
 down to the lanes; a vector LOAD or STORE is split into runs of consecutive addresses, each one vector access of
 a width the renderer supports, or scalar accesses where the addresses are not consecutive."""
 from __future__ import annotations
-from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, PtrDType, dtypes, graph_rewrite, split_terms, build_sum
+from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, PtrDType, dtypes, graph_rewrite, split_terms
 from tg.uop.symbolic import symbolic
 from tg.codegen.renderer import Renderer
 
@@ -75,18 +75,21 @@ def _lane_addrs(idx: UOp) -> list[tuple[UOp, UOp | None]]:
   done = graph_rewrite(UOp.sink(*lanes), pm_devectorize_math, name="lane addresses").src
   return [(done[i], done[n + i] if gated else None) for i in range(n)]
 
-def _base_offset(idx: UOp) -> tuple[UOp, int]:
-  """idx as base + constant, the constant gathered from anywhere in the sum: x + (y + 3) is (x + y) + 3 (symbolic keeps
-  that spelling, it is no smaller), so the lanes of an ACCUM or UPCAST split inside a row offset share one base."""
-  if idx.op is Ops.CONST: return UOp.const(idx.dtype, 0), idx.arg
-  if idx.op is not Ops.ADD or (split := split_terms(idx)) is None: return idx, 0
+def _base_offset(idx: UOp) -> tuple[object, int]:
+  """idx as base + constant, the base a key of its terms and their coefficients in any spelling: x + (y + 3) is (x + y) + 3
+  (symbolic keeps that spelling, it is no smaller), and (i*4 + j)*16 is i*64 + j*16, so the lanes of an ACCUM or UPCAST
+  split inside a row offset share one base (lane 0 of a store to a packed [i][j][16] layout is spelled as the product)."""
+  if idx.op is Ops.CONST: return (), idx.arg
+  if idx.op not in (Ops.ADD, Ops.MUL) or (split := split_terms(idx)) is None: return idx, 0
   terms, const, _ = split
-  return build_sum(idx, terms, 0), const
+  coefs: dict[UOp, int] = {}
+  for t, c in terms: coefs[t] = coefs.get(t, 0) + c
+  return frozenset((t, c) for t, c in coefs.items() if c != 0), const
 
 def access_groups(addrs: list[tuple[UOp, UOp | None]], widths: tuple[int, ...]) -> list[tuple[list[list[int]], int]]:
   """Group lanes into accesses: lanes with the same base and gate whose constant offsets are consecutive share one
   access of a supported width. Each access lists, per element, the lanes that read or write that element."""
-  by_base: dict[tuple[UOp, UOp | None], dict[int, list[int]]] = {}
+  by_base: dict[tuple[object, UOp | None], dict[int, list[int]]] = {}
   for lane, (idx, gate) in enumerate(addrs):
     base, off = _base_offset(idx)
     by_base.setdefault((base, gate), {}).setdefault(off, []).append(lane)

@@ -1,15 +1,27 @@
 """Hand-written choice of opts: what usually works, found by measuring (bench/codegen.py, bench/train.py, bench/tensor.py).
 
 - a reduce with two output axes that form an outer product (each has a load that doesn't depend on it: a matmul):
-  an 8x16 (or 8x8, 4x4) register tile, UPCAST of the two innermost output axes, so every loaded value is used many
-  times from registers; 8x16 measured best on the 2-core AVX-512 machine (bench/codegen.py: 116 GFLOP/s vs 72 for 8x8);
+  a register tile, UPCAST of the two innermost output axes, so every loaded value is used many times from registers. On a
+  CPU the tile is sized from its vector registers (Renderer.isa, the host's: tg.codegen.devices.host): rows x columns of
+  accumulators plus a row of B and a broadcast of A fit the register file, the most FMAs per load first (AVX2: 4x16, 8
+  ymm accumulators; the 8x16 that AVX-512 liked fills all 16 ymm and spills: 29 vs 38 GFLOP/s single-threaded at 512),
+  then SWAP: the column tiles outside the row tiles, so a K x 16 panel of B is reused by every row tile from cache (A is
+  re-read every 16 columns instead of B every 4 rows; 53 vs 41 GFLOP/s at 512, 14 vs 7 at 2048). Other devices: 8x16,
+  8x8, 4x4 (measured on the AVX-512 machine before there was a model). matmul_panel tells tg.tensor the panel width, and
+  it packs a big B into contiguous panels (a row strided by a power of two conflicts in the caches);
+- a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
+  Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
+  Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
+  both read the matrix 16 columns or 4 scalars at a time;
 - any other reduce (convolutions and their gradients, a matmul with a small or odd axis, fused backward passes):
   UPCAST the output axis that the most loads don't depend on (their value, and all the math on it, is then computed
   once for all the lanes: the input of a conv for every output channel, a softmax gradient for every column), then
   the innermost output axis when some load doesn't depend on it either (applied first when only the other axis is
   contiguous in memory: the upcast applied last gets the fast vector lanes); then UNROLL the innermost reduce, fully when
   it is small (the math that doesn't depend on the output lanes is hoisted) - measured on the training step, the conv
-  gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone;
+  gradients 2-8x and a linear layer's input gradient 50x faster than with an UNROLL alone. On a CPU the tile's lanes stay
+  within the vector registers but four, the axes before the vector one leave it whole registers, and registers to spare
+  take one more axis the loads don't depend on (a conv's 16 x 14 tile spilled on AVX2; 8 x 8 is 1.4x faster);
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
   the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (64 lanes of independent
   accumulators, eight AVX2 registers on the measuring host: 25 vs 5.9 GB/s for UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is
@@ -27,7 +39,7 @@ import math
 from dataclasses import dataclass
 from typing import Iterable
 from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid, split_terms
-from tg.codegen.renderer import Renderer
+from tg.codegen.renderer import Renderer, VectorISA
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.tc import USE_TC, tc_candidates
@@ -35,6 +47,8 @@ from tg.codegen.opt.tc import USE_TC, tc_candidates
 STREAM_ACCUM, STREAM_UPCAST = (64, 32, 16), (128, 64, 32, 16)  # streaming reduces: accumulator lanes, output lanes
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
+DEFAULT_TILES = ((8, 16), (8, 8), (4, 4))  # matmul tiles on a device without a vector register file model (Renderer.isa)
+MIN_PANELS = 4      # column tiles go outermost (split over the cores) when there are at least this many
 
 GROUP_MIN_REDUCE, GROUP_MAX_OUTPUTS = 256, 64  # a reduce this long to at most this many values is shared by a workgroup
 EXPENSIVE = (Ops.EXP2, Ops.LOG2, Ops.SIN, Ops.SQRT, Ops.FDIV, Ops.RECIPROCAL, Ops.POW)
@@ -108,7 +122,7 @@ def hand_coded_optimizations(ast: UOp, ren: Renderer) -> UOp:
   K, f = _Kernel(ast, ren), _Facts.of(ast)
   if _tensor_core(K): return K.k
   if f.reds:
-    for choose in (_matmul_tile, _group_reduce, _upcast_reduce, _stream_reduce, _unroll_reduce):  # the first that applies
+    for choose in (_matmul_tile, _matvec, _group_reduce, _upcast_reduce, _stream_reduce, _unroll_reduce):  # the first that applies
       if choose(K, f): break
   elif f.outs: _upcast_elementwise(K, f)
   if ren.has_local and ren.local_max is not None: _local_split(K)
@@ -119,12 +133,49 @@ def _tensor_core(K: _Kernel) -> bool:
   cands = tc_candidates(K.k, K.ren.tensor_cores) if USE_TC else []
   return bool(K.first((Opt(OptOps.TC, i),) for i, c in enumerate(cands) if min(range_size(c.m) or 0, range_size(c.n) or 0) >= min(c.tc.dims[:2])))
 
+def matmul_tiles(isa: VectorISA | None, itemsize: int) -> tuple[tuple[int, int], ...]:
+  """The register tiles (rows, columns) of a matmul's accumulators, best first. With a vector register file: r rows of v
+  vectors take r*v accumulators, v registers for a row of B and one for the broadcast of A; each step of the reduce loads
+  r + v values for r*v FMAs, so the most FMAs per load first, then the fewest registers (room for the compiler)."""
+  if isa is None: return DEFAULT_TILES
+  fits = [(r, v) for r in (1, 2, 4, 8, 16) for v in (1, 2, 4, 8) if r * v + v + 1 <= isa.registers]
+  fits.sort(key=lambda rv: (-rv[0] * rv[1] / (rv[0] + rv[1]), rv[0] * rv[1] + rv[1]))
+  return tuple((r, v * isa.lanes(itemsize)) for r, v in fits) + ((4, 4),)
+
+def _tiles_for(isa: VectorISA | None, itemsize: int, rows: int, cols: int) -> list[tuple[int, int]]:
+  """The tiles that divide a rows x cols output into at least two tiles each way, best first."""
+  return [(ti, tj) for ti, tj in matmul_tiles(isa, itemsize) if rows % ti == 0 and cols % tj == 0 and rows >= 2 * ti and cols >= 2 * tj]
+
+def _panels_outside(isa: VectorISA | None, cols: int, tj: int) -> bool: return isa is not None and cols // tj >= MIN_PANELS
+
+def matmul_panel(ren: Renderer, itemsize: int, rows: int, cols: int) -> int | None:
+  """The width of the B panels (K x width) the heuristics' matmul of a rows x cols output reads one after another, each by
+  every row tile (None: not so on this device or shape). A caller that packs B as [cols/width][K][width] makes each panel
+  contiguous memory: a row of B strided by a power of two conflicts in the caches (measured single-threaded at 2048: 14
+  GFLOP/s strided, 81 packed)."""
+  tiles = _tiles_for(ren.isa, itemsize, rows, cols)
+  return tiles[0][1] if tiles and _panels_outside(ren.isa, cols, tiles[0][1]) else None
+
 def _matmul_tile(K: _Kernel, f: _Facts) -> bool:
-  """A tile of accumulators in registers, the innermost axis in the vector lanes."""
+  """A tile of accumulators in registers, the innermost axis in the vector lanes; on a CPU the column tiles outermost (SWAP)
+  when there are enough of them to share between the cores."""
   if not f.outer or f.red_size is None or f.red_size < 16: return False
   n, (s2, s1) = len(f.outs), f.sizes[-2:]
-  return bool(K.first((Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) for ti, tj in ((8, 16), (8, 8), (4, 4))
-                 if s2 % ti == 0 and s1 % tj == 0 and s2 >= 2 * ti and s1 >= 2 * tj))
+  itemsize = next(u.dtype.itemsize for u in K.k.toposort() if u.op is Ops.REDUCE)
+  swap = (Opt(OptOps.SWAP, n - 2, n - 1),)
+  return bool(K.first((Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) + (swap if _panels_outside(K.ren.isa, s1, tj) else ())
+                      for ti, tj in _tiles_for(K.ren.isa, itemsize, s2, s1)))
+
+MATVEC_ROWS = ((Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.ACCUM, 0, 16)), (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.ACCUM, 0, 16)))
+MATVEC_COLS = ((Opt(OptOps.UPCAST, 0, 64), Opt(OptOps.UNROLL, 0, 2)), (Opt(OptOps.UPCAST, 0, 16), Opt(OptOps.UNROLL, 0, 2)))
+
+def _matvec(K: _Kernel, f: _Facts) -> bool:
+  """A matrix-vector product on a CPU, streamed along the matrix's contiguous axis (see the module docstring)."""
+  if K.ren.isa is None or len(f.outs) != 1 or len(f.reds) != 1 or len(f.loads) != 2 or (f.red_size or 0) < 256: return False
+  (o,), (r,) = f.outs, f.reds
+  mat = [ld for ld in f.loads if {o, r} <= f.deps[ld]]
+  if len(mat) != 1 or not any(f.deps[ld] == {r} for ld in f.loads): return False
+  return bool(K.first(MATVEC_ROWS if r in unit_stride_axes(mat[0]) else MATVEC_COLS if o in unit_stride_axes(mat[0]) else ()))
 
 def _group_reduce(K: _Kernel, f: _Facts) -> bool:
   """A long reduce to few outputs shared by a workgroup (partial sums in shared memory)."""
@@ -171,13 +222,24 @@ def _upcast_reduce(K: _Kernel, f: _Facts) -> bool:
   # 3-wide window; 3x faster). (Reordering the other case measured no better.)
   order = [(best[2], (16, 8, 4, 2))] + ([rows] if rows else [])
   if rows and rows[0] == len(outs) - 1 and _unit_stride(outs[best[2]], f.loads) and not _unit_stride(outs[rows[0]], f.loads): order.reverse()
+  budget, reg = _register_lanes(K.ren, f)
+  if K.ren.isa is not None and (more := [sc for sc in rest if sc[2] not in (o[0] for o in order)]):
+    order.insert(len(order) - 1, (max(more)[2], (8, 4, 2)))  # registers to spare: one more axis the loads don't depend on
   lanes, gone = 1, []  # gone: the positions of axes a whole upcast took out of the output axes
-  for pos, amts in order:
+  for i, (pos, amts) in enumerate(order):
     n = len(output_axes(K.k))
-    lanes *= _upcast(K, pos - sum(g < pos for g in gone), amts, lanes)
+    # the axes before the last (vector) one leave it a whole register for each of their lanes
+    lanes *= _upcast(K, pos - sum(g < pos for g in gone), amts, lanes, budget // (reg if i < len(order) - 1 else 1))
     if len(output_axes(K.k)) < n: gone.append(pos)
-  if lanes < 128: _unroll_inner(K, k0, f.deps)
+  if lanes < min(128, budget): _unroll_inner(K, k0, f.deps)
   return True
+
+def _register_lanes(ren: Renderer, f: _Facts) -> tuple[int, int]:
+  """(accumulator lanes a tile may take, lanes of one register): on a CPU the vector registers but four for the loads
+  (AVX2 float32: 96, 8); elsewhere UPCAST_LANES, 1."""
+  if ren.isa is None: return UPCAST_LANES, 1
+  lanes = ren.isa.lanes(next((u.dtype.itemsize for u in f.deps if u.op is Ops.REDUCE), 4))
+  return (ren.isa.registers - 4) * lanes, lanes
 
 def unit_stride_axes(idx: UOp) -> set[UOp]:
   """The RANGEs a load's index steps by one element with (the address is r + rest, r not in rest)."""
@@ -204,11 +266,11 @@ def _unit_stride(r: UOp, loads: list[UOp]) -> bool:
   """r and r+1 are neighbours in memory for some load (its lanes load as one vector)."""
   return any(r in unit_stride_axes(ld) for ld in loads)
 
-def _upcast(K: _Kernel, pos: int, amts: tuple[int, ...], lanes: int) -> int:
-  """UPCAST output axis `pos` by the first amount that divides it and keeps the tile within UPCAST_LANES (the whole axis
+def _upcast(K: _Kernel, pos: int, amts: tuple[int, ...], lanes: int, budget: int) -> int:
+  """UPCAST output axis `pos` by the first amount that divides it and keeps the tile within `budget` lanes (the whole axis
   first when it is small); returns the amount (1: none applied)."""
   s = range_size(output_axes(K.k)[pos]) or 0
-  fits = [a for a in ((s,) if 1 < s <= 16 else ()) + amts if 1 < a <= s and s % a == 0 and lanes * a <= UPCAST_LANES]
+  fits = [a for a in ((s,) if 1 < s <= 16 else ()) + amts if 1 < a <= s and s % a == 0 and lanes * a <= budget]
   done = K.first((Opt(OptOps.UPCAST, pos, a),) for a in fits)
   return done[0].arg or 1 if done is not None else 1
 

@@ -20,6 +20,15 @@ class TensorCore:
   threads: int = 32
   slots: int = 8   # C/D elements per lane
 
+@dataclass(frozen=True)
+class VectorISA:
+  """A CPU's SIMD register file: the matmul tile (tg.codegen.opt.heuristic) is sized so its accumulators, a row of B and
+  a broadcast of A fit in the registers."""
+  name: str
+  vector_bytes: int  # of one register
+  registers: int     # architectural vector registers
+  def lanes(self, itemsize: int) -> int: return max(self.vector_bytes // itemsize, 1)
+
 class Renderer:
   device: str = ""
   has_local: bool = False           # workgroups with local ids
@@ -38,6 +47,8 @@ class Renderer:
   uop_conversions: frozenset[DType] = frozenset()  # of those, the ones whose float32 casts are tg.uop.floatconv's graphs (LLVM's fp8)
   tensor_cores: tuple[TensorCore, ...] = ()  # matrix instructions the TC opt can use (tried in order)
   index32: bool = False                      # index math in int32 where vmin/vmax prove it fits (GPUs: 64-bit math is slow)
+  @property
+  def isa(self) -> VectorISA | None: return None  # a CPU's vector registers (None: not a SIMD CPU, e.g. a GPU or the interpreter)
   def native_for(self, op: Ops, dtype: DType) -> bool:
     """Whether the device computes `op` on scalars of `dtype` itself (a renderer whose hardware has it for some float types only,
     such as AMD's exp2/log2 for float32/float16, narrows this)."""

@@ -9,7 +9,7 @@ from typing import Callable
 from tg.uop import UOp, Ops, NONTEMPORAL, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop import f32_to_bf16_bits, bf16_bits_to_f32, fp8_bits_to_f32, f32_to_fp8_bits
 from tg.uop.dtype import float_to_bits
-from tg.codegen.renderer import Renderer
+from tg.codegen.renderer import Renderer, VectorISA
 from tg.codegen.program import estimate, kernel_args
 from tg.codegen.device import CHECK_OOB
 
@@ -136,8 +136,11 @@ class CRenderer(Renderer):
   vector_alu_widths = (2, 4, 8, 16)
   native_ops = GroupOp.ALU - {Ops.THREEFRY}
   emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
-  def __init__(self, threads: Callable[[], int] = lambda: 1):
+  def __init__(self, threads: Callable[[], int] = lambda: 1, isa: Callable[[], VectorISA | None] = lambda: None):
     self.threads = threads  # how many host threads a big kernel may use: the CPU device passes its CPU_THREADS reader
+    self._isa = isa  # the vector registers kernels are sized for: the CPU device passes the host's (devices.host)
+  @property
+  def isa(self) -> VectorISA | None: return self._isa()
   def threads_for(self, uops: list[UOp]) -> int:
     if not any(u.op is Ops.RANGE and u.arg[1] is AxisType.GLOBAL for u in uops): return 1
     flops, mem = estimate(uops)

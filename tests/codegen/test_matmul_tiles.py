@@ -1,0 +1,147 @@
+"""The matmul tile comes from the CPU's vector registers (tg.codegen.devices.host, tg.codegen.opt.heuristic.matmul_tiles):
+each ISA given as data picks a tile that fits its register file, and every tile gives numpy's product, bit for bit the
+same as the others (each output is still summed in k order)."""
+import pathlib
+import numpy as np
+import pytest
+from hypothesis import given, strategies as st
+from tg.uop import UOp, Ops, AxisType, KernelInfo, dtypes
+from tg.codegen.pipeline import get_program, CompiledRunner
+from tg.codegen.device import Buffer
+from tg.codegen.opt.kernel import Opt, OptOps
+from tg.codegen.opt.heuristic import matmul_tiles, DEFAULT_TILES, MATVEC_ROWS, MATVEC_COLS
+from tg.codegen.renderer import VectorISA
+from tg.codegen.renderer.cstyle import CRenderer
+from tg.codegen.devices.host import ISAS, BASELINE, isa_from_macros, host_isa
+
+ISA = dict((isa.name, isa) for _, isa in ISAS)
+
+# the first lines of `clang -march=native -dM -E` on each kind of host (trimmed to the SIMD macros)
+MACROS = {"avx512": "#define __AVX2__ 1\n#define __AVX512F__ 1\n#define __AVX__ 1\n#define __FMA__ 1\n#define __SSE2__ 1",
+          "avx2": "#define __AVX2__ 1\n#define __AVX__ 1\n#define __FMA__ 1\n#define __SSE2__ 1\n#define __SSE4_2__ 1",
+          "neon": "#define __ARM_ARCH 8\n#define __ARM_NEON 1\n#define __ARM_NEON__ 1\n#define __aarch64__ 1",
+          "sse2": "#define __SSE2__ 1\n#define __SSE__ 1\n#define __x86_64__ 1",
+          "scalar": "#define __riscv 1\n#define __riscv_xlen 64"}
+
+@pytest.mark.parametrize("name", MACROS)
+def test_isa_from_the_compilers_macros(name):
+  assert isa_from_macros(MACROS[name]).name == name
+
+def test_host_isa_agrees_with_proc_cpuinfo():
+  """The compiler's view (-march=native) against the kernel's list of CPU flags, where there is one."""
+  info = pathlib.Path("/proc/cpuinfo")
+  text = info.read_text() if info.exists() else ""
+  flags = next((set(line.split(":", 1)[1].split()) for line in text.splitlines() if line.startswith("flags")), None)
+  if flags is None: pytest.skip("no x86 /proc/cpuinfo flags on this host")
+  want = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "avx" if "avx" in flags else "sse2"
+  assert host_isa().name == want
+
+# hand-computed: rows*v accumulators + v for a row of B + 1 broadcast <= registers, most r*v/(r+v), then fewest registers
+@pytest.mark.parametrize("name,itemsize,tile", [("avx2", 4, (4, 16)), ("avx2", 8, (4, 8)), ("avx512", 4, (4, 64)),
+                                                ("neon", 4, (4, 16)), ("sse2", 4, (4, 8))])
+def test_best_tile_per_isa(name, itemsize, tile):
+  assert matmul_tiles(ISA[name], itemsize)[0] == tile
+
+@given(vector_bytes=st.sampled_from([16, 32, 64]), registers=st.integers(4, 64), itemsize=st.sampled_from([2, 4, 8]))
+def test_every_tile_fits_the_register_file(vector_bytes, registers, itemsize):
+  isa = VectorISA("x", vector_bytes, registers)
+  lanes = vector_bytes // itemsize
+  *tiles, last = matmul_tiles(isa, itemsize)
+  assert last == (4, 4)  # the last resort for narrow matrices
+  for rows, cols in tiles:
+    assert cols % lanes == 0 and rows * (cols // lanes) + cols // lanes + 1 <= registers, (rows, cols)
+  assert matmul_tiles(None, itemsize) == DEFAULT_TILES
+
+def matmul(m: int, k: int, n: int) -> UOp:
+  C, A, B = UOp.param(0, dtypes.float, (m, n)), UOp.param(1, dtypes.float, (m, k)), UOp.param(2, dtypes.float, (k, n))
+  i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
+  return C[i, j].store((A[i, r] * B[r, j]).reduce(r, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="mm"))
+
+def execute(spec, out_shape: tuple[int, ...], *inputs: np.ndarray) -> np.ndarray:
+  """Run a float32 kernel on the CPU: PARAM 0 the output, then the inputs."""
+  bufs = [Buffer("CPU", int(np.prod(s)), dtypes.float).allocate() for s in (out_shape, *(x.shape for x in inputs))]
+  for buf, x in zip(bufs[1:], inputs): buf.copyin(memoryview(np.ascontiguousarray(x)).cast("B"))
+  CompiledRunner(spec)(bufs, {}, wait=True)
+  out = np.empty(out_shape, np.float32)
+  bufs[0].copyout(memoryview(out).cast("B"))
+  return out
+
+def run(ren: CRenderer, a: np.ndarray, b: np.ndarray) -> tuple[np.ndarray, tuple[Opt, ...]]:
+  spec = get_program(matmul(a.shape[0], a.shape[1], b.shape[1]), ren)
+  return execute(spec, (a.shape[0], b.shape[1]), a, b), spec.applied_opts
+
+def test_each_isa_tile_runs_and_matches_numpy():
+  """The heuristics with each ISA given (not the host's) pick its tile and the column tiles outermost; the host runs the code
+  of them all (only the speed differs) and each gives numpy's product, bit for bit the same as the model-free tiles."""
+  rng = np.random.default_rng(0)
+  a, b = rng.standard_normal((64, 48), dtype=np.float32), rng.standard_normal((48, 256), dtype=np.float32)
+  want = a.astype(np.float64) @ b.astype(np.float64)
+  plain, opts = run(CRenderer(), a, b)  # no ISA: the default tiles, no SWAP
+  assert opts == (Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.UPCAST, 1, 16))
+  np.testing.assert_allclose(plain, want, rtol=1e-4, atol=1e-4)
+  for _, isa in ISAS + (("", BASELINE),):
+    got, opts = run(CRenderer(isa=lambda isa=isa: isa), a, b)
+    ti, tj = matmul_tiles(isa, 4)[0]
+    assert opts == (Opt(OptOps.UPCAST, 0, ti), Opt(OptOps.UPCAST, 1, tj), Opt(OptOps.SWAP, 0, 1)), isa.name
+    np.testing.assert_array_equal(got, plain, err_msg=isa.name)
+
+def test_few_column_tiles_stay_inside():
+  """Fewer than MIN_PANELS column tiles: no SWAP (the cores split the row tiles instead)."""
+  rng = np.random.default_rng(1)
+  a, b = rng.standard_normal((256, 32), dtype=np.float32), rng.standard_normal((32, 32), dtype=np.float32)
+  got, opts = run(CRenderer(isa=lambda: ISA["avx2"]), a, b)
+  assert opts == (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 16))
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+def test_packed_copy_stores_whole_vectors():
+  """B copied to panels [N/16][K][16] (what a matmul reads contiguously): lane 0's address is spelled (j*K + k)*16, the
+  others (j*K + k)*16 + l; the devectorizer sees one base and stores 16 lanes at once (it stored 1+8+4+2+1)."""
+  K, N = 8, 32
+  out, b = UOp.param(0, dtypes.float, (N * K,)), UOp.param(1, dtypes.float, (K * N,))
+  jo, k, lane = UOp.range(N // 16, 0), UOp.range(K, 1), UOp.range(16, 2)
+  ast = out[(jo * K + k) * 16 + lane].store(b[k * N + jo * 16 + lane]).end(jo, k, lane)
+  spec = get_program(ast.sink(arg=KernelInfo(name="pack", opts_to_apply=(Opt(OptOps.UPCAST, 2, 16),))), CRenderer())
+  assert spec.src.count("*((tg_float32x16*)(data0+") == 1 and spec.src.count("*((tg_float32x16*)(data1+") == 1, spec.src
+  x = np.random.default_rng(2).standard_normal((K, N), dtype=np.float32)
+  got = execute(spec, (x.size,), x)
+  np.testing.assert_array_equal(got, x.reshape(K, N // 16, 16).transpose(1, 0, 2).ravel())
+
+def conv(b: int, ci: int, co: int, hw: int) -> tuple[UOp, tuple[tuple[int, ...], ...]]:
+  """A 3x3 conv without padding: out[n, o, y, x] = sum over c, i, j of inp[n, c, y+i, x+j] * w[o, c, i, j]."""
+  out, inp, w = UOp.param(0, dtypes.float, (b, co, hw, hw)), UOp.param(1, dtypes.float, (b, ci, hw + 2, hw + 2)), \
+    UOp.param(2, dtypes.float, (co, ci, 3, 3))
+  n, o, y, x = (UOp.range(s, i) for i, s in enumerate((b, co, hw, hw)))
+  c, i, j = UOp.range(ci, 4, AxisType.REDUCE), UOp.range(3, 5, AxisType.REDUCE), UOp.range(3, 6, AxisType.REDUCE)
+  ast = out[n, o, y, x].store((inp[n, c, y + i, x + j] * w[o, c, i, j]).reduce(c, i, j, arg=Ops.ADD)).end(n, o, y, x)
+  return ast.sink(arg=KernelInfo(name="conv")), ((b, co, hw, hw), (b, ci, hw + 2, hw + 2), (co, ci, 3, 3))
+
+def test_conv_tile_fits_each_isas_registers():
+  """The conv's output-channel x row tile: its accumulators fit the registers but four (AVX2 float32: 96 lanes, was 16 x 14 =
+  224, spilled), the row gets whole vectors; the same numbers (numpy's) for every ISA's tile."""
+  ast, shapes = conv(2, 16, 32, 16)
+  rng = np.random.default_rng(3)
+  inp, w = rng.standard_normal(shapes[1], dtype=np.float32), rng.standard_normal(shapes[2], dtype=np.float32)
+  want = np.einsum("ncyxij,ocij->noyx", np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (3, 3), (2, 3)), w)
+  for _, isa in ISAS:
+    spec = get_program(ast, CRenderer(isa=lambda isa=isa: isa))
+    ups = [o for o in spec.applied_opts if o.op is OptOps.UPCAST]
+    lanes = int(np.prod([o.arg for o in ups]))
+    assert lanes <= (isa.registers - 4) * isa.lanes(4) and ups[-1].arg % min(isa.lanes(4), 16) == 0, (isa.name, spec.applied_opts)
+    got = execute(spec, shapes[0], inp, w)
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=isa.name)
+
+@pytest.mark.parametrize("rows_contiguous", [True, False])
+def test_matvec_streams_the_matrix(rows_contiguous):
+  """A @ x (the reduce runs along A's rows) and x @ B (along B's columns): the matrix is read along its contiguous axis (the
+  reuse upcast read it 16 columns or 4 scalars at a time, 3x slower); numpy's product either way, and only on a CPU."""
+  m, k = 64, 512
+  out, mat, vec = UOp.param(0, dtypes.float, (m,)), UOp.param(1, dtypes.float, (m * k,)), UOp.param(2, dtypes.float, (k,))
+  i, r = UOp.range(m, 0), UOp.range(k, 1, AxisType.REDUCE)
+  ast = out[i].store((mat[i * k + r if rows_contiguous else r * m + i] * vec[r]).reduce(r, arg=Ops.ADD)).end(i).sink(arg=KernelInfo(name="mv"))
+  a, x = np.random.default_rng(4).standard_normal((m, k) if rows_contiguous else (k, m), dtype=np.float32), np.ones(k, np.float32)
+  x[::3] = -0.5
+  spec = get_program(ast, CRenderer(isa=lambda: ISA["avx2"]))
+  assert spec.applied_opts == (MATVEC_ROWS if rows_contiguous else MATVEC_COLS)[0]
+  np.testing.assert_allclose(execute(spec, (m,), a, x), a @ x.astype(np.float64) if rows_contiguous else x @ a.astype(np.float64),
+                             rtol=1e-4, atol=1e-4)
+  assert get_program(ast, CRenderer()).applied_opts not in (MATVEC_ROWS + MATVEC_COLS)  # no register file model: not a CPU

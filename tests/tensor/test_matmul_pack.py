@@ -1,0 +1,44 @@
+"""A CPU matmul whose B is big copies B to contiguous K x 16 panels first (tg.tensor.tensor._packed, the width from
+tg.codegen.matmul_panel): one more kernel, the same bits as the strided read, numpy's product and gradients."""
+import numpy as np
+import pytest
+import tg.tensor.tensor as tensor_mod
+from tg.tensor import Tensor, GlobalCounters
+from tg.codegen import Device, matmul_panel
+
+rng = np.random.default_rng(0)
+
+def product(a: np.ndarray, b: np.ndarray, pack: bool, monkeypatch) -> tuple[np.ndarray, int]:
+  """a @ b and the kernels it ran, B packed or not (by the size it takes to pack)."""
+  monkeypatch.setattr(tensor_mod, "PACK_MIN_BYTES", 1 if pack else 1 << 62)
+  ta, tb = Tensor(a).realize(), Tensor(b).realize()
+  GlobalCounters.reset()
+  out = (ta @ tb).numpy()
+  return out, GlobalCounters.kernel_count
+
+@pytest.mark.parametrize("shape_a,shape_b", [((64, 96), (96, 128)), ((2, 64, 32), (2, 32, 64)), ((3, 64, 32), (32, 64))])
+def test_packed_b_gives_the_same_bits(shape_a, shape_b, monkeypatch):
+  a, b = rng.standard_normal(shape_a, dtype=np.float32), rng.standard_normal(shape_b, dtype=np.float32)
+  assert matmul_panel(Device["CPU"].renderer, 4, 64, shape_b[-1]) is not None, "the CPU heuristics read this B by panels"
+  packed, n_packed = product(a, b, True, monkeypatch)
+  plain, n_plain = product(a, b, False, monkeypatch)
+  assert (n_packed, n_plain) == (2, 1), "the pack is a kernel of its own"
+  np.testing.assert_array_equal(packed, plain)  # each output still summed in k order: the layout of B changes no bits
+  np.testing.assert_allclose(packed, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+
+def test_no_pack_for_few_rows_or_no_panels(monkeypatch):
+  monkeypatch.setattr(tensor_mod, "PACK_MIN_BYTES", 1)
+  for sa, sb in (((8, 64), (64, 128)), ((64, 64), (64, 48))):  # 8 rows of A: not worth a copy; 48 columns: no 4 panels of 16
+    a, b = rng.standard_normal(sa, dtype=np.float32), rng.standard_normal(sb, dtype=np.float32)
+    ta, tb = Tensor(a).realize(), Tensor(b).realize()
+    GlobalCounters.reset()
+    np.testing.assert_allclose((ta @ tb).numpy(), a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+    assert GlobalCounters.kernel_count == 1, (sa, sb)
+
+def test_gradients_through_the_pack(monkeypatch):
+  monkeypatch.setattr(tensor_mod, "PACK_MIN_BYTES", 1)
+  a, b, g = (rng.standard_normal(s, dtype=np.float32) for s in ((64, 48), (48, 128), (64, 128)))
+  ta, tb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+  ((ta @ tb) * Tensor(g)).sum().backward()
+  np.testing.assert_allclose(ta.grad.numpy(), g.astype(np.float64) @ b.T, rtol=1e-4, atol=1e-4)
+  np.testing.assert_allclose(tb.grad.numpy(), a.T.astype(np.float64) @ g, rtol=1e-4, atol=1e-4)
