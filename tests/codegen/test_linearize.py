@@ -30,8 +30,13 @@ def check_order(uops: list[UOp]) -> None:
     seen.add(u)
   assert not stack, "a loop never closed"
 
+def conv_backward() -> Tensor:
+  w = Tensor.randn(8, 3, 3, 3, requires_grad=True)
+  Tensor.randn(2, 3, 12, 12).conv2d(w, padding=1).relu().max_pool2d().sum().backward()
+  return w.grad
+
 PROGRAMS = {
-  "conv backward": lambda: (w := Tensor.randn(8, 3, 3, 3, requires_grad=True), Tensor.randn(2, 3, 12, 12).conv2d(w, padding=1).relu().max_pool2d().sum().backward(), w.grad)[-1],
+  "conv backward": conv_backward,
   "softmax cumsum": lambda: (Tensor.randn(9, 17) @ Tensor.randn(17, 9)).softmax(-1).cumsum(1),
   "argmax": lambda: Tensor.randn(5, 7).argmax(1),
   "var": lambda: Tensor.randn(16, 33).var(0),
