@@ -160,6 +160,11 @@ def view_base(u: UOp) -> UOp | None:
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u if u.op is Ops.BUFFER else None
 
+def buffer_view(b: UOp, shape: tuple[int, ...]) -> UOp:
+  """BUFFER b read in `shape` (of b's size): what b.reshape(shape) gives, without its checks and without computing the
+  shape of a fresh buffer (a tiny op's Python time)."""
+  return b if len(shape) == 1 and shape[0] == b.arg else UOp(Ops.RESHAPE, b.dtype, (b,), shape)
+
 def is_buffer_view(u: UOp) -> bool:
   """A BUFFER or reshapes of it: already realized, contiguous (no kernel copies it)."""
   return view_base(u) is not None
@@ -282,7 +287,7 @@ _cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]
 def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
   """A movement op's arg (nested tuples of sizes) with each bound variable (BIND: a symbolic size) replaced by its
   DEFINE_VAR, the values going to var_vals: the graph, its kernels and its cache key are then the same for every value."""
-  if isinstance(x, tuple): return tuple(_unbind_arg(y, var_vals) for y in x)
+  if type(x) is tuple: return x if all(type(y) is int for y in x) else tuple(_unbind_arg(y, var_vals) for y in x)  # (most: sizes)
   if not isinstance(x, UOp) or not (binds := [u for u in x.toposort() if u.op is Ops.BIND]): return x
   for b in binds:
     name, val = b.src[0].arg[0], b.src[1].arg
@@ -301,12 +306,12 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
   nodes = list(UOp.sink(*outs).toposort())
-  movement, at = GroupOp.Movement, index.__getitem__
-  for u in nodes:  # (the per-op Python time of a tiny op's realize: kept to plain lookups)
+  movement, at, buffer, unique = GroupOp.Movement, index.__getitem__, Ops.BUFFER, Ops.UNIQUE
+  for u in nodes:  # (the per-op Python time of a tiny op's realize: kept to plain lookups, Ops.X is slow on Python 3.11)
     op = u.op
-    if op is Ops.BUFFER: bufs.append(u)
+    if op is buffer: bufs.append(u)
     index[u] = len(rows)
-    arg = None if op is Ops.UNIQUE else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
+    arg = None if op is unique else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
     if type(arg) is float: arg = (arg, math.copysign(1.0, arg))  # -0.0 == 0.0: a key that equates them reused one's kernel for both
     rows.append((op, u.dtype, arg, tuple(map(at, u.src))))
   return tuple(rows), bufs, var_vals, nodes
@@ -324,7 +329,7 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     made = [new_buffer(*spec) for spec in new_specs]
     def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
     items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(var_vals)) for ast, refs in templates]
-    return items, {nodes[i]: uop(r).reshape(nodes[i].shape) for i, r in becomes_refs}
+    return items, {nodes[i]: buffer_view(uop(r), nodes[i].shape) for i, r in becomes_refs}
   unbound = graph_rewrite_map(UOp.sink(*outs), _unbind, name="unbind") if var_vals else None
   items, becomes = _schedule_uncached([unbound[o] for o in outs] if unbound else outs)
   for ei in items: ei.var_vals = dict(var_vals)
