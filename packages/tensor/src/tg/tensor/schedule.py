@@ -4,7 +4,8 @@ Where buffers must exist: the tensors asked for, CONTIGUOUS, COPY (and what it c
 outputs, a REDUCE_AXIS whose result is broadcast again (EXPAND) or is needed by more than one kernel (with the
 elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
-copies), with the elementwise work before and after a reduce in the same kernel."""
+copies), with the elementwise work before and after a reduce in the same kernel; elementwise ASSIGNs of one shape share
+one kernel that stores each (_assign_groups)."""
 from __future__ import annotations
 import functools, heapq, math
 from dataclasses import dataclass, field
