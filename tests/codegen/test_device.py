@@ -48,7 +48,7 @@ def test_copy_from_between_devices(src_host: bool, dst_host: bool):
   x = np.arange(10, dtype=np.int32) * 7 - 3
   src, dst = Buffer("CPU:1", 10, dtypes.int32), Buffer("PYTHON:1", 10, dtypes.int32)
   for b, host in ((src, src_host), (dst, dst_host)):
-    if not host: b.allocator = _NoHostView()  # (cached_property: this buffer's allocator only)
+    if not host: b.allocator = _NoHostView()  # (this buffer's allocator only)
   src.copyin(memoryview(x))
   dst.copy_from(src)
   np.testing.assert_array_equal(dst.numpy(), x)
@@ -326,6 +326,7 @@ rng = np.random.default_rng(0)
 a, b = rng.standard_normal((256, 1024)).astype(np.float32), rng.standard_normal((1024, 64)).astype(np.float32)
 checks = [((Tensor(a) @ Tensor(b)).numpy(), a @ b), ((Tensor(a) * 2 + 1).exp().sum(axis=1).numpy(), np.exp(a * 2 + 1).sum(axis=1))]
 for got, want in checks: np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-3)
+np.testing.assert_array_equal(Tensor(a).abs().sqrt().numpy(), np.sqrt(np.abs(a)))  # vector sqrt lane by lane (tg_vsqrt), exact
 print("ok")
 """
 

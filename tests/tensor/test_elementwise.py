@@ -2,6 +2,7 @@
 import math
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, dtypes
 from tensor_helpers import DEVICES, check, rand
 
@@ -121,6 +122,21 @@ def test_python_scalars_do_not_upcast():
   assert (Tensor([True]) + 1).dtype == dtypes.default_int
   assert (Tensor.ones(2, dtype=dtypes.int32) / 2).dtype == dtypes.default_float
   np.testing.assert_array_equal((Tensor([1, 2, 3]) / 2).numpy(), np.array([0.5, 1, 1.5], np.float32))
+
+@settings(max_examples=6, deadline=None)
+@given(st.sampled_from([np.float32, np.int32, np.int8]), st.integers(-50, 50), st.booleans())
+def test_python_scalar_operands_on_either_side(dtype, s, as_float):
+  """A Python scalar operand is a constant of the tensor's dtype (a float one makes an int tensor float), on either side."""
+  a = np.arange(-3, 3).astype(dtype)
+  x, v = Tensor(a), s + 0.25 if as_float else s
+  dt = np.float32 if as_float or dtype == np.float32 else dtype
+  ref, c = a.astype(dt), np.array(v, dt)
+  for got, want in [(x + v, ref + c), (v + x, c + ref), (x * v, ref * c), (v * x, c * ref), (x - v, ref - c), (v - x, c - ref)]:
+    assert (out := got.numpy()).dtype == dt
+    np.testing.assert_array_equal(out, want.astype(dt))
+  if not as_float and dtype != np.float32:
+    np.testing.assert_array_equal((x & s).numpy(), a & np.array(s, dtype))
+    np.testing.assert_array_equal((x ^ s).numpy(), a ^ np.array(s, dtype))
 
 def test_cast_and_bitcast():
   a = np.array([1.5, -2.7, 3.0, 1e9], np.float32)

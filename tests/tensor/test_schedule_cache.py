@@ -1,5 +1,6 @@
 """The schedule cache: the same computation on other buffers reuses the schedule (and so the compiled kernels)."""
 import numpy as np
+from hypothesis import given, settings, strategies as st
 import tg.tensor.schedule as sched
 from tg.tensor import Tensor, Counters
 from tg.tensor.realize import run_schedule
@@ -20,3 +21,13 @@ def test_same_graph_on_new_buffers_reuses_the_schedule(monkeypatch):
   for t, v in ((x, [1.0, 2.0, 3.0]), (y, [4.0, 5.0, 6.0])):
     e = np.exp(np.array(v) * 3.25 + 0.5)
     np.testing.assert_allclose(t.numpy(), e / e.sum(), rtol=1e-5)
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(1, 4), max_size=4))
+def test_a_cache_hit_views_its_buffers_as_reshape_does(shape):
+  """The cache-hit path builds its buffers' views without UOp.reshape's checks: the same UOp as reshape gives, for every
+  shape of the buffer's size (0-d, (n,) itself, and with 1s)."""
+  from tg.tensor.graph import new_buffer
+  from tg.uop import dtypes
+  b = new_buffer("CPU", int(np.prod(shape)), dtypes.float32)
+  assert sched.buffer_view(b, tuple(shape)) is b.reshape(tuple(shape))

@@ -78,14 +78,20 @@ class Buffer:
     self.device, self.size, self.dtype, self.offset, self._base = Device.canonicalize(device), size, dtype, offset, base
     if base is not None and (base.device != self.device or offset < 0 or offset + self.nbytes > base.nbytes):
       raise ValueError(f"view of {self.nbytes} bytes at offset {offset} doesn't fit in a {base.nbytes}-byte buffer on {base.device}")
-    self._owned = False
+    self._owned, self._allocator = False, None
     if opaque is not None: self.allocate(opaque)
   @property
   def base(self) -> Buffer: return self._base if self._base is not None else self
   @property
   def nbytes(self) -> int: return self.size * self.dtype.itemsize
-  @functools.cached_property
-  def allocator(self) -> Allocator: return Device[self.device].allocator
+  @property
+  def allocator(self) -> Allocator:
+    """The device's allocator, found on first use (a Buffer opens no device until then; not a cached_property: on Python
+    3.11 its first read takes a lock, and most buffers are read once, a tiny op's output)."""
+    if (a := self._allocator) is None: a = self._allocator = Device[self.device].allocator
+    return a
+  @allocator.setter
+  def allocator(self, a: Allocator) -> None: self._allocator = a  # (this buffer's own: memory the host can't address, in tests)
   @property
   def is_allocated(self) -> bool: return hasattr(self, "_buf")
   def allocate(self, opaque: Any = None) -> Buffer:

@@ -10,11 +10,13 @@ Lifetime: one `LiveTensors` per process, `Tensor.live` (tg.tensor.tensor), creat
 reference or a weak key, so it lasts exactly as long as its tensor, or as long as the buffer view it describes."""
 from __future__ import annotations
 import weakref
+from collections.abc import KeysView
 from typing import TYPE_CHECKING, Any
 from tg.uop import UOp, Ops, PatternMatcher, UPat, graph_rewrite
 from tg.tensor.schedule import view_base, names_buffer
 
 if TYPE_CHECKING: from tg.tensor.tensor import Tensor
+_BUFFER, _RESHAPE = Ops.BUFFER, Ops.RESHAPE  # (Ops.X is a slow lookup on Python 3.11: once per lazy tensor per realize)
 
 class LiveTensors:
   """`lazy`: the live tensors that may be unrealized. A tensor is added (`add`) when its graph is set to an unrealized
@@ -32,13 +34,16 @@ class LiveTensors:
     t._lazy = True
     self.lazy.add(weakref.ref(t, self._discard))
 
-  def pending(self) -> list[Tensor]:
-    """The live unrealized tensors (the realized ones found on the way are dropped from `lazy`)."""
+  def pending(self, holding: KeysView[UOp] | None = None) -> list[Tensor]:
+    """The live unrealized tensors, or only those whose graph holds one of `holding` (the realized ones found on the way
+    are dropped from `lazy`). One loop with plain lookups: every realize runs it over all lazy tensors."""
     out = []
     for ref in list(self.lazy):
       if (t := ref()) is None: continue
-      if view_base(t.uop) is None: out.append(t)
-      else: t._lazy = False; self.lazy.discard(ref)  # (the set's own reference: found by identity, never compared)
+      if (u := t._uop).op is _BUFFER or u.op is _RESHAPE and view_base(u) is not None:
+        t._lazy = False
+        self.lazy.discard(ref)  # (the set's own reference: found by identity, never compared)
+      elif holding is None or not holding.isdisjoint(u.toposort().keys()): out.append(t)
     return out
 
   def remember(self, was: UOp, view: UOp) -> None:
@@ -57,8 +62,7 @@ class LiveTensors:
     A tensor whose whole graph was computed (not an ASSIGN) keeps its own last op: equal graphs are one UOp, so it is an
     equal tensor built on its own (BatchNorm's running_var and weight are both Tensor.ones(n)), and pointing it at the
     buffer would make an assign to one write the other."""
-    keys = becomes.keys()
-    if not (ts := [t for t in self.pending() if not keys.isdisjoint(t.uop.toposort().keys())]): return
+    if not (ts := self.pending(becomes.keys())): return
     memo: dict[UOp, UOp] = {}
     remember = self.remember
     for t in ts:

@@ -4,7 +4,8 @@ Where buffers must exist: the tensors asked for, CONTIGUOUS, COPY (and what it c
 outputs, a REDUCE_AXIS whose result is broadcast again (EXPAND) or is needed by more than one kernel (with the
 elementwise work after it, when that is what gets broadcast). Everything
 else fuses: each buffer is one kernel whose AST indexes its inputs through the movement ops (index math, never
-copies), with the elementwise work before and after a reduce in the same kernel."""
+copies), with the elementwise work before and after a reduce in the same kernel; elementwise ASSIGNs of one shape share
+one kernel that stores each (_assign_groups)."""
 from __future__ import annotations
 import functools, heapq, math
 from dataclasses import dataclass, field
@@ -86,6 +87,59 @@ def _try_order(points: list[UOp]) -> dict[UOp, None] | UOp:
     return stuck
   return out
 
+def _assign_groups(points: dict[UOp, None]) -> dict[UOp, list[UOp]]:
+  """ASSIGNs of one shape and device computed by one kernel, at the place of the last (an optimizer's m, v and weight
+  update of a parameter: one pass over their memory instead of three, the new m and v never loaded again). A group is
+  open per shape and device. An elementwise ASSIGN (no reduce in its kernel) joins its open group when _joins says the
+  writes can't be seen out of order, else it opens a new one; a point that reads a member's target or result, writes what
+  a member reads, or runs a custom kernel or a copy closes every other group it touches first (the members' writes move
+  to their last member: nothing between may depend on their order). Each member maps to its group, for groups of two or more."""
+  groups: dict[UOp, list[UOp]] = {}
+  open_: dict[tuple, list[UOp]] = {}
+  def close(key: tuple) -> None:
+    if len(g := open_.pop(key)) > 1: groups.update({m: g for m in g})
+  for p in points:
+    elementwise = p.op is Ops.ASSIGN and p.src[1] not in points and all_int(p.shape) and prod(p.shape) > 0 and \
+      not any(u.op is Ops.REDUCE_AXIS for u in _kernel_uops(p.src[1], points))
+    mine = (device_of(p), p.shape) if elementwise else None
+    reads = _kernel_reads(p, points)
+    for key in [k for k, g in open_.items() if k != mine and (p.op in (Ops.CUSTOM_KERNEL, Ops.COPY) or
+                any(m in reads or _target(m) in reads for m in g) or p.op is Ops.ASSIGN and any(_target(p) in _kernel_reads(m, points) for m in g))]:
+      close(key)
+    if mine is None: continue
+    if mine in open_ and _joins(p, open_[mine], points): open_[mine].append(p)
+    else:
+      if mine in open_: close(mine)
+      open_[mine] = [p]
+  for key in list(open_): close(key)
+  return groups
+
+def _kernel_uops(value: UOp, points: dict[UOp, None]) -> list[UOp]:
+  """The UOps of value's graph that its kernel computes: down to the points (which it loads), without them."""
+  stack, seen = [value], set()
+  while stack:
+    if (u := stack.pop()) in seen or u in points and u is not value: continue
+    seen.add(u)
+    stack.extend(u.src)
+  return list(seen)
+
+def _joins(p: UOp, g: list[UOp], points: dict[UOp, None]) -> bool:
+  """Can ASSIGN p be computed in group g's kernel? Its value reads the members' results only at the element it writes
+  (through elementwise ops and reshapes, which keep the flat index: the kernel computes them there) and no member's target
+  (its loads and the member's store are unordered in one kernel), and no member reads p's target."""
+  if any(_target(p) in _kernel_reads(m, points) for m in g): return False
+  members, targets = set(g), {_target(m) for m in g} - {_target(p)}
+  stack, seen = [(p.src[1], False)], set()
+  while stack:
+    u, moved = stack.pop()
+    if (u, moved) in seen: continue
+    seen.add((u, moved))
+    if u in targets or u in members and moved: return False
+    if u in members or u in points: continue
+    moved = moved or not (u.op in GroupOp.ALU or u.op in _PASS_THROUGH or u.op in (Ops.CAST, Ops.BITCAST, Ops.RESHAPE))
+    stack.extend((s, moved) for s in u.src)
+  return True
+
 def _target(a: UOp) -> UOp:
   """The BUFFER an ASSIGN writes (its first source: the buffer, or a reshape of it)."""
   return a.src[0] if a.src[0].op is Ops.BUFFER else a.src[0].src[0]
@@ -160,6 +214,11 @@ def view_base(u: UOp) -> UOp | None:
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u if u.op is Ops.BUFFER else None
 
+def buffer_view(b: UOp, shape: tuple[int, ...]) -> UOp:
+  """BUFFER b read in `shape` (of b's size): what b.reshape(shape) gives, without its checks and without computing the
+  shape of a fresh buffer (a tiny op's Python time)."""
+  return b if len(shape) == 1 and shape[0] == b.arg else UOp(Ops.RESHAPE, b.dtype, (b,), shape)
+
 def is_buffer_view(u: UOp) -> bool:
   """A BUFFER or reshapes of it: already realized, contiguous (no kernel copies it)."""
   return view_base(u) is not None
@@ -167,9 +226,10 @@ def is_buffer_view(u: UOp) -> bool:
 _PASS_THROUGH = (Ops.CONTIGUOUS, Ops.DETACH, Ops.AFTER, Ops.CALL)  # their value is their source's
 
 class KernelBuilder:
-  """Builds one kernel: the value of `root` at every index of its shape, stored into its buffer."""
-  def __init__(self, bufmap: dict[UOp, UOp]):
-    self.bufmap, self.params, self.next_axis = bufmap, {}, 0
+  """Builds one kernel: the value of each root at every index of their (one) shape, stored into its buffer. `inline`: the
+  ASSIGNs of one group (_assign_groups) whose values are computed in this kernel: another root reads them as their value."""
+  def __init__(self, bufmap: dict[UOp, UOp], inline: set[UOp] | None = None):
+    self.bufmap, self.params, self.next_axis, self.inline = bufmap, {}, 0, inline or set()
     self.memo: dict[tuple, UOp] = {}
   def param(self, b: UOp) -> UOp:
     if b not in self.params: self.params[b] = UOp.param(len(self.params), b.dtype, b.arg)
@@ -178,13 +238,15 @@ class KernelBuilder:
     self.next_axis += 1
     return UOp.range(size, self.next_axis - 1, axis_type)
 
-  def build(self, root: UOp, out: UOp, name: str) -> UOp:
-    shape = root.shape
-    self.param(out)
+  def build(self, roots: list[tuple[UOp, UOp]], name: str) -> UOp:
+    """The kernel storing each (value, out buffer) of roots (values of one shape) at every index."""
+    shape = roots[0][0].shape
+    for _, out in roots: self.param(out)
     rngs = [self.axis(s, AxisType.LOOP) if s != 1 else UOp.const(dtypes.index, 0) for s in shape]
-    val = self.lower(root, tuple(rngs), None)  # root is not in bufmap unless it is an ASSIGN's value realized first
-    store = self.param(out).index(flat_index(rngs, shape)).store(val)
-    return store.end(*[r for r in rngs if r.op is Ops.RANGE]).sink(arg=KernelInfo(name=name))
+    flat = flat_index(rngs, shape)
+    # a root is not in bufmap unless it is an ASSIGN's value realized first
+    stores = [self.param(out).index(flat).store(self.lower(root, tuple(rngs), None)) for root, out in roots]
+    return UOp.group(*stores).end(*[r for r in rngs if r.op is Ops.RANGE]).sink(arg=KernelInfo(name=name))
 
   def lower(self, u: UOp, idx: tuple[UOp, ...], valid: UOp | None, top: bool = False) -> UOp:
     """The value of tensor UOp u at index idx (a UOp per dimension), loads gated by `valid`."""
@@ -221,6 +283,7 @@ class KernelBuilder:
     if op is Ops.CONST: return UOp.const(u.dtype, u.arg)
     if op is Ops.IOTA: return idx[0].cast(u.dtype)
     if op in _PASS_THROUGH: return self.lower(src[0], idx, valid)
+    if op is Ops.ASSIGN and u in self.inline: return self.lower(src[1], idx, valid)  # computed in this kernel (its group's)
     if op in GroupOp.ALU or op in (Ops.CAST, Ops.BITCAST):
       return UOp(op, u.dtype, tuple(self.lower(s, idx, valid) for s in src), u.arg)
     if op in GroupOp.Movement:
@@ -282,7 +345,7 @@ _cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]
 def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
   """A movement op's arg (nested tuples of sizes) with each bound variable (BIND: a symbolic size) replaced by its
   DEFINE_VAR, the values going to var_vals: the graph, its kernels and its cache key are then the same for every value."""
-  if isinstance(x, tuple): return tuple(_unbind_arg(y, var_vals) for y in x)
+  if type(x) is tuple: return x if all(type(y) is int for y in x) else tuple(_unbind_arg(y, var_vals) for y in x)  # (most: sizes)
   if not isinstance(x, UOp) or not (binds := [u for u in x.toposort() if u.op is Ops.BIND]): return x
   for b in binds:
     name, val = b.src[0].arg[0], b.src[1].arg
@@ -301,12 +364,12 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
   nodes = list(UOp.sink(*outs).toposort())
-  movement, at = GroupOp.Movement, index.__getitem__
-  for u in nodes:  # (the per-op Python time of a tiny op's realize: kept to plain lookups)
+  movement, at, buffer, unique = GroupOp.Movement, index.__getitem__, Ops.BUFFER, Ops.UNIQUE
+  for u in nodes:  # (the per-op Python time of a tiny op's realize: kept to plain lookups, Ops.X is slow on Python 3.11)
     op = u.op
-    if op is Ops.BUFFER: bufs.append(u)
+    if op is buffer: bufs.append(u)
     index[u] = len(rows)
-    arg = None if op is Ops.UNIQUE else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
+    arg = None if op is unique else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
     if type(arg) is float: arg = (arg, math.copysign(1.0, arg))  # -0.0 == 0.0: a key that equates them reused one's kernel for both
     rows.append((op, u.dtype, arg, tuple(map(at, u.src))))
   return tuple(rows), bufs, var_vals, nodes
@@ -324,7 +387,7 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     made = [new_buffer(*spec) for spec in new_specs]
     def uop(r: Ref) -> UOp: return ins[r[1]] if r[0] == "in" else made[r[1]]
     items = [ExecItem(ast, [buffers[uop(r)] for r in refs], dict(var_vals)) for ast, refs in templates]
-    return items, {nodes[i]: uop(r).reshape(nodes[i].shape) for i, r in becomes_refs}
+    return items, {nodes[i]: buffer_view(uop(r), nodes[i].shape) for i, r in becomes_refs}
   unbound = graph_rewrite_map(UOp.sink(*outs), _unbind, name="unbind") if var_vals else None
   items, becomes = _schedule_uncached([unbound[o] for o in outs] if unbound else outs)
   for ei in items: ei.var_vals = dict(var_vals)
@@ -355,6 +418,7 @@ def _schedule_uncached(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]
 def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   if SPEC: type_verify(UOp.sink(*outs), tensor_spec)
   points = _realize_points(outs)
+  groups = _assign_groups(points)
   bufmap: dict[UOp, UOp] = {}
   items: list[ExecItem] = []
   for p in points:  # toposort order: inputs first
@@ -370,10 +434,10 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     if p.op is Ops.COPY and prod(p.shape):
       items.append(ExecItem(p, [buffers[tb], buffers[_buffer_of(p.src[0], bufmap)]]))
       continue
-    if prod(p.shape) == 0: continue  # nothing to compute
+    if prod(p.shape) == 0 or (members := groups.get(p, [p]))[-1] is not p: continue  # nothing to compute / with its group's last
     value = p.src[1] if p.op is Ops.ASSIGN else p
-    kb = KernelBuilder({k: v for k, v in bufmap.items() if k is not p})
-    ast = kb.build(value, tb, kernel_name(value))
+    kb = KernelBuilder({k: v for k, v in bufmap.items() if k not in members}, inline=set(members))
+    ast = kb.build([(m.src[1] if m.op is Ops.ASSIGN else m, bufmap[m]) for m in members], kernel_name(value))
     track.record(f"kernel {ast.arg.name}", value, ast)
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))

@@ -61,6 +61,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(big.pop() if big else 1)
   return tuple(out)
 
+_RESHAPE, _BUFFER, _ASSIGN = Ops.RESHAPE, Ops.BUFFER, Ops.ASSIGN  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
 
@@ -95,7 +96,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     self._init(uop, requires_grad)
   def _init(self, uop: UOp, requires_grad: bool | None) -> None:
     self._uop = uop
-    if uop.op is not Ops.RESHAPE or uop.src[0].op is not Ops.BUFFER: Tensor.live.add(self)  # (else _lazy's default: False)
+    if uop.op is not _RESHAPE or uop.src[0].op is not _BUFFER: Tensor.live.add(self)  # (else _lazy's default: False)
     self.grad: Tensor | None = None
     if requires_grad: self.requires_grad_(requires_grad)
     else: self.requires_grad = requires_grad
@@ -137,7 +138,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
           if not t._as_one_view() and not realized_multi(t.uop)]
     if not ts: return []
-    if any(u.op is Ops.ASSIGN for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
+    if any(u.op is _ASSIGN for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
     outs = [t.uop for t in ts]
     items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
     Counters.scheduled += len(items)
@@ -369,27 +370,35 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     tensor float), tensors promote by the lattice, shapes broadcast numpy-style."""
     x = self
     if not isinstance(y, Tensor):
-      if isinstance(y, UOp): raise TypeError("mix Tensors with Tensors or Python numbers, not UOps")
-      dt = x.dtype
-      if isinstance(y, float) and not dtypes.is_float(dt): dt = least_upper_float(dt)
-      elif isinstance(y, int) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
-      x = x.cast(dt)
-      y = Tensor(const_uop(y, dt, x.device, x.shape))  # made in x's shape: no broadcast steps (a tiny op's Python time)
-      return (y, x) if reverse else (x, y)
-    else:
-      if y.device != x.device: raise RuntimeError(f"tensors on different devices: {x.device} and {y.device}; move one with .to()")
-      dt = least_upper_dtype(x.dtype, y.dtype)
-      x, y = x.cast(dt), y.cast(dt)
+      x, c = self._scalar_operand(y)
+      return (Tensor(c), x) if reverse else (x, Tensor(c))
+    if y.device != x.device: raise RuntimeError(f"tensors on different devices: {x.device} and {y.device}; move one with .to()")
+    dt = least_upper_dtype(x.dtype, y.dtype)
+    x, y = x.cast(dt), y.cast(dt)
     shape = broadcast_shape(x.shape, y.shape)
     x, y = x._broadcast_to(shape), y._broadcast_to(shape)
     return (y, x) if reverse else (x, y)
+  def _scalar_operand(self, y: Scalar) -> tuple[Tensor, UOp]:
+    """self cast to the dtype a Python scalar operand gives (see _broadcasted) and the scalar as a constant UOp of that
+    dtype in self's shape (no broadcast steps: a tiny op's Python time)."""
+    if isinstance(y, UOp): raise TypeError("mix Tensors with Tensors or Python numbers, not UOps")
+    dt = self.dtype
+    if isinstance(y, float) and not dtypes.is_float(dt): dt = least_upper_float(dt)
+    elif isinstance(y, int) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
+    x = self.cast(dt)
+    return x, const_uop(y, dt, x.device, x.shape)
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
     x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
     return x.expand(shape)
   def _binop(self, op: Ops, y: Tensor | Scalar, reverse: bool = False) -> Tensor:
-    a, b = self._broadcasted(y, reverse)
-    return a._apply(lambda x, z: x.alu(op, z), b)
+    """An ALU op whose result has its operands' dtype (they have one dtype and shape once broadcast, so UOp.alu's checks
+    are skipped); a Python scalar operand becomes a constant UOp, no Tensor of its own."""
+    if isinstance(y, Tensor):
+      a, b = self._broadcasted(y, reverse)
+      return a._apply(lambda x, z: UOp(op, x.dtype, (x, z)), b)
+    x, c = self._scalar_operand(y)
+    return x._apply(lambda u: UOp(op, u.dtype, (c, u) if reverse else (u, c)))
 
   # ***** elementwise *****
   def add(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor: return self._binop(Ops.ADD, x, reverse)

@@ -132,7 +132,7 @@ class CRenderer(Renderer):
   has_threads = True
   vector_widths = (1, 2, 4, 8, 16)
   vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MULACC, Ops.NEG, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.WHERE,
-                          Ops.CAST})
+                          Ops.CAST, Ops.SQRT})
   vector_alu_widths = (2, 4, 8, 16)
   native_ops = GroupOp.ALU - {Ops.THREEFRY}
   emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
@@ -146,11 +146,11 @@ class CRenderer(Renderer):
     flops, mem = estimate(uops)
     return 1 if flops + mem < 1 << 20 else self.threads()  # small kernels: one core is as fast (bench/train.py)
   def keeps_vector(self, u: UOp) -> bool:
-    """GCC/clang vector extensions: arithmetic as before; compares, max and selects on float32/float64 lanes (a compare's
-    bool vector is an int mask, see ctype); casts between float32/float64/int32/int64 (__builtin_convertvector)."""
+    """GCC/clang vector extensions: arithmetic as before; compares, max, selects and sqrt on float32/float64 lanes (a
+    compare's bool vector is an int mask, see ctype); casts between float32/float64/int32/int64 (__builtin_convertvector)."""
     if u.op is Ops.CAST: return u.dtype.scalar() in VEC_CAST and u.src[0].dtype.scalar() in VEC_CAST
     if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT
-    if u.op in (Ops.MAX, Ops.WHERE): return u.dtype.scalar() in VEC_FLOAT
+    if u.op in (Ops.MAX, Ops.WHERE, Ops.SQRT): return u.dtype.scalar() in VEC_FLOAT
     return super().keeps_vector(u)
 
   def ctype(self, dt: DType) -> str:
@@ -179,7 +179,7 @@ class CRenderer(Renderer):
       size = 4 if d.scalar() == dtypes.bool else d.scalar().itemsize
       return f"typedef {lane} {self.ctype(d)} __attribute__((vector_size({size * d.count}),aligned({size})));"
     typedefs = [typedef(d) for d in sorted(k.vec_types, key=lambda d: (d.scalar().name, d.count))]
-    prelude = [f for f in conversion_helpers() if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
+    prelude = [f for f in (*conversion_helpers(), VSQRT) if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
     if k.nontemporal: prelude += NT_PRELUDE
     if k.checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in k.checks)}}};"]
     return typedefs + prelude
@@ -258,6 +258,7 @@ def _vec_where(k: _Kernel, u: UOp, s: list[str]) -> str:
 VECTOR_ALU: dict[Ops, Callable[[_Kernel, UOp, list[str]], str]] = {
   **{op: _vec_compare for op in GroupOp.Comparison},
   Ops.WHERE: _vec_where,
+  Ops.SQRT: lambda k, u, s: f"tg_vsqrt({s[0]})",  # (an optimizer's update: lane by lane it cost 40% of AdamW's kernel)
   Ops.MAX: lambda k, u, s: _select(k, u.dtype, f"(({s[0]}>={s[1]})|({s[0]}!={s[0]}))", s[0], s[1]),  # NaN and zeros as _max
 }
 
@@ -301,3 +302,9 @@ def conversion_helpers() -> tuple[str, ...]:
 # a nontemporal STORE (UOp.store): clang's streaming store, a plain one where the compiler has none (gcc)
 NT_PRELUDE = ["#if __has_builtin(__builtin_nontemporal_store)",
               "#define tg_nt_store(v, p) __builtin_nontemporal_store(v, p)", "#else", "#define tg_nt_store(v, p) (*(p) = (v))", "#endif"]
+
+# sqrt of every lane, correctly rounded as the scalar one: clang's vector builtin (one instruction), else lane by lane
+# (gcc; a float lane's sqrt in double rounds to the float sqrt: 53 >= 2*24+2 bits)
+VSQRT = ("#define tg_vsqrt(x) __builtin_elementwise_sqrt(x)\n#if defined(__has_builtin)\n#if !__has_builtin(__builtin_elementwise_sqrt)\n"
+         "#undef tg_vsqrt\n#endif\n#endif\n#ifndef tg_vsqrt\n#define tg_vsqrt(x) ({ __typeof__(x) tg_v_ = (x); for (int tg_i_ = 0; "
+         "tg_i_ < (int)(sizeof(tg_v_) / sizeof(tg_v_[0])); tg_i_++) tg_v_[tg_i_] = __builtin_sqrt(tg_v_[tg_i_]); tg_v_; })\n#endif")

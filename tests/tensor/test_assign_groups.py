@@ -1,0 +1,56 @@
+"""ASSIGNs of one shape computed by one kernel (schedule._assign_groups): fewer kernels, and every read sees the value the
+unfused order gives it (numpy reference)."""
+import numpy as np
+from tg.tensor import Tensor, Counters
+
+def realized(*vals):
+  return [Tensor(np.array(v, np.float32)).realize() for v in vals]
+
+def test_independent_assigns_of_one_shape_are_one_kernel():
+  a, c = realized([1, 2, 3, 4], [10, 20, 30, 40])
+  a.assign(a + 1); c.assign(c * 2)
+  Counters.reset()
+  Tensor.realize_all(a, c)
+  assert Counters.kernels == 1
+  np.testing.assert_array_equal(a.numpy(), [2, 3, 4, 5])
+  np.testing.assert_array_equal(c.numpy(), [20, 40, 60, 80])
+
+def test_a_later_assign_reads_the_new_value_at_its_element():
+  """c's update reads a's new value at the element it writes: computed in the same kernel, never loaded."""
+  a, c = realized([1, 2, 3, 4], [10, 20, 30, 40])
+  a.assign(a + 1)
+  c.assign(c + a * 3)
+  Counters.reset()
+  Tensor.realize_all(a, c)
+  assert Counters.kernels == 1
+  np.testing.assert_array_equal(c.numpy(), [16, 29, 42, 55])
+
+def test_a_read_of_other_elements_keeps_the_kernels_apart():
+  """c reads a's new value flipped: in one kernel it would read elements of a that the loop overwrote already."""
+  an, cn = np.arange(1000, dtype=np.float32), np.arange(1000, dtype=np.float32) * 10
+  a, c = realized(an, cn)
+  a.assign(a + 1)
+  c.assign(c + a.flip(0))
+  Tensor.realize_all(a, c)
+  np.testing.assert_array_equal(a.numpy(), an + 1)
+  np.testing.assert_array_equal(c.numpy(), cn + (an + 1)[::-1])
+
+def test_a_kernel_between_that_reads_a_new_value_closes_the_group():
+  """s reads a's new value and runs between a's and c's assigns: a's write can't move past it to join c's kernel."""
+  a, c = realized([1, 2, 3, 4], [10, 20, 30, 40])
+  a.assign(a + 1)
+  s = (a * 3).contiguous()
+  c.assign(c + s.flip(0))
+  Tensor.realize_all(a, c, s)
+  np.testing.assert_array_equal(s.numpy(), [6, 9, 12, 15])
+  np.testing.assert_array_equal(c.numpy(), [25, 32, 39, 46])
+
+def test_an_assign_that_reads_the_old_value_of_a_later_target():
+  """a's update reads c's old value at other elements; c's update comes later: in one kernel a would read c's new values."""
+  an, cn = np.arange(1000, dtype=np.float32), np.arange(1000, dtype=np.float32) * 10
+  a, c = realized(an, cn)
+  a.assign(a + c.flip(0))
+  c.assign(c * 2)
+  Tensor.realize_all(a, c)
+  np.testing.assert_array_equal(a.numpy(), an + cn[::-1])
+  np.testing.assert_array_equal(c.numpy(), cn * 2)
