@@ -35,7 +35,10 @@ def c_const(x: object, dt: DType) -> str:
   return s if dt in (dtypes.float32, dtypes.float64) else f"(({C_TYPES[dt]}){s})"
 
 VEC_CAST = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64})  # lanes __builtin_convertvector converts as C's cast
+VEC_HALF_CAST = frozenset({(dtypes.float16, dtypes.float32), (dtypes.float32, dtypes.float16)})  # one F16C instruction (a rounding) each
 VEC_FLOAT = frozenset({dtypes.float32, dtypes.float64})  # lanes compares, max and selects run on as vectors
+VEC_INT = frozenset({dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})  # lanes integer + - *, max, selects, compares run on
+VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHERE})  # (wrapping as C's scalars under -fwrapv)
 
 class _Kernel:
   """What rendering one kernel accumulates: a C name per value, the body's lines at their depth, the vector types used,
@@ -103,6 +106,8 @@ def _gep(k: _Kernel, u: UOp, s: list[str]) -> None:
 
 def _cast(k: _Kernel, u: UOp, s: list[str]) -> None:
   if isinstance(u.dtype, PtrDType): k.r[u] = f"(({k.ren.ctype(u.dtype)}){s[0]})"
+  elif u.dtype.count > 1 and u.src[0].dtype.scalar() == dtypes.bool:  # int lanes: a compare's -1 or a built vector's 1 is true
+    k.val(u, f"__builtin_convertvector((({s[0]})!=0)&1, {k.vtype(u.dtype)})")
   elif u.dtype.count > 1: k.val(u, f"__builtin_convertvector({s[0]}, {k.vtype(u.dtype)})")
   else: k.val(u, k.ren.render_cast(u.dtype, u.src[0].dtype, s[0]))
 
@@ -139,9 +144,14 @@ class CRenderer(Renderer):
     return 1 if flops + mem < 1 << 20 else self.threads()  # small kernels: one core is as fast (bench/train.py)
   def keeps_vector(self, u: UOp) -> bool:
     """GCC/clang vector extensions: arithmetic as before; compares, max and selects on float32/float64 lanes (a compare's
-    bool vector is an int mask, see ctype); casts between float32/float64/int32/int64 (__builtin_convertvector)."""
-    if u.op is Ops.CAST: return u.dtype.scalar() in VEC_CAST and u.src[0].dtype.scalar() in VEC_CAST
-    if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT
+    bool vector is an int mask, see ctype); casts between float32/float64/int32/int64, from bool to them, and between float16 and float32
+    (__builtin_convertvector); + - * max and selects on 32/64-bit integer lanes, and their compares (an int sum or an
+    argmax ran lane by lane: 0.4 of the read limit)."""
+    if u.op is Ops.CAST:
+      frm, to = u.src[0].dtype.scalar(), u.dtype.scalar()
+      return (to in VEC_CAST and frm in VEC_CAST | {dtypes.bool}) or (frm, to) in VEC_HALF_CAST
+    if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT | VEC_INT
+    if u.op in VEC_INT_ALU and u.dtype.scalar() in VEC_INT: return u.op in self.vector_alu
     if u.op in (Ops.MAX, Ops.WHERE): return u.dtype.scalar() in VEC_FLOAT
     return super().keeps_vector(u)
 
