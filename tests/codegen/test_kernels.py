@@ -344,15 +344,16 @@ def test_vector_compare_max_where_and_cast(device, dt):
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dt", [dtypes.int32, dtypes.int64, dtypes.uint32])
 def test_vector_integer_lanes(device, dt):
-  """16 integer lanes at once: + - * wrap around as the scalars do, max, compares and selects, a compare's mask cast to
-  an int (1, not the mask's -1); numpy's values. The C source computes them as whole vectors (an int sum or argmax ran
-  lane by lane)."""
+  """16 integer lanes at once: + - * wrap around as the scalars do, max, bitwise ops, compares and selects, and/or of
+  compares, a compare's mask cast to an int (1, not the mask's -1); numpy's values. The C source computes them as whole
+  vectors (an int sum or argmax ran lane by lane)."""
   n, f = 64, np.dtype(dt.fmt)
   o1, o2, o3, a, b = (UOp.param(0, dt, (n,)), UOp.param(1, dt, (n,)), UOp.param(2, dtypes.int32, (n,)), UOp.param(3, dt, (n,)),
                       UOp.param(4, dt, (n,)))
   i = UOp.range(n, 0)
   x, y = a[i], b[i]
-  ast = sink(UOp.group(o1[i].store(x.maximum(y) + x * y - y), o2[i].store((x < y).where(x, y * x)), o3[i].store(x.ne(y).cast(dtypes.int32)))
+  ast = sink(UOp.group(o1[i].store(x.maximum(y) + x * y - (y ^ (x & y)) | 5), o2[i].store((x < y).where(x, y * x)),
+                       o3[i].store(((x < y) | x.eq(y) & (y < 2)).cast(dtypes.int32) + x.ne(y).cast(dtypes.int32) * 2))
              .end(i), opts=(Opt(OptOps.UPCAST, 0, 16),))
   info = np.iinfo(f)
   xa = rng.integers(info.min, info.max, n, dtype=f, endpoint=True)
@@ -360,9 +361,9 @@ def test_vector_integer_lanes(device, dt):
   xa[:4], ya[:4], ya[4:8] = [info.max, info.min, 0, info.max], [info.max, info.min, info.min, 2], xa[4:8]
   r1, r2, r3, *_ = run(ast, device, [np.zeros(n, f), np.zeros(n, f), np.zeros(n, np.int32), xa, ya])
   with np.errstate(over="ignore"):
-    np.testing.assert_array_equal(r1, np.maximum(xa, ya) + xa * ya - ya)
+    np.testing.assert_array_equal(r1, np.maximum(xa, ya) + xa * ya - (ya ^ (xa & ya)) | 5)
     np.testing.assert_array_equal(r2, np.where(xa < ya, xa, ya * xa))
-  np.testing.assert_array_equal(r3, (xa != ya).astype(np.int32))
+  np.testing.assert_array_equal(r3, ((xa < ya) | (xa == ya) & (ya < 2)).astype(np.int32) + (xa != ya) * 2)
   if device == "CPU":
     src = get_program(ast, Device["CPU"].renderer).src
     assert not re.search(r"= v\d+\[\d+\];", src), src

@@ -38,7 +38,7 @@ VEC_CAST = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64
 VEC_HALF_CAST = frozenset({(dtypes.float16, dtypes.float32), (dtypes.float32, dtypes.float16)})  # one F16C instruction (a rounding) each
 VEC_FLOAT = frozenset({dtypes.float32, dtypes.float64})  # lanes compares, max and selects run on as vectors
 VEC_INT = frozenset({dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})  # lanes integer + - *, max, selects, compares run on
-VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHERE})  # (wrapping as C's scalars under -fwrapv)
+VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHERE, Ops.AND, Ops.OR, Ops.XOR})  # (wrapping, -fwrapv)
 
 class _Kernel:
   """What rendering one kernel accumulates: a C name per value, the body's lines at their depth, the vector types used,
@@ -145,13 +145,14 @@ class CRenderer(Renderer):
   def keeps_vector(self, u: UOp) -> bool:
     """GCC/clang vector extensions: arithmetic as before; compares, max and selects on float32/float64 lanes (a compare's
     bool vector is an int mask, see ctype); casts between float32/float64/int32/int64, from bool to them, and between float16 and float32
-    (__builtin_convertvector); + - * max and selects on 32/64-bit integer lanes, and their compares (an int sum or an
-    argmax ran lane by lane: 0.4 of the read limit)."""
+    (__builtin_convertvector); + - * max, selects and bitwise ops on 32/64-bit integer lanes, and their compares, and
+    and/or of bools (an int sum or an argmax ran lane by lane: 0.4 of the read limit)."""
     if u.op is Ops.CAST:
       frm, to = u.src[0].dtype.scalar(), u.dtype.scalar()
       return (to in VEC_CAST and frm in VEC_CAST | {dtypes.bool}) or (frm, to) in VEC_HALF_CAST
     if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT | VEC_INT
-    if u.op in VEC_INT_ALU and u.dtype.scalar() in VEC_INT: return u.op in self.vector_alu
+    if u.op in VEC_INT_ALU and u.dtype.scalar() in VEC_INT: return True
+    if u.op in (Ops.AND, Ops.OR) and u.dtype.scalar() == dtypes.bool: return True  # int lanes, nonzero is true: bitwise is logical
     if u.op in (Ops.MAX, Ops.WHERE): return u.dtype.scalar() in VEC_FLOAT
     return super().keeps_vector(u)
 
