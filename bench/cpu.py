@@ -5,9 +5,10 @@ tg.codegen.clib). Reductions: sum, max, mean of 16M and 256M float32; min, prod,
 var and std read their input twice), so tg/limit says how close each pass is to the limit. Elementwise: x*y+z, where,
 casts, exp/log/sin of 16M, GB/s read and written. Each system runs in a process of its own (one system's threads, memory
 and frequency state must not change another's figures). --json for machine-readable figures; --small skips the 256M
-cases (1 GB each); --only NAME runs the cases whose name contains it."""
+cases (1 GB each); --only NAME runs the cases whose name contains it; --cpu-time runs every system on one thread and times
+its CPU time (wall time on a machine others use is mostly their load; one thread's CPU time mostly isn't)."""
 from __future__ import annotations
-import argparse, ctypes, json, os, subprocess, sys
+import argparse, ctypes, json, os, subprocess, sys, time
 from typing import Callable
 import numpy as np
 from tensor import best  # bench/tensor.py: best wall time after a warm-up run (this folder is on sys.path)
@@ -109,24 +110,25 @@ def work(system: str, name: str, x: np.ndarray) -> Callable[[], object] | None:
     **{f: (lambda f=f: (getattr(t, f)() if lib is None else getattr(lib, f)(t))) for f in ("exp", "log", "sin")}}
   return lambda: done(fns[op]())
 
-def worker(system: str, small: bool, only: str) -> dict[str, float | None]:
+def worker(system: str, small: bool, only: str, cpu_time: bool) -> dict[str, float | None]:
   """GB/s of every case (whose name contains `only`) on one system (run in its own process)."""
   out: dict[str, float | None] = {}
   for name, n, dt, passes in cases(small):
     if only not in name: continue
     x = data(n, dt, op_of(name))  # one big array alive at a time
     fn = work(system, name, x)
-    out[name] = None if fn is None else moved(name, n, dt, passes) / best(fn, REPS) / 1e9
+    t = None if fn is None else best(fn, REPS, clock=time.thread_time if cpu_time else time.perf_counter)
+    out[name] = None if t is None else moved(name, n, dt, passes) / t / 1e9
     del fn, x
   return out
 
-def run_system(system: str, small: bool, only: str) -> dict[str, float | None] | str:
+def run_system(system: str, small: bool, only: str, cpu_time: bool) -> dict[str, float | None] | str:
   """The figures of one system from a fresh process, or why there are none."""
   if system == "torch":
     probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
     if probe.returncode != 0: return "not installed"
-  args = [sys.executable, __file__, "--worker", system, "--only", only] + (["--small"] if small else [])
-  r = subprocess.run(args, capture_output=True, text=True, env=os.environ.copy())
+  args = [sys.executable, __file__, "--worker", system, "--only", only] + (["--small"] if small else []) + (["--cpu-time"] if cpu_time else [])
+  r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **({"CPU_THREADS": "1"} if cpu_time else {})})
   if r.returncode != 0: return f"failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
   return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -135,10 +137,11 @@ def main() -> None:
   ap.add_argument("--json", action="store_true")
   ap.add_argument("--small", action="store_true", help="skip the 256M cases")
   ap.add_argument("--only", default="", help="only the cases whose name contains this")
+  ap.add_argument("--cpu-time", action="store_true", help="one thread per system, timed by its CPU time (holds on a busy machine)")
   ap.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
   args = ap.parse_args()
-  if args.worker: print(json.dumps(worker(args.worker, args.small, args.only))); return
-  res = {s: run_system(s, args.small, "sum" if s == "limit" else args.only) for s in SYSTEMS}
+  if args.worker: print(json.dumps(worker(args.worker, args.small, args.only, args.cpu_time))); return
+  res = {s: run_system(s, args.small, "sum" if s == "limit" else args.only, args.cpu_time) for s in SYSTEMS}
   rows = []
   for name, n, _, _ in cases(args.small):
     if args.only not in name: continue
