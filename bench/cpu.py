@@ -1,10 +1,14 @@
-"""CPU reductions at the memory limit (issue #23): sum, max and mean of 16M and 256M float32, and the row and column sums of
-a 4096x4096 matrix, in GB/s read, for tg beside numpy, PyTorch ("not installed" when it isn't) and the limit: a plain
-streaming read in C (vector accumulators on every core, compiled by tg.codegen.clib). Each system runs in a process of
-its own (one system's threads, memory and frequency state must not change another's figures). Prints the ratios tg/PyTorch
-and tg/limit; --json for machine-readable figures; --small skips the 256M cases (1 GB each)."""
+"""CPU reductions at the memory limit and elementwise ops beside numpy (issue #23), in GB/s, for tg beside numpy, PyTorch
+("not installed" when it isn't) and the limit: a plain streaming read in C (vector accumulators on every core, compiled by
+tg.codegen.clib). Reductions: sum, max, mean of 16M and 256M float32; min, prod, argmax, var, std and int32/half sums of
+16M; row and column sums and maxes of 4096x4096. Their GB/s count the bytes read times the passes the op needs (argmax,
+var and std read their input twice), so tg/limit says how close each pass is to the limit. Elementwise: x*y+z, where,
+casts, exp/log/sin of 16M, GB/s read and written. Each system runs in a process of its own (one system's threads, memory
+and frequency state must not change another's figures). --json for machine-readable figures; --small skips the 256M
+cases (1 GB each); --only NAME runs the cases whose name contains it; --cpu-time runs every system on one thread and times
+its CPU time (wall time on a machine others use is mostly their load; one thread's CPU time mostly isn't)."""
 from __future__ import annotations
-import argparse, ctypes, json, os, subprocess, sys
+import argparse, ctypes, json, os, subprocess, sys, time
 from typing import Callable
 import numpy as np
 from tensor import best  # bench/tensor.py: best wall time after a warm-up run (this folder is on sys.path)
@@ -41,51 +45,90 @@ float stream_read(const float* p, long long n, int threads) {
 }
 """
 
-def cases(small: bool) -> list[tuple[str, int]]:
-  """(name, floats read)."""
-  sizes = [("16M", 1 << 24)] + ([] if small else [("256M", 1 << 28)])
-  return [(f"{op} {s}", n) for s, n in sizes for op in ("sum", "max", "mean")] + [("row sum 4096x4096", 1 << 24), ("col sum 4096x4096", 1 << 24)]
+# a case: (name, elements, dtype of the data, passes over it the op needs, what it computes); reductions are compared to
+# the limit (their bytes read: elements x itemsize x passes), elementwise ops to numpy (bytes read and written)
+REDUCE = [("sum", "float32", 1), ("max", "float32", 1), ("mean", "float32", 1)]
+EXTRA = [("min", "float32", 1), ("prod", "float32", 1), ("argmax", "float32", 2), ("var", "float32", 2), ("std", "float32", 2),
+         ("sum", "int32", 1), ("sum", "float16", 1)]
+MATRIX = [("row sum", "sum", 1), ("col sum", "sum", 0), ("row max", "max", 1), ("col max", "max", 0)]
+ELEMENTWISE = ["x*y+z", "where", "f32->f16", "f16->f32", "f32->i32", "i32->f32", "exp", "log", "sin"]
+CAST = {"f32->f16": ("float32", "float16"), "f16->f32": ("float16", "float32"), "f32->i32": ("float32", "int32"), "i32->f32": ("int32", "float32")}
+N16, N256 = 1 << 24, 1 << 28
+
+def cases(small: bool) -> list[tuple[str, int, str, int]]:
+  """(name, elements, dtype, passes): every row of the table."""
+  sizes = [("16M", N16)] + ([] if small else [("256M", N256)])
+  out = [(f"{op} {s}" + ("" if dt == "float32" else f" {dt}"), n, dt, p) for s, n in sizes for op, dt, p in REDUCE + (EXTRA if n == N16 else [])]
+  out += [(f"{name} 4096x4096", N16, "float32", 1) for name, _, _ in MATRIX]
+  return out + [(f"{name} 16M", N16, CAST[name][0] if name in CAST else "float32", 1) for name in ELEMENTWISE]
+
+def op_of(name: str) -> str:
+  """The op of a case: its name without the size and dtype."""
+  return " ".join(w for w in name.split() if w[0] not in "0123456789" and w not in ("int32", "float16"))
+
+def moved(name: str, n: int, dt: str, passes: int) -> int:
+  """Bytes a case moves: what it reads (times its passes), and for an elementwise op also what it writes."""
+  size, op = np.dtype(dt).itemsize, op_of(name)
+  if op not in ELEMENTWISE: return n * size * passes
+  if op in CAST: return n * (size + np.dtype(CAST[op][1]).itemsize)
+  return n * 4 * {"x*y+z": 4, "where": 3}.get(op, 2) + (n if op == "where" else 0)  # where reads a bool mask too
+
+def data(n: int, dt: str, op: str) -> np.ndarray:
+  """Normal floats (uniform in [0.5, 2) for elementwise math, where log and sin take any), ints in [-1000, 1000)."""
+  rng = np.random.default_rng(0)
+  if dt == "int32": return rng.integers(-1000, 1000, n, dtype=np.int32)
+  x = rng.uniform(0.5, 2.0, n).astype(np.float32) if op in ELEMENTWISE else rng.standard_normal(n, dtype=np.float32)
+  return x.astype(dt)
 
 def work(system: str, name: str, x: np.ndarray) -> Callable[[], object] | None:
-  """The timed call of one case on one system (x: the float32 data); None when the system has no such call."""
-  op, m = name.split()[0], x.reshape(4096, 4096) if "4096" in name else x
-  if system == "numpy":
-    return {"sum": lambda: x.sum(), "max": lambda: x.max(), "mean": lambda: x.mean(), "row": lambda: m.sum(1), "col": lambda: m.sum(0)}[op]
+  """The timed call of one case on one system (x: its data); None when the system has no such call."""
+  op = op_of(name)
+  if system == "limit":
+    if op != "sum" or "4096" in name or x.dtype != np.float32: return None  # the limit: one streaming read per size
+    from tg.codegen.clib import compile_c
+    from tg.codegen.devices.clang import load_library
+    from tg.codegen.devices.cpu import cpu_threads
+    fn = load_library(compile_c(STREAM_C)).stream_read
+    fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int]
+    return lambda: fn(x.ctypes.data, x.size, cpu_threads())
   if system == "torch":
     import torch
-    tx, tm = torch.from_numpy(x), torch.from_numpy(m)
-    return {"sum": lambda: tx.sum(), "max": lambda: tx.max(), "mean": lambda: tx.mean(), "row": lambda: tm.sum(1), "col": lambda: tm.sum(0)}[op]
-  if system == "tg":
+    lib, t, cast = torch, torch.from_numpy(x), (lambda v, d: v.to(getattr(torch, d)))
+    done = lambda v: v  # noqa: E731
+  elif system == "numpy": lib, t, cast, done = np, x, (lambda v, d: v.astype(d)), (lambda v: v)
+  else:
     from tg.tensor import Tensor
-    t = Tensor(x).realize()
-    tm2 = t.reshape(4096, 4096) if "4096" in name else t
-    return {"sum": lambda: t.sum().realize(), "max": lambda: t.max().realize(), "mean": lambda: t.mean().realize(),
-            "row": lambda: tm2.sum(1).realize(), "col": lambda: tm2.sum(0).realize()}[op]
-  if op != "sum" or "4096" in name: return None  # the limit: one streaming read per size
-  from tg.codegen.clib import compile_c
-  from tg.codegen.devices.clang import load_library
-  from tg.codegen.devices.cpu import cpu_threads
-  fn = load_library(compile_c(STREAM_C)).stream_read
-  fn.restype, fn.argtypes = ctypes.c_float, [ctypes.c_void_p, ctypes.c_longlong, ctypes.c_int]
-  return lambda: fn(x.ctypes.data, x.size, cpu_threads())
+    lib, t, cast, done = None, Tensor(x).realize(), (lambda v, d: v.cast(d)), (lambda v: v.realize())
+  y, z, c = t * 0.5, t + 1, t > 1  # the other operands of x*y+z and where (computed once, outside the timing)
+  if system == "tg": y, z, c = y.realize(), z.realize(), c.realize()
+  m = t.reshape(4096, 4096) if "4096" in name else t
+  fns: dict[str, Callable[[], object]] = {
+    **{row: (lambda meth=meth, ax=ax: getattr(m, meth)(ax)) for row, meth, ax in MATRIX},
+    **{op: (lambda op=op: getattr(t, op)()) for op, _, _ in REDUCE + EXTRA},
+    "x*y+z": lambda: t * y + z, **{k: (lambda k=k: cast(t, CAST[k][1])) for k in CAST},
+    "where": lambda: (c.where(t, y) if lib is None else lib.where(c, t, y)),
+    **{f: (lambda f=f: (getattr(t, f)() if lib is None else getattr(lib, f)(t))) for f in ("exp", "log", "sin")}}
+  return lambda: done(fns[op]())
 
-def worker(system: str, small: bool) -> dict[str, float | None]:
-  """GB/s of every case on one system (run in its own process)."""
+def worker(system: str, small: bool, only: str, cpu_time: bool) -> dict[str, float | None]:
+  """GB/s of every case (whose name contains `only`) on one system (run in its own process)."""
   out: dict[str, float | None] = {}
-  data: dict[int, np.ndarray] = {}
-  for name, n in cases(small):
-    if n not in data: data = {n: np.random.default_rng(0).standard_normal(n, dtype=np.float32)}  # one big array alive at a time
-    fn = work(system, name, data[n])
-    out[name] = None if fn is None else 4 * n / best(fn, REPS) / 1e9
+  for name, n, dt, passes in cases(small):
+    if only not in name: continue
+    x = data(n, dt, op_of(name))  # one big array alive at a time
+    fn = work(system, name, x)
+    t = None if fn is None else best(fn, REPS, clock=time.thread_time if cpu_time else time.perf_counter)
+    out[name] = None if t is None else moved(name, n, dt, passes) / t / 1e9
+    del fn, x
   return out
 
-def run_system(system: str, small: bool) -> dict[str, float | None] | str:
+def run_system(system: str, small: bool, only: str, cpu_time: bool) -> dict[str, float | None] | str:
   """The figures of one system from a fresh process, or why there are none."""
   if system == "torch":
     probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
     if probe.returncode != 0: return "not installed"
-  args = [sys.executable, __file__, "--worker", system] + (["--small"] if small else [])
-  r = subprocess.run(args, capture_output=True, text=True, env=os.environ.copy())
+  args = [sys.executable, __file__, "--worker", system, "--only", only] + (["--small"] if small else []) + (["--cpu-time"] if cpu_time else [])
+  r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **({"CPU_THREADS": "1"} if cpu_time else {})})
   if r.returncode != 0: return f"failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
   return json.loads(r.stdout.strip().splitlines()[-1])
 
@@ -93,24 +136,28 @@ def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__)
   ap.add_argument("--json", action="store_true")
   ap.add_argument("--small", action="store_true", help="skip the 256M cases")
+  ap.add_argument("--only", default="", help="only the cases whose name contains this")
+  ap.add_argument("--cpu-time", action="store_true", help="one thread per system, timed by its CPU time (holds on a busy machine)")
   ap.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
   args = ap.parse_args()
-  if args.worker: print(json.dumps(worker(args.worker, args.small))); return
-  res = {s: run_system(s, args.small) for s in SYSTEMS}
+  if args.worker: print(json.dumps(worker(args.worker, args.small, args.only, args.cpu_time))); return
+  res = {s: run_system(s, args.small, "sum" if s == "limit" else args.only, args.cpu_time) for s in SYSTEMS}
   rows = []
-  for name, _ in cases(args.small):
+  for name, n, _, _ in cases(args.small):
+    if args.only not in name: continue
     fig = {s: (r.get(name) if isinstance(r, dict) else None) for s, r in res.items()}
-    size = name.split()[1]
-    limit = next((r[k] for k in (f"sum {size}", "sum 16M") if isinstance(r := res["limit"], dict) and r.get(k)), None)
+    key = "sum 256M" if n == N256 else "sum 16M"
+    limit = res["limit"].get(key) if isinstance(res["limit"], dict) and op_of(name) not in ELEMENTWISE else None
+    ratio = lambda a, b: a / b if a and b else None  # noqa: E731
     rows.append({"case": name, **{f"{s}_GBps": fig[s] for s in SYSTEMS if s != "limit"}, "limit_GBps": limit,
-                 "tg/torch": fig["tg"] / fig["torch"] if fig["tg"] and fig["torch"] else None,
-                 "tg/limit": fig["tg"] / limit if fig["tg"] and limit else None})
+                 "tg/numpy": ratio(fig["tg"], fig["numpy"]), "tg/torch": ratio(fig["tg"], fig["torch"]), "tg/limit": ratio(fig["tg"], limit)})
   if args.json: print(json.dumps({"rows": rows, "status": {s: r for s, r in res.items() if isinstance(r, str)}}, indent=1)); return
   for s, r in res.items():
     if isinstance(r, str): print(f"{s}: {r}")
   f = lambda v, w=9: f"{v:{w}.2f}" if v is not None else f"{'-':>{w}}"  # noqa: E731
-  print(f"{'GB/s read':20} {'tg':>9} {'numpy':>9} {'torch':>9} {'limit':>9} {'tg/torch':>9} {'tg/limit':>9}")
+  print(f"{'GB/s':22} {'tg':>9} {'numpy':>9} {'torch':>9} {'limit':>9} {'tg/numpy':>9} {'tg/torch':>9} {'tg/limit':>9}")
   for r in rows:
-    print(f"{r['case']:20} {f(r['tg_GBps'])} {f(r['numpy_GBps'])} {f(r['torch_GBps'])} {f(r['limit_GBps'])} {f(r['tg/torch'])} {f(r['tg/limit'])}")
+    print(f"{r['case']:22} {f(r['tg_GBps'])} {f(r['numpy_GBps'])} {f(r['torch_GBps'])} {f(r['limit_GBps'])} {f(r['tg/numpy'])} "
+          f"{f(r['tg/torch'])} {f(r['tg/limit'])}")
 
 if __name__ == "__main__": main()

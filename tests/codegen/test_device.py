@@ -36,6 +36,29 @@ def test_buffer_allocates_lazily_and_checks_sizes():
   with pytest.raises(ValueError, match="copyin of 12 bytes into a 16-byte buffer"): b.copyin(memoryview(bytes(12)))
   with pytest.raises(TypeError, match="numpy has no"): Buffer("CPU", 2, dtypes.bfloat16).numpy()
 
+def _vm_flags(addr: int) -> list[str]:
+  """The kernel's flags of the mapping holding addr (/proc/self/smaps: 'hg' is MADV_HUGEPAGE's)."""
+  inside = False
+  for line in open("/proc/self/smaps"):
+    if "-" in (first := line.split()[0]) and all(c in "0123456789abcdef-" for c in first):
+      lo, hi = (int(v, 16) for v in first.split("-"))
+      inside = lo <= addr < hi
+    elif inside and line.startswith("VmFlags:"): return line.split()[1:]
+  raise AssertionError(f"no mapping holds {addr:#x}")
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/smaps")
+def test_big_host_buffers_are_huge_page_backed():
+  """A CPU buffer from 2 MB on starts at a huge page, in a mapping advised MADV_HUGEPAGE (without it a streaming read of
+  64 MB ran at a third of numpy's speed on the same data); it reads as zeros, and a view outlives the allocation."""
+  a = Device["CPU"].allocator
+  big, small = a._alloc(4 << 20), a._alloc(100)
+  assert ctypes.addressof(big) % (2 << 20) == 0 and "hg" in _vm_flags(ctypes.addressof(big))
+  assert bytes(big) == bytes(4 << 20) and bytes(small) == bytes(100)
+  view = a.offset(big, 8, 3 << 20)
+  big[3 << 20] = 7
+  del big
+  assert bytes(view) == b"\x07" + bytes(7)
+
 class _NoHostView(Allocator):
   """Device memory the host can't address (bytearrays behind a handle): copies to and from it go through copyin/copyout."""
   def _alloc(self, nbytes: int) -> list: return [bytearray(nbytes)]

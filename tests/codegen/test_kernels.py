@@ -26,7 +26,7 @@ def run(ast: UOp, device: str, arrays: list[np.ndarray], var_vals: dict | None =
     outs.append(o)
   return outs
 
-def np_dtype(a: np.ndarray): return next(d for d in dtypes.fields().values() if d.fmt == a.dtype.char)
+def np_dtype(a: np.ndarray): return next(d for d in dtypes.fields().values() if d.fmt and np.dtype(d.fmt) == a.dtype)
 
 def sink(*x: UOp, name: str = "k", opts=()) -> UOp: return UOp.sink(*x, arg=KernelInfo(name=name, opts_to_apply=opts))
 
@@ -366,3 +366,47 @@ def test_nontemporal_store_streams_with_clang_and_is_plain_elsewhere(cc, monkeyp
   assert stores and all("tg_nt_store(" in ln for ln in stores) and "tg_float32x" in spec.src  # vectorized, every store streaming
   is_clang = "clang" in Device["CPU"].compiler.version.partition("\n")[0].lower()
   assert ("movnt" in _disassembly(Device["CPU"].compiler.compile(spec.src), tmp_path)) == is_clang
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dt", [dtypes.int32, dtypes.int64, dtypes.uint32])
+def test_vector_integer_lanes(device, dt):
+  """16 integer lanes at once: + - * wrap around as the scalars do, max, bitwise ops, compares and selects, and/or of
+  compares, a compare's mask cast to an int (1, not the mask's -1); numpy's values. The C source computes them as whole
+  vectors (an int sum or argmax ran lane by lane)."""
+  n, f = 64, np.dtype(dt.fmt)
+  o1, o2, o3, a, b = (UOp.param(0, dt, (n,)), UOp.param(1, dt, (n,)), UOp.param(2, dtypes.int32, (n,)), UOp.param(3, dt, (n,)),
+                      UOp.param(4, dt, (n,)))
+  i = UOp.range(n, 0)
+  x, y = a[i], b[i]
+  ast = sink(UOp.group(o1[i].store(x.maximum(y) + x * y - (y ^ (x & y)) | 5), o2[i].store((x < y).where(x, y * x)),
+                       o3[i].store(((x < y) | x.eq(y) & (y < 2)).cast(dtypes.int32) + x.ne(y).cast(dtypes.int32) * 2))
+             .end(i), opts=(Opt(OptOps.UPCAST, 0, 16),))
+  info = np.iinfo(f)
+  xa = rng.integers(info.min, info.max, n, dtype=f, endpoint=True)
+  ya = rng.integers(info.min, info.max, n, dtype=f, endpoint=True)
+  xa[:4], ya[:4], ya[4:8] = [info.max, info.min, 0, info.max], [info.max, info.min, info.min, 2], xa[4:8]
+  r1, r2, r3, *_ = run(ast, device, [np.zeros(n, f), np.zeros(n, f), np.zeros(n, np.int32), xa, ya])
+  with np.errstate(over="ignore"):
+    np.testing.assert_array_equal(r1, np.maximum(xa, ya) + xa * ya - (ya ^ (xa & ya)) | 5)
+    np.testing.assert_array_equal(r2, np.where(xa < ya, xa, ya * xa))
+  np.testing.assert_array_equal(r3, ((xa < ya) | (xa == ya) & (ya < 2)).astype(np.int32) + (xa != ya) * 2)
+  if device == "CPU":
+    src = get_program(ast, Device["CPU"].renderer).src
+    assert not re.search(r"= v\d+\[\d+\];", src), src
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_vector_half_casts(device):
+  """float32 -> float16 -> float32 on 16 lanes: round to nearest even, overflow to inf, NaN stays NaN, subnormal halves;
+  numpy's values, converted as whole vectors in C."""
+  n = 64
+  o, a = UOp.param(0, dtypes.float, (n,)), UOp.param(1, dtypes.float, (n,))
+  i = UOp.range(n, 0)
+  ast = sink(o[i].store(a[i].cast(dtypes.half).cast(dtypes.float) * 3.0).end(i), opts=(Opt(OptOps.UPCAST, 0, 16),))
+  xa = np.concatenate([np.array([np.nan, np.inf, -np.inf, 65520.0, 65519.0, 1e-7, -3e-6, 1 + 2 ** -11, 1 + 3 * 2 ** -11, -0.0], np.float32),
+                       rng.standard_normal(n - 10).astype(np.float32) * 100])
+  (r, _) = run(ast, device, [np.zeros(n, np.float32), xa])
+  with np.errstate(over="ignore"):
+    np.testing.assert_array_equal(r, xa.astype(np.float16).astype(np.float32) * np.float32(3.0))
+  if device == "CPU":
+    src = get_program(ast, Device["CPU"].renderer).src
+    assert "__builtin_convertvector" in src and not re.search(r"= v\d+\[\d+\];", src), src

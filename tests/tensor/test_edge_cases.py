@@ -200,9 +200,9 @@ def test_long_float_sums_keep_their_precision():
   np.testing.assert_allclose(Tensor(y).sum(1, keepdim=True).numpy(), y.astype(np.float64).sum(1, keepdims=True), rtol=1e-5)
 
 def test_long_reduces_to_few_values_run_in_parallel_stages():
-  """A max, min, any or sum of 100,003 elements to one value (or three): a kernel with a result per 4096-element stage
-  (so a big one runs on every core), then one combining them; numpy's values, with NaN, -inf and a stage that is mostly
-  padding."""
+  """A max, min, any, sum or product of 100,003 elements to one value (or three): a kernel with a result per 4096-element
+  stage (so a big one runs on every core), then one combining them; numpy's values, with NaN, -inf and a stage that is
+  mostly padding. argmax is two such passes (the max, then the first index that has it)."""
   from tg.tensor.schedule import schedule
   from tg.codegen import Device
   from tg.codegen.pipeline import get_program
@@ -216,9 +216,16 @@ def test_long_reduces_to_few_values_run_in_parallel_stages():
   assert t[0].max().item() == x[0].max() and t[0].min().item() == x[0].min()
   assert t[2].max().item() == -math.inf and not (t[0] > 10).any().item() and (t[0] > 4).any().item() == (x[0] > 4).any()
   np.testing.assert_allclose(t[0].sum().item(), x[0].astype(np.float64).sum(), rtol=1e-6)
-  items, _ = schedule([Tensor.empty(1 << 20).max().uop])  # (big enough for threads: tg.codegen.renderer.cstyle threads_for)
-  specs = [get_program(i.ast, Device["CPU"].renderer) for i in items]
-  assert len(specs) == 2 and specs[0].global_size[0] == cpu_threads() and specs[1].global_size[0] == 1
+  p = np.random.default_rng(2).uniform(0.99, 1.01, (3, 100_003)).astype(np.float32)
+  np.testing.assert_allclose(Tensor(p).prod(1).numpy(), p.astype(np.float64).prod(1), rtol=1e-4)
+  i = np.random.default_rng(3).integers(-3, 4, 100_003).astype(np.int32) | 1  # odd factors: the product wraps, never 0
+  assert Tensor(i).prod().item() == int(np.prod(i.astype(np.int64)).astype(np.int32)) and Tensor(i).prod().item() not in (0, 1, -1)
+  # (big enough for threads: tg.codegen.renderer.cstyle threads_for)
+  for op, want in ((Tensor.max, [cpu_threads(), 1]), (Tensor.prod, [cpu_threads(), 1]), (Tensor.argmax, [cpu_threads(), 1] * 2)):
+    items, _ = schedule([op(Tensor.empty(1 << 20)).uop])
+    assert [get_program(it.ast, Device["CPU"].renderer).global_size[0] for it in items] == want, op
+  y = np.random.default_rng(4).standard_normal(1 << 17).astype(np.float32)
+  assert Tensor(y).argmax().item() == np.argmax(y) and Tensor(-np.abs(y)).argmax().item() == np.argmax(-np.abs(y))
 
 def test_repeated_constants_keep_their_sign_and_type():
   """A constant is built once and then reused (tg.tensor.graph), a schedule too (tg.tensor.schedule): -0.0 and 0.0 (the

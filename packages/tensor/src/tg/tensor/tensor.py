@@ -652,28 +652,29 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return ret.cast(dt or (self.dtype if dtypes.is_float(self.dtype) and acc_dtype is None else acc))
   def _staged(self, op: Ops, axes: tuple[int, ...], keepdim: bool) -> Tensor:
     """A long reduce (more than 2^16 elements per result) runs in stages of 4096. A float sum always does: its rounding
-    error grows with the length of one stage (3e8 float32 ones summed in one go stop at 2^24 per accumulator). A sum or
-    max to fewer than 16 values does too, and realizes the stage results: that kernel has a result per stage, so it runs
-    on every core, where one kernel reducing everything to one value runs on one. From 1024 stages on their count is
+    error grows with the length of one stage (3e8 float32 ones summed in one go stop at 2^24 per accumulator). A sum,
+    product or max to fewer than 16 values does too, and realizes the stage results: that kernel has a result per stage, so
+    it runs on every core, where one kernel reducing everything to one value runs on one. From 1024 stages on their count is
     padded to a multiple of 64 (at most 6% more): the next level then adds them in 64 independent accumulators (ACCUM),
     not one long chain (20M floats: 2e-8 relative error instead of 1e-6)."""
     shape = self.shape
     n = prod(shape[a] for a in axes) if all_int(shape) else 0
     few = all_int(shape) and prod(s for i, s in enumerate(shape) if i not in axes) < _FEW_OUTPUTS
-    if n <= 1 << 16 or not ((op is Ops.ADD and dtypes.is_float(self.dtype)) or (op in (Ops.ADD, Ops.MAX) and few)):
+    if n <= 1 << 16 or not ((op is Ops.ADD and dtypes.is_float(self.dtype)) or (op in (Ops.ADD, Ops.MUL, Ops.MAX) and few)):
       return self._reduce(op, axes, keepdim)
     keep = [i for i in range(self.ndim) if i not in axes]
     x = self.permute(keep + list(axes)).reshape(*[shape[i] for i in keep], n)
     m = -(-n // _STAGE)
     if m >= 1024: m = -(-m // 64) * 64
-    pad = 0 if op is Ops.ADD else dtypes.min(self.dtype)
+    pad = {Ops.ADD: 0, Ops.MUL: 1}.get(op, dtypes.min(self.dtype))
     x = x.pad([(0, 0)] * len(keep) + [(0, m * _STAGE - n)], value=pad).reshape(*x.shape[:-1], m, _STAGE)._reduce(op, (x.ndim,), False)
     return (x.contiguous() if few else x)._staged(op, (x.ndim - 1,), False).reshape(self._reduced_shape(axes, keepdim))
   def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
            dtype: DType | str | None = None) -> Tensor:
     """dtype: self is cast to it first (PyTorch's and tinygrad's meaning), so the product is computed in it."""
     dt = to_dtype(dtype) if dtype is not None else None
-    return self.cast(acc_dtype or dt or self.dtype)._reduce(Ops.MUL, axis, keepdim).cast(dt or acc_dtype or self.dtype)
+    x = self.cast(acc_dtype or dt or self.dtype)
+    return x._staged(Ops.MUL, x._resolve_axes(axis), keepdim).cast(dt or acc_dtype or self.dtype)
   def max(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
     return self._staged(Ops.MAX, self._resolve_axes(axis), keepdim)
   def min(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor:
@@ -713,14 +714,16 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     m = m.isinf().where(0, m)
     return (self - m).exp().sum(axis, keepdim=True).log().add(m).reshape(self.max(axis, keepdim).shape)
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
-    """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch)."""
+    """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch). Two passes over self: its max,
+    then the biggest n - i over the hits i."""
     if axis is None: return self.flatten().argmax(0)
     axis = self._axis(axis)
     n = self.shape[axis]
     idx = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - axis - 1))
     hit = self.eq(self.max(axis, keepdim=True))
-    if dtypes.is_float(self.dtype): hit = self.isnan().any(axis, keepdim=True).where(self.isnan(), hit)  # nothing equals a NaN max
-    return (n - (hit * idx).max(axis, keepdim)).cast(dtypes.int32)
+    # nothing equals a NaN max, and the max is NaN exactly when there is a NaN: then the NaNs are the hits
+    if dtypes.is_float(self.dtype): hit = hit | self.isnan()
+    return (n - hit.where(idx, 0).max(axis, keepdim)).cast(dtypes.int32)
   def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the first minimum; a NaN counts as the minimum (as numpy and PyTorch)."""
     return self._flipped().argmax(axis, keepdim)

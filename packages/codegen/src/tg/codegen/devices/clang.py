@@ -1,7 +1,7 @@
 """The host C compiler (clang or gcc, found once per process) and loading what it builds: what the CPU device, its thread
 pool and other packages' C (tg.codegen.clib) compile with."""
 from __future__ import annotations
-import ctypes, functools, os, shutil, subprocess, tempfile
+import ctypes, ctypes.util, functools, os, shutil, subprocess, tempfile
 from tg.codegen.device import Compiler
 
 class CompilerError(RuntimeError):
@@ -12,7 +12,8 @@ class ClangCompiler(Compiler):
   renderer writes for MULACC alone (every other op is its own statement, so stays two IEEE roundings; gcc before 14 fuses
   nothing); -fno-math-errno lets sqrt be an instruction; -fwrapv gives signed integers the wraparound the C renderer relies on.
   `family_flags` are one compiler's own: -fno-slp-vectorize because clang 19's SLP vectorizer miscompiles some of the kernels
-  (the renderer writes the vectors itself); gcc rejects that flag."""
+  (the renderer writes the vectors itself); gcc rejects that flag. With glibc's vector math library (has_vector_math) a
+  kernel links it when it calls it (--as-needed)."""
   common_flags: tuple[str, ...] = ("-march=native", "-shared", "-fPIC", "-ffp-contract=on", "-fno-math-errno", "-fwrapv")
   flags: tuple[str, ...] = ("-O2", *common_flags)
   family_flags: dict[str, tuple[str, ...]] = {"clang": ("-fno-slp-vectorize",), "gcc": ()}
@@ -33,13 +34,24 @@ class ClangCompiler(Compiler):
   @property
   def all_flags(self) -> tuple[str, ...]: return self.flags + self.family_flags.get(self.family, ())
   @property
-  def cachekey(self) -> str: return f"{self.cc}\n{self.version}\n{' '.join(self.all_flags)}"
+  def libs(self) -> tuple[str, ...]: return ("-Wl,--as-needed", "-lmvec") if has_vector_math() else ()  # after the source
+  @property
+  def cachekey(self) -> str: return f"{self.cc}\n{self.version}\n{' '.join(self.all_flags + self.libs)}"
   def compile(self, src: str) -> bytes:
     with tempfile.TemporaryDirectory() as tmp:
       out = os.path.join(tmp, "kernel.so")
-      r = subprocess.run([self.cc, *self.all_flags, "-x", "c", "-", "-o", out], input=src, capture_output=True, text=True)
+      r = subprocess.run([self.cc, *self.all_flags, "-x", "c", "-", "-o", out, *self.libs], input=src, capture_output=True, text=True)
       if r.returncode != 0: raise CompilerError(f"{os.path.basename(self.cc)} failed to compile:\n{r.stderr}\n--- source ---\n{src}")
       with open(out, "rb") as f: return f.read()
+
+@functools.cache
+def has_vector_math() -> bool:
+  """glibc's libmvec is installed and the host has AVX2: its 8-lane float32 exp2f, log2f and sinf (_ZGVdN8v_*, the AVX2
+  vector ABI) are there for the C renderer's vector lanes."""
+  try:
+    with open("/proc/cpuinfo") as f: avx2 = any(line.startswith("flags") and " avx2" in line for line in f)
+  except OSError: return False
+  return avx2 and ctypes.util.find_library("mvec") is not None
 
 @functools.cache
 def find_cc(cc_env: str) -> str:

@@ -1,7 +1,7 @@
 """CPU: C source compiled by the system C compiler (devices.clang) into a shared object, loaded with ctypes and run on host
 threads (devices.cpu_pool)."""
 from __future__ import annotations
-import ctypes, mmap, os, time
+import ctypes, os, time
 from typing import Any
 from tg.codegen.device import Buffer, Compiled, Device, MallocAllocator, OutOfBoundsError
 from tg.uop import getenv
@@ -83,22 +83,8 @@ class CPUGraph:
     for k, i, name in self.vars: self.batch.set(k, i, var_vals[name])
     self.batch()
 
-HUGE_PAGE = 2 << 20
-
-class HostAllocator(MallocAllocator):
-  """Host memory; a buffer of HUGE_PAGE bytes or more is an anonymous map aligned to HUGE_PAGE and advised to use huge
-  pages (where transparent huge pages are 'madvise', as here), as numpy does for its big arrays: a 256 MB stream then
-  takes 512 times fewer page faults and TLB misses (measured: a 256 MB memcpy 5.2 -> 8.3 GB/s)."""
-  def _alloc(self, nbytes: int) -> ctypes.Array:
-    if nbytes < HUGE_PAGE or not hasattr(mmap, "MADV_HUGEPAGE"): return super()._alloc(nbytes)
-    try: m = mmap.mmap(-1, nbytes + HUGE_PAGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS)  # private: shared maps are shmem, no THP
-    except OSError as e: raise MemoryError(f"can't map {nbytes} bytes of host memory: {e}") from e  # Allocator.alloc retries
-    m.madvise(mmap.MADV_HUGEPAGE)
-    start = ctypes.addressof(ctypes.c_uint8.from_buffer(m))
-    return (ctypes.c_uint8 * nbytes).from_buffer(m, -start % HUGE_PAGE)  # keeps m alive; unmapped with the last view
-
 class CPUDevice(Compiled):
-  def __init__(self, device: str = "CPU"): super().__init__(device, HostAllocator(), ClangCompiler(), CPUProgram, c_renderer)
+  def __init__(self, device: str = "CPU"): super().__init__(device, MallocAllocator(), ClangCompiler(), CPUProgram, c_renderer)
   def graph(self, runs: list[tuple[Any, list[Buffer]]]) -> CPUGraph | None:
     return CPUGraph(runs) if all(r._prg.job is not None for r, _ in runs) else None
   def graph_many(self, runs: list[tuple[Any, list[Buffer]]]) -> CPUGraph | None:

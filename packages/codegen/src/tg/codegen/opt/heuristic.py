@@ -24,9 +24,10 @@
   take one more axis the loads don't depend on (a conv's 16 x 14 tile spilled on AVX2; 8 x 8 is 1.4x faster);
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
   the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (64 lanes of independent
-  accumulators, eight AVX2 registers on the measuring host: 25 vs 5.9 GB/s for UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is
-  an output axis (a column sum), UPCAST it by 128 (each step of the walk down the rows reads eight whole cache lines:
-  10.6 GB/s, 5.6 with 64 lanes, 0.3 with none). Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
+  accumulators, eight AVX2 registers on the measuring host, float_lanes says the register width: 25 vs 5.9 GB/s for
+  UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is an output axis (a column sum), UPCAST it by 128
+  (each step of the walk down the rows reads eight whole cache lines: 10.6 GB/s, 5.6 with 64 lanes, 0.3 with none).
+  Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
 - any other reduce to one value: UNROLL it;
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
@@ -44,7 +45,7 @@ from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.tc import USE_TC, tc_candidates
 
-STREAM_ACCUM, STREAM_UPCAST = (64, 32, 16), (128, 64, 32, 16)  # streaming reduces: accumulator lanes, output lanes
+STREAM_REGISTERS = 8  # vector registers of accumulators a streaming reduce takes (AVX2 has 16: loads and compares need the rest)
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
 DEFAULT_TILES = ((8, 16), (8, 8), (4, 4))  # matmul tiles on a device without a vector register file model (Renderer.isa)
@@ -247,8 +248,16 @@ def unit_stride_axes(idx: UOp) -> set[UOp]:
   terms = split[0]
   return {t for t, c in terms if t.op is Ops.RANGE and c == 1 and sum(1 for u, _ in terms if t in u.toposort()) == 1}
 
+def float_lanes(ren: Renderer) -> int:
+  """float32 lanes of one vector register: the one place the reduce side reads the vector width. The renderer's ISA
+  (the host's, for CPU); 8 (AVX2's ymm) where the renderer has none."""
+  return ren.isa.lanes(4) if ren.isa is not None else 8
+
 def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
-  """Vectors along the axis every reducing load is contiguous in (see the module docstring); False when there is none."""
+  """Vectors along the axis every reducing load is contiguous in (see the module docstring); False when there is none.
+  Accumulator lanes: STREAM_REGISTERS registers, or fewer; output lanes of a column walk: twice that, or fewer."""
+  acc = STREAM_REGISTERS * float_lanes(K.ren)
+  accums, upcasts = (acc, acc // 2, acc // 4), (2 * acc, acc, acc // 2, acc // 4)
   reds, outs = f.reds, f.outs
   reading = [ld for ld in f.loads if any(r in ld.toposort() for r in reds)]
   if not reading: return False
@@ -256,10 +265,10 @@ def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
   if reds[-1] in common:
     n = range_size(reds[-1]) or 0
     # (at least 16 steps per lane: the lanes are folded one by one after the loop, which a short row would pay for)
-    return bool(K.first((Opt(OptOps.ACCUM, len(reds) - 1, a),) for a in STREAM_ACCUM if n % a == 0 and n >= 16 * a))
+    return bool(K.first((Opt(OptOps.ACCUM, len(reds) - 1, a),) for a in accums if n % a == 0 and n >= 16 * a))
   if outs and outs[-1] in common:
     n = range_size(outs[-1]) or 0
-    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) for a in STREAM_UPCAST if n % a == 0 and n >= 2 * a))
+    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) for a in upcasts if n % a == 0 and n >= 2 * a))
   return False
 
 def _unit_stride(r: UOp, loads: list[UOp]) -> bool:
