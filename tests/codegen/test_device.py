@@ -408,27 +408,3 @@ def test_cpu_threads_after_fork(cachedb):
     os.kill(pid, 9)
     pytest.fail("the forked child hung in a threaded kernel")
   assert os.waitstatus_to_exitcode(status) == 0
-
-def test_big_host_buffers_are_huge_page_maps():
-  """A CPU buffer of 2 MB or more starts at a 2 MB boundary in a map advised to use huge pages (smaps' THPeligible, where
-  transparent huge pages aren't off), and holds what is copied in, through views too; a small one is plain memory."""
-  from tg.codegen.devices.cpu import HUGE_PAGE
-  big, small = Buffer("CPU", HUGE_PAGE // 4 + 5, dtypes.float32).allocate(), Buffer("CPU", 100, dtypes.float32).allocate()
-  addr = ctypes.addressof(big._buf)
-  assert addr % HUGE_PAGE == 0
-  data = np.arange(big.size, dtype=np.float32)
-  big.copyin(memoryview(data).cast("B"))
-  view = Buffer("CPU", 5, dtypes.float32, base=big, offset=(big.size - 5) * 4)
-  out = np.empty(5, np.float32)
-  view.copyout(memoryview(out).cast("B"))
-  np.testing.assert_array_equal(out, data[-5:])
-  thp = open("/sys/kernel/mm/transparent_hugepage/enabled").read()
-  def eligible(a: int) -> str:
-    lines = open("/proc/self/smaps").read().splitlines()
-    for k, ln in enumerate(lines):
-      if "-" in (r := ln.split(" ")[0]) and all(c in "0123456789abcdef-" for c in r):
-        lo, hi = (int(x, 16) for x in r.split("-"))
-        if lo <= a < hi: return next(x for x in lines[k + 1:] if x.startswith("THPeligible:")).split()[1]
-    raise AssertionError(f"no map holds {a:#x}")
-  assert eligible(addr) == ("0" if "[never]" in thp else "1")
-  if "[madvise]" in thp: assert eligible(ctypes.addressof(small._buf)) == "0"  # not advised

@@ -2,7 +2,7 @@
 from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Sequence
-from tg.uop import UOp, Ops, dtypes, prod
+from tg.uop import UOp, Ops, dtypes, prod, cdiv
 from tg.tensor.graph import mop
 from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError
 
@@ -191,7 +191,7 @@ class MovementMixin:
   def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     if chunks <= 0: raise TensorValueError(f"chunk into {chunks} chunks: give a positive number")
     n = self.shape[self._axis(dim)]
-    return self.split(-(-n // chunks) if n else 1, dim)
+    return self.split(cdiv(n, chunks) if n else 1, dim)
   def repeat(self: Tensor, *repeats: Any) -> Tensor:
     reps = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else tuple(repeats)
     if len(reps) < self.ndim: raise TensorShapeError(f"repeat{reps} of a tensor of shape {self.shape}: give a count for each of its {self.ndim} dims")

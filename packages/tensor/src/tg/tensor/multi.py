@@ -11,7 +11,7 @@ from __future__ import annotations
 import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
-from tg.uop import UOp, Ops, GroupOp, ContextVar, KernelInfo, dtypes, prod
+from tg.uop import UOp, Ops, GroupOp, ContextVar, KernelInfo, dtypes, prod, cdiv
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.tensor import graph
 from tg.tensor.graph import device_of, device_uop, canonical, new_buffer
@@ -36,7 +36,7 @@ class MultiDeviceError(TensorValueError):
 
 def split_bounds(n: int, parts: int) -> list[tuple[int, int]]:
   """tinygrad's split of n along `parts` devices: ceil(n / parts) each, the last ones smaller (or empty)."""
-  sz = -(-n // parts)
+  sz = cdiv(n, parts)
   return [(min(i * sz, n), min((i + 1) * sz, n)) for i in range(parts)]
 
 def _bounds(sizes: Sequence[int]) -> tuple[tuple[int, int], ...]:

@@ -3,7 +3,7 @@ one fused multiply-and-reduce kernel), normalization, dropout, losses, attention
 from __future__ import annotations
 import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
-from tg.uop import UOp, Ops, dtypes
+from tg.uop import UOp, Ops, dtypes, cdiv
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError
 from tg.tensor.indexing import _check_index, _last_only
 from tg.tensor import flash_attention
@@ -30,7 +30,7 @@ def _ceil_overhang(n: int, pad: tuple[int, int], k: int, s: int, d: int) -> int:
   """The extra right padding ceil_mode needs: one more window when the axis leaves a partial one, if it starts inside the
   input or its left padding (PyTorch's rule)."""
   span, eff = n + pad[0] + pad[1], d * (k - 1) + 1
-  o = -(-(span - eff) // s) + 1
+  o = cdiv(span - eff, s) + 1
   if (o - 1) * s >= n + pad[0]: o -= 1
   return max(0, (o - 1) * s + eff - span)
 

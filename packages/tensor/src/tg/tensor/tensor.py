@@ -8,6 +8,7 @@ import contextlib, ctypes, math
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
+from tg.uop import cdiv, round_up
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
@@ -664,8 +665,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       return self._reduce(op, axes, keepdim)
     keep = [i for i in range(self.ndim) if i not in axes]
     x = self.permute(keep + list(axes)).reshape(*[shape[i] for i in keep], n)
-    m = -(-n // _STAGE)
-    if m >= 1024: m = -(-m // 64) * 64
+    m = cdiv(n, _STAGE)
+    if m >= 1024: m = round_up(m, 64)
     pad = {Ops.ADD: 0, Ops.MUL: 1}.get(op, dtypes.min(self.dtype))
     x = x.pad([(0, 0)] * len(keep) + [(0, m * _STAGE - n)], value=pad).reshape(*x.shape[:-1], m, _STAGE)._reduce(op, (x.ndim,), False)
     return (x.contiguous() if few else x)._staged(op, (x.ndim - 1,), False).reshape(self._reduced_shape(axes, keepdim))

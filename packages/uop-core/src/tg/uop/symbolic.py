@@ -6,6 +6,7 @@ are applied only where the range analysis (vmin/vmax) proves the operands non-ne
 from __future__ import annotations
 import math
 from typing import Any
+from tg.uop.helpers import cdiv
 from tg.uop.dtype import DType, PtrDType, dtypes, float_to_bits, bits_to_float
 from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
@@ -231,7 +232,7 @@ def fold_lt(x: UOp, c: UOp) -> UOp | None:
   bound = c.arg - const
   g = math.gcd(*(k for _, k in terms))
   if const == 0 and g == 1: return None
-  if g > 1 and all(k > 0 for _, k in terms): return build_sum(x, [(t, k // g) for t, k in terms], 0) < -(-bound // g)
+  if g > 1 and all(k > 0 for _, k in terms): return build_sum(x, [(t, k // g) for t, k in terms], 0) < cdiv(bound, g)
   return build_sum(x, terms, 0) < bound if const != 0 else None
 
 @guard("INT[x.dtype] and x.vmin >= 0 and d.arg > 0 and c.arg > 0", INT=INT)

@@ -9,7 +9,7 @@
 - EXP2, LOG2, SIN by polynomials (tg.codegen.lower.transcendental) for renderers without them."""
 from __future__ import annotations
 from tg.uop import DType, PtrDType, UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, graph_rewrite, threefry2x32_words
-from tg.uop import f32_to_fp8_bits, fp8_bits_to_f32
+from tg.uop import f32_to_fp8_bits, fp8_bits_to_f32, cdiv
 from tg.codegen.renderer import Renderer
 
 def threefry2x32(x: UOp, key: UOp) -> UOp:
@@ -25,7 +25,7 @@ def magic_divide(x: UOp, c: int) -> UOp | None:
   if c & (c - 1) == 0: return x >> (c.bit_length() - 1)
   bits = 8 * x.dtype.itemsize - (0 if dtypes.is_unsigned(x.dtype) else 1)
   for s in range(bits):
-    m = -(-(1 << s) // c)
+    m = cdiv(1 << s, c)
     # floor(x*m / 2**s) == floor(x / c) for 0 <= x <= vmax when vmax * (m*c - 2**s) < 2**s
     if x.vmax * (m * c - (1 << s)) < (1 << s):
       if x.vmax * m >= 1 << bits: return None
