@@ -8,10 +8,11 @@ and frequency state must not change another's figures). --json for machine-reada
 cases (1 GB each); --only NAME runs the cases whose name contains it; --cpu-time runs every system on one thread and times
 its CPU time (wall time on a machine others use is mostly their load; one thread's CPU time mostly isn't)."""
 from __future__ import annotations
-import argparse, ctypes, json, os, subprocess, sys, time
+import argparse, ctypes, json, os, time
 from typing import Callable
 import numpy as np
 from tensor import best  # bench/tensor.py: best wall time after a warm-up run (this folder is on sys.path)
+from own_process import measure, require
 
 SYSTEMS = ("tg", "numpy", "torch", "limit")
 REPS = 11
@@ -93,6 +94,7 @@ def work(system: str, name: str, x: np.ndarray) -> Callable[[], object] | None:
     return lambda: fn(x.ctypes.data, x.size, cpu_threads())
   if system == "torch":
     import torch
+    if os.environ.get("CPU_THREADS") == "1": torch.set_num_threads(1)  # --cpu-time: one thread, as the others
     lib, t, cast = torch, torch.from_numpy(x), (lambda v, d: v.to(getattr(torch, d)))
     done = lambda v: v  # noqa: E731
   elif system == "numpy": lib, t, cast, done = np, x, (lambda v, d: v.astype(d)), (lambda v: v)
@@ -122,15 +124,10 @@ def worker(system: str, small: bool, only: str, cpu_time: bool) -> dict[str, flo
     del fn, x
   return out
 
-def run_system(system: str, small: bool, only: str, cpu_time: bool) -> dict[str, float | None] | str:
-  """The figures of one system from a fresh process, or why there are none."""
-  if system == "torch":
-    probe = subprocess.run([sys.executable, "-c", "import torch"], capture_output=True)
-    if probe.returncode != 0: return "not installed"
-  args = [sys.executable, __file__, "--worker", system, "--only", only] + (["--small"] if small else []) + (["--cpu-time"] if cpu_time else [])
-  r = subprocess.run(args, capture_output=True, text=True, env={**os.environ, **({"CPU_THREADS": "1"} if cpu_time else {})})
-  if r.returncode != 0: return f"failed: {r.stderr.strip().splitlines()[-1] if r.stderr.strip() else r.returncode}"
-  return json.loads(r.stdout.strip().splitlines()[-1])
+def run_system(system: str, small: bool, only: str, cpu_time: bool) -> dict[str, float | None] | None:
+  """The figures of one system from a fresh process (None: it is not installed)."""
+  args = ["--worker", system, "--only", only] + (["--small"] if small else []) + (["--cpu-time"] if cpu_time else [])
+  return measure(__file__, args, env={"CPU_THREADS": "1"} if cpu_time else None)
 
 def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__)
@@ -140,7 +137,10 @@ def main() -> None:
   ap.add_argument("--cpu-time", action="store_true", help="one thread per system, timed by its CPU time (holds on a busy machine)")
   ap.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
   args = ap.parse_args()
-  if args.worker: print(json.dumps(worker(args.worker, args.small, args.only, args.cpu_time))); return
+  if args.worker:
+    if args.worker == "torch": require("torch")
+    print(json.dumps(worker(args.worker, args.small, args.only, args.cpu_time)))
+    return
   res = {s: run_system(s, args.small, "sum" if s == "limit" else args.only, args.cpu_time) for s in SYSTEMS}
   rows = []
   for name, n, _, _ in cases(args.small):
@@ -151,9 +151,9 @@ def main() -> None:
     ratio = lambda a, b: a / b if a and b else None  # noqa: E731
     rows.append({"case": name, **{f"{s}_GBps": fig[s] for s in SYSTEMS if s != "limit"}, "limit_GBps": limit,
                  "tg/numpy": ratio(fig["tg"], fig["numpy"]), "tg/torch": ratio(fig["tg"], fig["torch"]), "tg/limit": ratio(fig["tg"], limit)})
-  if args.json: print(json.dumps({"rows": rows, "status": {s: r for s, r in res.items() if isinstance(r, str)}}, indent=1)); return
+  if args.json: print(json.dumps({"rows": rows, "not_installed": [s for s, r in res.items() if r is None]}, indent=1)); return
   for s, r in res.items():
-    if isinstance(r, str): print(f"{s}: {r}")
+    if r is None: print(f"{s}: not installed")
   f = lambda v, w=9: f"{v:{w}.2f}" if v is not None else f"{'-':>{w}}"  # noqa: E731
   print(f"{'GB/s':22} {'tg':>9} {'numpy':>9} {'torch':>9} {'limit':>9} {'tg/numpy':>9} {'tg/torch':>9} {'tg/limit':>9}")
   for r in rows:

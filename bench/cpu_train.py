@@ -6,10 +6,11 @@ against PyTorch; the GPT training step of examples/train_gpt.py (4 layers, d_mod
 AdamW) in steps/s against the same model in PyTorch. tg runs jitted (TinyJit), so its figures are the kernels'.
 PyTorch is optional: "not installed" when it isn't. --json for the figures; --only to run a subset (by row name prefix)."""
 from __future__ import annotations
-import argparse, json, os, pathlib, subprocess, sys
+import argparse, json, pathlib, sys
 from typing import Callable
 import numpy as np
 from tensor import best as tensor_best  # bench/tensor.py (this folder is on sys.path)
+from own_process import measure, require
 
 SYSTEMS = ("tg", "numpy", "torch")
 GPT = dict(layers=4, dim=256, heads=4, ctx=128, batch=16)
@@ -117,13 +118,6 @@ def torch_gpt_step() -> float:
     opt.step()
   return best(step, 3)
 
-def measure(system: str, only: str) -> dict[str, float] | None:
-  """One system's figures from a process of its own (None: PyTorch is not installed)."""
-  r = subprocess.run([sys.executable, __file__, "--system", system, "--only", only], capture_output=True, text=True, env=os.environ)
-  if r.returncode == 3: return None
-  if r.returncode != 0: raise RuntimeError(f"bench/cpu_train.py --system {system} failed:\n{r.stderr[-3000:]}")
-  return json.loads(r.stdout.splitlines()[-1])
-
 def work(name: str) -> tuple[float, str]:
   """What a row's time is divided by: its flops (GFLOP/s), or one step (steps/s)."""
   if name.startswith("gpt"): return 1.0, "steps/s"
@@ -137,12 +131,10 @@ def main() -> None:
   ap.add_argument("--system", choices=SYSTEMS, help=argparse.SUPPRESS)  # the child process measuring one system
   args = ap.parse_args()
   if args.system:
-    if args.system == "torch":
-      try: import torch  # noqa: F401
-      except ImportError: sys.exit(3)
+    if args.system == "torch": require("torch")
     print(json.dumps({"tg": tg_rows, "numpy": numpy_rows, "torch": torch_rows}[args.system](args.only)))
     return
-  res = {s: measure(s, args.only) for s in SYSTEMS}
+  res = {s: measure(__file__, ["--system", s, "--only", args.only]) for s in SYSTEMS}
   rows = [{"bench": n, **{f"{s}_s": (res[s] or {}).get(n) for s in SYSTEMS}, "unit": work(n)[1]} for n in res["tg"]]
   if args.json: print(json.dumps(rows, indent=1)); return
   print(f"{'bench (rate; ratio = tg / reference)':36} {'tg':>9} {'numpy':>9} {'torch':>13} {'tg/numpy':>9} {'tg/torch':>9}")
