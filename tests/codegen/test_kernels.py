@@ -292,17 +292,20 @@ def test_accum_rejects_what_it_cannot_split():
     with pytest.raises(KernelOptError):
       get_program(sink(out[0].store(a[k].reduce(k, arg=Ops.ADD)), opts=(Opt(OptOps.ACCUM, 0, amt),)), Device["CPU"].renderer)
 
-@pytest.mark.parametrize("shape,axis,opt", [((2, 4096), 1, Opt(OptOps.ACCUM, 0, 64)), ((256, 512), 0, Opt(OptOps.UPCAST, 0, 128)),
-                                            ((1, 8192), 1, Opt(OptOps.ACCUM, 0, 64))])
-def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, opt):
-  """Row sums get 64 accumulator lanes along the row, column sums 128 output lanes along the row (module docstring of
-  tg.codegen.opt.heuristic); the sums are numpy's."""
+@pytest.mark.parametrize("shape,axis,op,registers", [((2, 4096), 1, OptOps.ACCUM, 1), ((256, 512), 0, OptOps.UPCAST, 2),
+                                                     ((1, 8192), 1, OptOps.ACCUM, 1)])
+def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, op, registers):
+  """Row sums get STREAM_REGISTERS vector registers of accumulator lanes along the row, column sums twice as many output
+  lanes along the row (module docstring of tg.codegen.opt.heuristic), sized by the host's vector width (AVX2: 64 and 128
+  float lanes, AVX-512: 128 and 256); the sums are numpy's."""
   from tg.codegen.opt.kernel import globalize
+  from tg.codegen.opt.heuristic import STREAM_REGISTERS, float_lanes
   out, a = UOp.param(0, dtypes.float, (shape[1 - axis],)), UOp.param(1, dtypes.float, shape)
   o, r = UOp.range(shape[1 - axis], 0), UOp.range(shape[axis], 1, AxisType.REDUCE)
   ast = globalize(out[o].store((a[o, r] if axis == 1 else a[r, o]).reduce(r, arg=Ops.ADD)).end(o).sink(arg=KernelInfo(name="s")))
-  spec = get_program(ast, Device["CPU"].renderer)
-  assert spec.applied_opts[:1] == (opt,)
+  ren = Device["CPU"].renderer
+  spec = get_program(ast, ren)
+  assert spec.applied_opts[:1] == (Opt(op, 0, registers * STREAM_REGISTERS * float_lanes(ren)),)
   x = rng.standard_normal(shape).astype(np.float32)
   got, _ = run(ast, "CPU", [np.zeros(shape[1 - axis], np.float32), x])
   np.testing.assert_allclose(got, x.sum(axis), rtol=1e-4, atol=1e-3)
