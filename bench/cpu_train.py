@@ -4,9 +4,11 @@ batched (64 x 128x128 @ 128x128) and matrix-vector / vector-matrix (4096) agains
 ResNet-style 3x3 conv (64->64 channels, 56x56, batch 16, padding 1) forward and backward (input and weight gradients)
 against PyTorch; the GPT training step of examples/train_gpt.py (4 layers, d_model 256, 4 heads, ctx 128, batch 16,
 AdamW) in steps/s against the same model in PyTorch. tg runs jitted (TinyJit), so its figures are the kernels'.
-PyTorch is optional: "not installed" when it isn't. --json for the figures; --only to run a subset (by row name prefix)."""
+PyTorch is optional: "not installed" when it isn't. --json for the figures; --only to run a subset (by row name prefix);
+--cpu-time runs every system on one thread (CPU_THREADS, OPENBLAS/OMP/MKL_NUM_THREADS = 1) timed by its CPU time: on a
+machine others load, wall time is mostly their load."""
 from __future__ import annotations
-import argparse, json, pathlib, sys
+import argparse, json, pathlib, sys, time
 from typing import Callable
 import numpy as np
 from tensor import best as tensor_best  # bench/tensor.py (this folder is on sys.path)
@@ -15,7 +17,10 @@ from own_process import measure, require
 SYSTEMS = ("tg", "numpy", "torch")
 GPT = dict(layers=4, dim=256, heads=4, ctx=128, batch=16)
 
-def best(fn: Callable[[], object], reps: int) -> float: return tensor_best(fn, reps, warmup=2)  # TinyJit: call 2 captures
+CLOCK = time.perf_counter  # time.thread_time under --cpu-time
+ONE_THREAD = {v: "1" for v in ("CPU_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+def best(fn: Callable[[], object], reps: int) -> float: return tensor_best(fn, reps, warmup=2, clock=CLOCK)  # TinyJit: call 2 captures
 
 def matmul_cases() -> list[tuple[str, tuple[int, ...], tuple[int, ...], float]]:
   """(name, shape of a, shape of b, flops)."""
@@ -128,13 +133,17 @@ def main() -> None:
   ap = argparse.ArgumentParser(description=__doc__)
   ap.add_argument("--json", action="store_true")
   ap.add_argument("--only", default="", help="only the rows whose name starts with this (matmul, matvec, conv, gpt)")
+  ap.add_argument("--cpu-time", action="store_true", help="one thread per system, timed by its CPU time (holds on a busy machine)")
   ap.add_argument("--system", choices=SYSTEMS, help=argparse.SUPPRESS)  # the child process measuring one system
   args = ap.parse_args()
   if args.system:
+    global CLOCK
+    if args.cpu_time: CLOCK = time.thread_time
     if args.system == "torch": require("torch")
     print(json.dumps({"tg": tg_rows, "numpy": numpy_rows, "torch": torch_rows}[args.system](args.only)))
     return
-  res = {s: measure(__file__, ["--system", s, "--only", args.only]) for s in SYSTEMS}
+  res = {s: measure(__file__, ["--system", s, "--only", args.only] + (["--cpu-time"] if args.cpu_time else []),
+                    env=ONE_THREAD if args.cpu_time else None) for s in SYSTEMS}
   rows = [{"bench": n, **{f"{s}_s": (res[s] or {}).get(n) for s in SYSTEMS}, "unit": work(n)[1]} for n in res["tg"]]
   if args.json: print(json.dumps(rows, indent=1)); return
   print(f"{'bench (rate; ratio = tg / reference)':36} {'tg':>9} {'numpy':>9} {'torch':>13} {'tg/numpy':>9} {'tg/torch':>9}")

@@ -5,8 +5,8 @@ rewrite passes in tg.codegen.lower), linearizes and renders a kernel; `CompiledR
 compiles it (with an on-disk cache) and runs it. Other packages build C through `render_c_function` (a final-form UOp graph
 as one named C function), `compile_c` (C source to a shared object at a chosen -O level) and `CLibrary` (loaded, its
 functions and their addresses), and cache through `diskcache_get`/`diskcache_put`; `matmul_panel` gives the B panel width a
-CPU matmul reads (tg.tensor packs B to it). Devices: CPU (C through clang/gcc, threads), PYTHON (an
-interpreter of the linear program: the reference semantics) and NULL (compiles nothing, runs nothing)."""
+CPU matmul reads (tg.tensor packs B to it), `vecmat_block` the rows of B a CPU x @ B sums at a time. Devices: CPU (C
+through clang/gcc, threads), PYTHON (an interpreter of the linear program: the reference semantics) and NULL (compiles nothing, runs nothing)."""
 from tg.codegen.device import Buffer, Device, Allocator, Compiler, Compiled, GlobalCounters, CHECK_OOB, OutOfBoundsError
 from tg.codegen.program import ProgramSpec
 from tg.codegen.renderer import Renderer
@@ -18,11 +18,11 @@ from tg.codegen.devices.clang import CompilerError
 from tg.codegen import profile
 from tg.codegen.opt.search import BEAM, NOOPT  # registered, so Context(BEAM=..., NOOPT=...) works before any kernel is built
 from tg.codegen.opt.tc import USE_TC
-from tg.codegen.opt.heuristic import matmul_panel
+from tg.codegen.opt.heuristic import matmul_panel, vecmat_block
 
 __all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "GlobalCounters", "ProgramSpec", "Renderer", "get_program", "CompiledRunner",
            "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "USE_TC", "CHECK_OOB", "OutOfBoundsError",
-           "matmul_panel",  # for tg.tensor's matmul: the B panel width to pack to
+           "matmul_panel", "vecmat_block",  # for tg.tensor's matmul: the B panel width to pack to, the x @ B row blocks
            # for other packages' C (the AMD emulator): see tg.codegen.clib
            "CFunction", "CFunctionError", "render_c_function", "compile_c", "c_compiler_id", "CLibrary", "CompilerError",
            "diskcache_get", "diskcache_put", "profile"]

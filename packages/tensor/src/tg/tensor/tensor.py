@@ -10,7 +10,7 @@ import numpy as np
 from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.uop import cdiv, round_up
 from tg.codegen.device import Buffer, Device, MallocAllocator
-from tg.codegen import matmul_panel
+from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base
 from tg.tensor.realize import run_schedule, Counters
@@ -747,6 +747,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       raise TensorShapeError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
+    if (kb := _vecmat_block(x, w)) is not None: return _blocked_vecmat(x, w, kb)
     if x.ndim >= 2 and w.ndim >= 2 and (p := _pack_panel(x, w)) is not None: w = _packed(w, p)
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
     w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
@@ -817,6 +818,19 @@ def _packed(w: Tensor, p: int) -> Tensor:
   matmul reads is contiguous (a copy of B costs a pass over it; the strided panels cost a cache miss per row of B)."""
   *b, k, n = w.shape
   return w.reshape(*b, k, n // p, p).transpose(-3, -2).contiguous().transpose(-3, -2).reshape(*b, k, n)
+
+def _vecmat_block(x: Tensor, w: Tensor) -> int | None:
+  """The rows of w a float x @ w (one row of x, a 2-d w) sums at a time on its device (tg.codegen.vecmat_block; None: at once)."""
+  if w.ndim != 2 or not dtypes.is_float(w.dtype) or not isinstance(w.device, str) or not all_int(x.shape + w.shape): return None
+  if math.prod(x.shape[:-1]) != 1: return None
+  return vecmat_block(Device[w.device].renderer, w.dtype.itemsize, *w.shape)
+
+def _blocked_vecmat(x: Tensor, w: Tensor, kb: int) -> Tensor:
+  """x @ w as partial sums of kb-row blocks of w (their own kernel), then the sum of the partials: the same products,
+  summed in another order (within float rounding of the one-pass sum)."""
+  (k, n), lead = w.shape, x.shape[:-1]
+  part = (x.reshape(k // kb, kb, 1) * w.reshape(k // kb, kb, n)).sum(1).contiguous()
+  return part.sum(0).reshape(*lead, n)
 
 def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
   if dt in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2):

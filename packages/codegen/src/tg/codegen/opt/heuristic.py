@@ -12,7 +12,8 @@
 - a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
   Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
   Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
-  both read the matrix 16 columns or 4 scalars at a time;
+  both read the matrix 16 columns or 4 scalars at a time. A big x @ B is split by tg.tensor into partial sums of 16-row
+  blocks (vecmat_block) so the column walk doesn't stride down all of B;
 - any other reduce (convolutions and their gradients, a matmul with a small or odd axis, fused backward passes):
   UPCAST the output axis that the most loads don't depend on (their value, and all the math on it, is then computed
   once for all the lanes: the input of a conv for every output channel, a softmax gradient for every column), then
@@ -156,6 +157,17 @@ def matmul_panel(ren: Renderer, itemsize: int, rows: int, cols: int) -> int | No
   GFLOP/s strided, 81 packed)."""
   tiles = _tiles_for(ren.isa, itemsize, rows, cols)
   return tiles[0][1] if tiles and _panels_outside(ren.isa, cols, tiles[0][1]) else None
+
+VECMAT_BLOCK, VECMAT_MIN_BYTES = 16, 1 << 22  # rows of B per partial sum; a B at least this big (past a core's L2) is split
+
+def vecmat_block(ren: Renderer, itemsize: int, k: int, n: int) -> int | None:
+  """How many rows of B (k x n) a CPU vector-matrix product x @ B sums at a time (None: don't split). One kernel reducing
+  all of k walks B as 64-column strips, each strip down all k rows (a 256-byte read every n*itemsize bytes): every step
+  is a new page and a new DRAM row. Partial sums of blocks of 16 rows (a (k/16, n) kernel, then a column sum of the
+  partials) read each block's rows side by side, 16 streams the prefetchers follow: at 4096 x 4096 on 2 loaded cores
+  9.6 vs 3.9 GFLOP/s (blocks of 8: 9.2, 32: 7.9, 64: 8.1), for one more pass over n*k/16 values."""
+  if ren.isa is None or k % VECMAT_BLOCK or k < 16 * VECMAT_BLOCK or k * n * itemsize < VECMAT_MIN_BYTES: return None
+  return VECMAT_BLOCK
 
 def _matmul_tile(K: _Kernel, f: _Facts) -> bool:
   """A tile of accumulators in registers, the innermost axis in the vector lanes; on a CPU the column tiles outermost (SWAP)
