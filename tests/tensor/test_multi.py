@@ -11,10 +11,10 @@ from tg.tensor.multi import schedule_multi as multi_schedule_multi
 from tg.tensor.realize import Counters
 from tg.tensor.jit import _Batch
 from tg.codegen.devices.cpu_pool import Lanes
-from tg.tensor.nn.optim import Adam, SGD
+from tg.tensor.nn.optim import Adam, AdamW, SGD
 from tg.tensor.nn.state import get_parameters, get_state_dict, load_state_dict
 from tg.tensor.errors import TensorValueError
-from tg.uop import Ops, UOp, AxisType, KernelInfo
+from tg.uop import Ops, UOp, AxisType, KernelInfo, dtypes
 
 D2, D3 = ("CPU", "CPU:1"), ("CPU", "CPU:1", "CPU:2")
 rng = np.random.default_rng(0)
@@ -104,11 +104,91 @@ def test_sharded_elementwise_and_reduce_property(shape, ndev, data):
   np.testing.assert_allclose((t * t - 1).sum(red).numpy(), (a * a - 1).sum(red), rtol=1e-6)
   np.testing.assert_allclose(t.max(red).numpy(), a.max(red))
 
+# 7 rows: uneven on 2 devices (4, 3) and on 3 (3, 3, 1)
+REDUCES = [("sum", np.sum), ("max", np.max), ("min", np.min), ("mean", np.mean), ("argmax", np.argmax), ("argmin", np.argmin)]
+A74 = rng.standard_normal((7, 4)).astype(np.float32)
+
+@pytest.mark.parametrize("devs", [D2, D3])
+@pytest.mark.parametrize("axis", [None, 0, 1])
+@pytest.mark.parametrize("name, ref", REDUCES)
+def test_reductions_along_and_across_uneven_shards(devs, axis, name, ref):
+  """Each reduction over the split axis, the other one and everything, against numpy (the arg-reductions' first index)."""
+  for red in (0, 1, None):
+    got = getattr(Tensor(A74).shard(devs, axis=axis), name)(red).numpy()
+    np.testing.assert_allclose(got, ref(A74, axis=red), rtol=1e-5, atol=1e-6)
+
+@pytest.mark.parametrize("devs", [D2, D3])
+def test_elementwise_between_sharded_and_replicated(devs):
+  """Pieces meet pieces split the same way, another way (moved to match) or a whole copy (cut to the pieces), broadcast too."""
+  row = A74[0]
+  cases = [(Tensor(A74).shard(devs, axis=0) + Tensor(A74).shard(devs, axis=0), A74 + A74),
+           (Tensor(A74).shard(devs, axis=0) * Tensor(A74).shard(devs, axis=1), A74 * A74),
+           (Tensor(A74).shard(devs, axis=0) - Tensor(A74, device=devs), A74 - A74),
+           (Tensor(A74).shard(devs, axis=0) * Tensor(row).shard(devs), A74 * row),
+           (Tensor(A74).shard(devs, axis=1) / Tensor(row + 2).shard(devs, axis=0), A74 / (row + 2))]
+  for got, want in cases:
+    assert got.device == devs
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-6)
+
+def test_shard_in_place_on_either_axis():
+  for axis in (None, 1):
+    t = Tensor(A74)
+    assert t.shard_(D3, axis=axis) is t and t.device == D3 and t.shard_axis == axis
+    np.testing.assert_array_equal(t.numpy(), A74)
+
+@pytest.mark.parametrize("axis", [None, 0])
+def test_a_reshape_of_lazy_shards_reads_them_once_realized(axis):
+  """A tensor built on a reshape of lazy shards (nn.Linear's bias, broadcast) reads their buffers once they are realized: it
+  was pointed at the first device's piece (a wrong shape for a split, a whole copy on one device for a replicated one)."""
+  b = (Tensor.arange(4) * 2).float().shard(D2, axis=axis)
+  y = b.reshape(1, 4) + 1
+  b.realize()
+  assert y.device == D2
+  np.testing.assert_array_equal(y.numpy(), [[1, 3, 5, 7]])
+
+@pytest.mark.parametrize("waxis", [0, 1])
+@pytest.mark.parametrize("opt_cls", [SGD, AdamW])
+def test_model_parallel_linear_trains_as_one_device(waxis, opt_cls):
+  """nn.Linear with its (lazily initialized) weight split on out-features (0) or in-features (1, an allreduce of the
+  partial products) over 3 devices, the batch split by rows: the same steps as on one device."""
+  x = rng.standard_normal((7, 5)).astype(np.float32)
+  def train(devs):
+    Tensor.manual_seed(6)
+    m = nn.Linear(5, 3)
+    if devs:
+      m.weight.shard_(devs, axis=waxis)
+      m.bias.shard_(devs, axis=0 if waxis == 0 else None)
+    opt = opt_cls(get_parameters(m), lr=0.1)
+    with Tensor.train():
+      for _ in range(3):
+        opt.zero_grad()
+        m(Tensor(x).shard(devs, axis=0) if devs else Tensor(x)).square().mean().backward()
+        opt.step()
+    return m.weight.numpy(), m.bias.numpy()
+  for a, b in zip(train(D3), train(None)): np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+def test_call_on_sharded_tensors_runs_per_shard():
+  """Tensor.call's expression on sharded tensors stays split, with its own gradient or grad_fxn's."""
+  p0, p1 = UOp.param(0, dtypes.float, (7, 4)), UOp.param(1, dtypes.float, (7, 4))
+  x = Tensor(A74, requires_grad=True)
+  y = Tensor.call(x.shard(D3, axis=0), Tensor(A74, device=D3), fxn=p0 * p1 + 1.0)
+  assert y.device == D3
+  np.testing.assert_allclose(y.numpy(), A74 * A74 + 1, rtol=1e-6)
+  y.sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), A74, rtol=1e-6)
+  z = Tensor(A74, requires_grad=True)
+  w = Tensor.call(z.shard(D2, axis=1), fxn=p0 * p0, grad_fxn=lambda g, call: ((Tensor(g) * 3).uop,))
+  w.sum().backward()
+  np.testing.assert_allclose(w.numpy(), A74 * A74, rtol=1e-6)
+  np.testing.assert_array_equal(z.grad.numpy(), np.full_like(A74, 3))  # grad_fxn's, not the expression's 2 * z
+
+@pytest.mark.parametrize("devs", [D2, D3])
 @pytest.mark.parametrize("xaxis, waxis", [(0, None), (None, 1), (None, 0), (1, 0), (0, 1)])
-def test_matmul_both_ways(xaxis, waxis):
-  """Data parallel (x split by rows), model parallel (w split by columns: no allreduce, or by rows: an allreduce)."""
-  x, w = rng.standard_normal((6, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
-  got = Tensor(x).shard(D2, axis=xaxis) @ Tensor(w).shard(D2, axis=waxis)
+def test_matmul_both_ways(xaxis, waxis, devs):
+  """Data parallel (x split by rows), model parallel (w split by columns: no allreduce, or by rows: an allreduce); 7 rows
+  and 5 inner: uneven pieces on either device count."""
+  x, w = rng.standard_normal((7, 5)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
+  got = Tensor(x).shard(devs, axis=xaxis) @ Tensor(w).shard(devs, axis=waxis)
   np.testing.assert_allclose(got.numpy(), x @ w, rtol=1e-5, atol=1e-5)
 
 def test_model_parallel_keeps_output_split():
@@ -170,6 +250,17 @@ def test_gradients_equal_single_device(devs):
   assert l0 == pytest.approx(l1, rel=1e-6)
   np.testing.assert_allclose(g1, g0, rtol=1e-5, atol=1e-7)
 
+@pytest.mark.parametrize("axis", [None, 0])
+def test_a_loss_read_before_backward_still_passes_gradients(axis):
+  """Printing a sharded loss (realizing it) before backward: the gradient still reaches the leaf sharded on the way, as on
+  one device (it was None: autograd didn't look through the realized MULTI to what it replaced)."""
+  x, w = rng.standard_normal((5, 3)).astype(np.float32), rng.standard_normal((3, 2)).astype(np.float32)
+  X = Tensor(x, requires_grad=True)
+  loss = (X.shard(D3, axis=axis) @ Tensor(w, device=D3)).sum()
+  assert loss.item() == pytest.approx((x @ w).sum(), rel=1e-5)
+  loss.backward()
+  np.testing.assert_allclose(X.grad.numpy(), np.broadcast_to(w.sum(1), (5, 3)), rtol=1e-5)
+
 def test_gradient_through_shard():
   """Sharding a tensor that needs grad passes each piece's gradient back to it."""
   a = rng.standard_normal((5, 3)).astype(np.float32)
@@ -202,7 +293,7 @@ def _train(devs, opt_cls, steps=4, jit=False):
     losses.append(fn(x, y).item())
   return losses, m.weight, fn
 
-@pytest.mark.parametrize("opt_cls", [SGD, Adam])
+@pytest.mark.parametrize("opt_cls", [SGD, Adam, AdamW])
 def test_optimizer_on_sharded_params(opt_cls):
   l0, w0, _ = _train(None, opt_cls)
   l1, w1, _ = _train(D2, opt_cls)
@@ -325,12 +416,17 @@ def test_copies_between_device_kinds(src, dst):
   assert t.device == dst
   np.testing.assert_array_equal((t + 1).numpy(), a + 1)
 
-def test_copies_to_and_from_null():
+@pytest.mark.parametrize("host", COPY_DEVICES)
+def test_copies_to_and_from_null(host, monkeypatch):
+  """The NULL rules with every host device kind: a copy into NULL:n runs (and stores nothing), NULL to NULL runs, a copy
+  out of NULL is an error unless NULL_ALLOW_COPYOUT=1 (then zeros)."""
   a = np.arange(6, dtype=np.float32)
-  n = Tensor(a).to("NULL:1")
+  n = Tensor(a, device=host).to("NULL:1")
   assert n.device == "NULL:1"
   n.to("NULL").realize()  # NULL to NULL runs (nothing to copy)
-  with pytest.raises(RuntimeError, match="NULL device has no data"): n.to("CPU").numpy()
+  with pytest.raises(RuntimeError, match="NULL device has no data"): n.to(host).realize()
+  monkeypatch.setenv("NULL_ALLOW_COPYOUT", "1")
+  np.testing.assert_array_equal(Tensor(a, device="NULL").to(host).numpy(), np.zeros(6))
 
 def _gemm_k(C: UOp, A: UOp, B: UOp) -> UOp:
   i, j, k = UOp.range(C.shape[0], 0), UOp.range(C.shape[1], 1), UOp.range(A.shape[1], 2, AxisType.REDUCE)

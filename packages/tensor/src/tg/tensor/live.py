@@ -79,7 +79,8 @@ class LiveTensors:
         else:
           stack.pop()
           if (src := tuple(memo[s] for s in u.src)) == u.src: memo[u] = u
-          elif u.op is Ops.RESHAPE and u.src[0] in becomes:  # a reshape of a buffer's view: the buffer's view
+          elif u.op is Ops.RESHAPE and u.src[0] in becomes and src[0].op is not Ops.MULTI:  # a reshape of a buffer's view:
+            # the buffer's view (a sharded tensor's buffers are per-device pieces: its reshape is rebuilt, below)
             memo[u] = (src[0] if src[0].op is Ops.BUFFER else src[0].src[0]).reshape(tuple(u.arg))
             remember(u, memo[u])
           else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
@@ -128,4 +129,4 @@ class LiveTensors:
 def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp]], x: UOp) -> Any:
   realized, reaching = ctx
   return was if (was := realized.get(x)) is not None and was in reaching else None
-_unbecome = PatternMatcher([(UPat((Ops.RESHAPE, Ops.BUFFER), name="x"), _restore)])  # (what a view is)
+_unbecome = PatternMatcher([(UPat((Ops.RESHAPE, Ops.BUFFER, Ops.MULTI), name="x"), _restore)])  # (what a view is; a MULTI of views)
