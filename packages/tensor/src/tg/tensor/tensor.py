@@ -63,6 +63,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   return tuple(out)
 
 _RESHAPE, _BUFFER, _ASSIGN = Ops.RESHAPE, Ops.BUFFER, Ops.ASSIGN  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
+_WRITES = (Ops.ASSIGN, Ops.CUSTOM_KERNEL)  # what writes into a buffer its graph names
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
 
@@ -139,7 +140,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
           if not t._as_one_view() and not realized_multi(t.uop)]
     if not ts: return []
-    if any(u.op is _ASSIGN for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
+    if any(u.op in _WRITES for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
     _own_buffers(ts)
     outs = [t.uop for t in ts]
     items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
