@@ -214,7 +214,7 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
         target[n] = new
         stack.append(new)
         continue
-      if n.src: stack.extend([s for s in reversed(n.src) if s not in done])
+      if n.src: stack.extend(reversed(n.src))
       elif bottom_up or (f := get_fn(n.op)) is None or (new := f(n, ctx)) is None:  # a leaf (a new constant, say) is done at once
         stack.pop()
         done[n] = n
