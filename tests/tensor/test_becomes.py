@@ -95,6 +95,16 @@ def test_equal_tensors_built_on_their_own_stay_apart():
   np.testing.assert_array_equal(w.numpy(), [2.0, 3.0, 4.0])
   np.testing.assert_array_equal(rv.numpy(), [5.0, 5.0, 5.0])
 
+@pytest.mark.parametrize("write", ["assign", "setitem"])
+def test_equal_tensors_realized_together_stay_apart(write):
+  # realized in one schedule, the two equal graphs (one UOp) were given one buffer: writing a wrote b (PyTorch: apart)
+  a, b = Tensor.ones(3).contiguous(), Tensor.ones(3).contiguous()
+  Tensor.realize(a, b)
+  if write == "assign": a.assign(a + 1).realize()
+  else: a[1] = 5.0
+  np.testing.assert_array_equal(a.numpy(), [2.0, 2.0, 2.0] if write == "assign" else [1.0, 5.0, 1.0])
+  np.testing.assert_array_equal(b.numpy(), [1.0, 1.0, 1.0])
+
 def _step(model, opt, x: Tensor, y: Tensor) -> Tensor:
   opt.zero_grad()
   loss = model(x).sparse_categorical_crossentropy(y)

@@ -164,3 +164,16 @@ def test_a_reshaped_buffer_is_read_in_place():
   out.realize()
   assert Counters.scheduled == 1 and Counters.kernels == 1
   np.testing.assert_allclose(out.numpy(), [a.sum()], rtol=1e-5)
+
+@pytest.mark.parametrize("together", [False, True])
+def test_a_reader_of_the_old_contents_runs_before_a_kernel_writes_them(together):
+  # add_one_k writes x in place; x * 10, built before, read the new contents (no ordering edge, lazy or in one schedule)
+  x = rand(6)
+  t = Tensor(x).realize()
+  old = t * 10
+  (y,) = t.custom_kernel(fxn=add_one_k)
+  if together: Tensor.realize(y, old)
+  else: y.realize()
+  np.testing.assert_array_equal(y.numpy(), x + 1)
+  np.testing.assert_allclose(old.numpy(), x * 10, rtol=1e-6)
+  np.testing.assert_allclose((t * 10).numpy(), (x + 1) * 10, rtol=1e-6)  # built after: the new contents

@@ -57,6 +57,17 @@ def test_steps_match_numpy(name):
     expect = ref(expect)
     np.testing.assert_allclose(w.numpy(), expect, rtol=1e-6 if i == 0 else 1e-5, atol=1e-6 if i == 0 else 1e-5, err_msg=f"step {i + 1}")
 
+@pytest.mark.parametrize("name", CASES)
+def test_the_gradient_read_after_a_step_is_the_one_backward_computed(name):
+  # PyTorch and tinygrad: p.grad after opt.step() is the gradient at the old weights; left lazy, it was computed again
+  # from the updated weights (an elementwise gradient, fused into the update, was not stored)
+  w = Tensor(W0.copy(), requires_grad=True)
+  opt = CASES[name][0]([w])
+  (w * w * 3).sum().backward()
+  opt.step()
+  assert not np.allclose(w.numpy(), W0), "the step moved the weights"
+  np.testing.assert_allclose(w.grad.numpy(), 6 * W0, rtol=1e-6)
+
 def test_a_step_fuses_and_learning_rate_is_a_tensor():
   ws = [Tensor(rng.standard_normal((8, 8)).astype(np.float32), requires_grad=True) for _ in range(3)]
   opt = optim.Adam(ws, lr=0.1)

@@ -54,7 +54,9 @@ def _evaluate(fxn: UOp, ts: list[Tensor]) -> Tensor:
 
 class CustomMixin:
   def custom_kernel(self: Tensor, *others: Tensor, fxn: Callable[..., UOp], grad_fxn: GradFxn | None = None) -> list[Tensor]:
-    """Run the kernel fxn(*params) on these tensors' buffers (PARAM i is tensor i); returns each tensor after the kernel."""
+    """Run the kernel fxn(*params) on these tensors' buffers (PARAM i is tensor i); returns each tensor after the kernel.
+    The kernel writes the buffers it stores into in place, as an assign does: a tensor built before it on one of them
+    reads the old contents (the scheduler runs its readers first), one built after the new."""
     from tg.tensor.tensor import Tensor
     ts = [self, *others]
     if any(t.is_sharded for t in ts): return _per_shard(ts, fxn, grad_fxn)

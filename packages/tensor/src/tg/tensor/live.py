@@ -13,7 +13,7 @@ import weakref
 from collections.abc import KeysView
 from typing import TYPE_CHECKING, Any
 from tg.uop import UOp, Ops, PatternMatcher, UPat, graph_rewrite
-from tg.tensor.schedule import view_base, names_buffer
+from tg.tensor.schedule import view_base, names_buffer, stored_params
 
 if TYPE_CHECKING: from tg.tensor.tensor import Tensor
 _BUFFER, _RESHAPE = Ops.BUFFER, Ops.RESHAPE  # (Ops.X is a slow lookup on Python 3.11: once per lazy tensor per realize)
@@ -112,12 +112,15 @@ class LiveTensors:
     return {u for u, r in reach.items() if r}
 
   def old_value_readers(self, ts: list[Tensor]) -> list[Tensor]:
-    """The live lazy tensors that read a buffer the ASSIGNs among ts write (and not through them): they are realized in
-    the same schedule, before the writes, so that a loss realized after opt.step() is the loss of the weights it was built
-    on. What the writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
-    assigns = {u for t in ts for u in t.uop.toposort() if u.op is Ops.ASSIGN}
+    """The live lazy tensors that read a buffer the ASSIGNs and custom kernels among ts write (and not through them): they
+    are realized in the same schedule, before the writes, so that a loss realized after opt.step() is the loss of the
+    weights it was built on, and x * 10 built before a kernel that adds one to x in place is ten times the old x. What the
+    writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
+    assigns = {u for t in ts for u in t.uop.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
     consumed = {u for a in assigns for u in a.toposort()}
-    targets = {a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0] for a in assigns}
+    targets = {a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0] for a in assigns if a.op is Ops.ASSIGN}
+    targets |= {b for k in assigns if k.op is Ops.CUSTOM_KERNEL for i, s in enumerate(k.src)
+                if i in stored_params(k.arg.ast) and (b := view_base(s)) is not None}
     mine = {id(t) for t in ts}
     out = []
     for t in self.pending():

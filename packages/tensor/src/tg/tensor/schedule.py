@@ -67,6 +67,7 @@ def _try_order(points: list[UOp]) -> dict[UOp, None] | UOp:
   after: dict[UOp, set[UOp]] = {p: {q for q in reads[p] if q in reads and q is not p} for p in points}  # p runs after these
   for a, b in targets.items():
     after[a] |= {b} if b in snapshots else {p for p in points if p is not a and b in reads[p]}
+  _order_custom_writes(points, reads, after)
   order = {p: i for i, p in enumerate(points)}
   waiting = {p: len(qs) for p, qs in after.items()}
   unblocks: dict[UOp, list[UOp]] = {p: [] for p in points}
@@ -85,6 +86,27 @@ def _try_order(points: list[UOp]) -> dict[UOp, None] | UOp:
     if stuck is None: raise RuntimeError("these ASSIGNs each read the old value of a buffer another one writes: no order of the "
                                          "kernels is right; realize one of them first")
     return stuck
+  return out
+
+def _order_custom_writes(points: list[UOp], reads: dict[UOp, set[UOp]], after: dict[UOp, set[UOp]]) -> None:
+  """A custom kernel writes its inputs in place: it runs after each kernel that reads one of them and does not depend on
+  it (a reader of the old contents, as an ASSIGN runs after the readers of its target's old value)."""
+  kernels: dict[UOp, set[UOp]] = {}  # point -> the custom kernels it depends on, through any kernels
+  for p in points:
+    kernels[p] = {k for q in reads[p] if q in kernels for k in kernels[q] | ({q} if q.op is Ops.CUSTOM_KERNEL else set())}
+  for k in points:
+    if k.op is not Ops.CUSTOM_KERNEL: continue
+    written = {s if (b := view_base(s)) is None else b for i, s in enumerate(k.src) if i in stored_params(k.arg.ast)}
+    after[k] |= {p for p in points if p is not k and k not in kernels[p] and not written.isdisjoint(reads[p])}
+
+def stored_params(ast: UOp) -> set[int]:
+  """The slots of the PARAMs a kernel AST stores into (what a custom kernel writes; its other inputs it only reads)."""
+  out = set()
+  for st in ast.toposort():
+    if st.op is not Ops.STORE: continue
+    u = st.src[0]
+    while u.op is not Ops.PARAM and u.src: u = u.src[0]
+    if u.op is Ops.PARAM: out.add(u.arg)
   return out
 
 def _assign_groups(points: dict[UOp, None]) -> dict[UOp, list[UOp]]:

@@ -12,7 +12,7 @@ from tg.uop import cdiv, round_up
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
-from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, names_buffer
 from tg.tensor.realize import run_schedule, Counters
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -63,6 +63,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   return tuple(out)
 
 _RESHAPE, _BUFFER, _ASSIGN = Ops.RESHAPE, Ops.BUFFER, Ops.ASSIGN  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
+_WRITES = (Ops.ASSIGN, Ops.CUSTOM_KERNEL)  # what writes into a buffer its graph names
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
 
@@ -139,7 +140,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
           if not t._as_one_view() and not realized_multi(t.uop)]
     if not ts: return []
-    if any(u.op is _ASSIGN for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
+    if any(u.op in _WRITES for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
+    _own_buffers(ts)
     outs = [t.uop for t in ts]
     items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
     Counters.scheduled += len(items)
@@ -843,3 +845,13 @@ def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
 def _iota(n: int, dt: DType, device: str | None) -> Tensor:
   """0, 1, ..., n-1 computed on the device (no host data)."""
   return Tensor(UOp(Ops.IOTA, dt, (device_uop(device or Device.DEFAULT),), n))
+
+def _own_buffers(ts: list[Tensor]) -> None:
+  """Tensors realized together whose graphs are equal (one UOp: Tensor.ones(3).contiguous() twice) each get a buffer of
+  their own, the later ones a copy of the first: one buffer would make an assign, a setitem or a custom kernel writing one
+  of them write the other (as PyTorch: two tensors built apart never alias). Tensors whose graph names a buffer already (an
+  ASSIGN, a view) share it by meaning."""
+  seen: set[UOp] = set()
+  for t in ts:
+    if t.uop in seen and not names_buffer(t.uop): t.uop = UOp(Ops.CONTIGUOUS, t.dtype, (t.uop,))
+    seen.add(t.uop)

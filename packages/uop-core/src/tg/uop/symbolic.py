@@ -60,7 +60,8 @@ symbolic_simple = PatternMatcher([
   (UPat(Ops.CAST, name="x"), lambda x: x.src[0] if x.src[0].dtype == x.dtype else None),
   (UPat(Ops.BITCAST, name="x"), lambda x: x.src[0] if x.src[0].dtype == x.dtype else None),
   (UPat(Ops.BITCAST, src=(UPat(Ops.CONST, name="c"),), name="x"), fold_bitcast),
-  # identities
+  # identities. x + 0 -> x for floats too, as tinygrad's symbolic folds it: -0.0 + 0.0 gives -0.0, not IEEE's (and
+  # PyTorch's) +0.0; tg follows tinygrad where the two differ
   (UPat.var("x") + 0, lambda x: x),
   (UPat.var("x") * 1, lambda x: x),
   (UPat.var("x") // 1, lambda x: x),

@@ -16,15 +16,18 @@ class Optimizer:
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
   def step(self) -> None:
-    """The update, realized. The gradients it consumes are fused into its kernels, not stored: a p.grad read after step()
-    is computed from the updated weights (PyTorch keeps the old values). Realize the gradients first to keep them."""
+    """The update, realized."""
     Tensor.realize_all(*self.schedule_step())
   def schedule_step(self) -> list[Tensor]:
-    """Assign the new values (lazily) and return the tensors to realize."""
+    """Assign the new values (lazily) and return the tensors to realize: with them the gradients, stored by the kernels
+    that compute them, so that a p.grad read after step() is the gradient backward computed, at the old weights, as in
+    PyTorch and tinygrad (left lazy, it would be computed again from the updated weights)."""
+    grads = []
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"parameter {p} has no gradient: call backward() first")
-    self._step([p.grad.detach() for p in self.params if p.grad is not None])
-    return self.params + self.buffers
+      grads.append(p.grad)
+    self._step([g.detach() for g in grads])
+    return self.params + self.buffers + grads
   def _step(self, grads: list[Tensor]) -> None: raise NotImplementedError
   def _zeros(self) -> list[Tensor]:
     ts = [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
