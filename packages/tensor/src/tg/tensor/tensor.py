@@ -62,7 +62,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(big.pop() if big else 1)
   return tuple(out)
 
-_RESHAPE, _BUFFER, _ASSIGN = Ops.RESHAPE, Ops.BUFFER, Ops.ASSIGN  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
+_RESHAPE, _BUFFER = Ops.RESHAPE, Ops.BUFFER  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
 _WRITES = (Ops.ASSIGN, Ops.CUSTOM_KERNEL)  # what writes into a buffer its graph names
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
