@@ -9,6 +9,7 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 from tg.uop import UOp, Ops, dtypes
+from tg.tensor.graph import private_copy
 from tg.tensor.multi import MultiDeviceError, realized_multi
 
 if TYPE_CHECKING:
@@ -60,8 +61,7 @@ class CustomMixin:
     from tg.tensor.tensor import Tensor
     ts = [self, *others]
     if any(t.is_sharded for t in ts): return _per_shard(ts, fxn, grad_fxn)
-    from tg.tensor.schedule import names_buffer
-    srcs = tuple(t.uop if names_buffer(t.uop) or t.uop.op is Ops.CONTIGUOUS else t.contiguous().uop for t in ts)  # no copy of a buffer
+    srcs = tuple(_written_buffer(t) for t in ts)
     ast = fxn(*[UOp.param(i, t.dtype, t.shape) for i, t in enumerate(ts)])
     if not isinstance(ast, UOp) or ast.op is not Ops.SINK: raise TypeError(f"custom_kernel's fxn must return a kernel SINK, got {ast!r:.80}")
     kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, srcs, CustomKernel(ast, grad_fxn))
@@ -80,6 +80,13 @@ class CustomMixin:
     value = _evaluate(fxn, ts)
     if grad_fxn is None: return value
     return Tensor(UOp(Ops.CALL, value.dtype, (value.detach().uop, *(t.uop for t in ts)), grad_fxn))
+
+def _written_buffer(t: Tensor) -> UOp:
+  """The buffer a custom kernel writes t into: t's own when t names one, else a private copy of t's value (of what a pending
+  contiguous() copies): t.contiguous() would be the same UOp as a user's x.contiguous(), which must keep x's values."""
+  from tg.tensor.schedule import names_buffer
+  if names_buffer(t.uop): return t.uop
+  return private_copy(t.uop.src[0] if t.uop.op is Ops.CONTIGUOUS else t.uop)
 
 def _per_shard(ts: list[Tensor], fxn: Callable[..., UOp], grad_fxn: GradFxn | None) -> list[Tensor]:
   """custom_kernel on sharded tensors (all on the same devices): the kernel runs once per device on that device's pieces

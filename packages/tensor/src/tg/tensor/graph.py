@@ -32,6 +32,11 @@ def new_buffer(device: str, size: int, dtype: DType, buf: Buffer | None = None) 
   buffers[u] = buf if buf is not None else Buffer(u.src[0].arg, size, dtype)
   return u
 
+def private_copy(u: UOp) -> UOp:
+  """A CONTIGUOUS copy of u that no other graph is: hash-consing makes every x.contiguous() one UOp, so a copy written in
+  place (by a custom kernel) or kept apart (_own_buffers) is tagged with a fresh number (its arg)."""
+  return UOp(Ops.CONTIGUOUS, u.dtype, (u,), next(_unique))
+
 def const_uop(val: Any, dtype: DType, device: Devices, shape: tuple[int, ...]) -> UOp:
   if type(val) in (int, float, bool): return _const_uop(val, (type(val), repr(val)), dtype, device, shape)
   return _const_uop.__wrapped__(val, None, dtype, device, shape)

@@ -11,7 +11,7 @@ from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float
 from tg.uop import cdiv, round_up
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
-from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical
+from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical, private_copy
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, names_buffer
 from tg.tensor.realize import run_schedule, Counters
 from tg.tensor.gradient import compute_gradient
@@ -853,5 +853,5 @@ def _own_buffers(ts: list[Tensor]) -> None:
   ASSIGN, a view) share it by meaning."""
   seen: set[UOp] = set()
   for t in ts:
-    if t.uop in seen and not names_buffer(t.uop): t.uop = UOp(Ops.CONTIGUOUS, t.dtype, (t.uop,))
+    if t.uop in seen and not names_buffer(t.uop): t.uop = private_copy(t.uop)
     seen.add(t.uop)
