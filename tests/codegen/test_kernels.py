@@ -313,20 +313,21 @@ def test_accum_rejects_what_it_cannot_split():
     with pytest.raises(KernelOptError):
       get_program(sink(out[0].store(a[k].reduce(k, arg=Ops.ADD)), opts=(Opt(OptOps.ACCUM, 0, amt),)), Device["CPU"].renderer)
 
-@pytest.mark.parametrize("shape,axis,op,registers", [((2, 4096), 1, OptOps.ACCUM, 1), ((256, 512), 0, OptOps.UPCAST, 2),
-                                                     ((1, 8192), 1, OptOps.ACCUM, 1)])
-def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, op, registers):
-  """Row sums get STREAM_REGISTERS vector registers of accumulator lanes along the row, column sums twice as many output
-  lanes along the row (module docstring of tg.codegen.opt.heuristic), sized by the host's vector width (AVX2: 64 and 128
-  float lanes, AVX-512: 128 and 256); the sums are numpy's."""
+@pytest.mark.parametrize("shape,axis,op,registers,rows", [((2, 4096), 1, OptOps.ACCUM, 1, False), ((256, 512), 0, OptOps.UPCAST, 1, True),
+                                                          ((1, 8192), 1, OptOps.ACCUM, 1, False), ((100, 512), 0, OptOps.UPCAST, 2, False)])
+def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, op, registers, rows):
+  """Row sums get STREAM_REGISTERS vector registers of accumulator lanes along the row, column sums as many output lanes
+  along the row and STREAM_ROWS rows a step, or twice the lanes when the rows don't divide (module docstring of
+  tg.codegen.opt.heuristic), sized by the host's vector width (AVX2: 64 float lanes, AVX-512: 128); the sums are numpy's."""
   from tg.codegen.opt.kernel import globalize
-  from tg.codegen.opt.heuristic import STREAM_REGISTERS, float_lanes
+  from tg.codegen.opt.heuristic import STREAM_REGISTERS, STREAM_ROWS, float_lanes
   out, a = UOp.param(0, dtypes.float, (shape[1 - axis],)), UOp.param(1, dtypes.float, shape)
   o, r = UOp.range(shape[1 - axis], 0), UOp.range(shape[axis], 1, AxisType.REDUCE)
   ast = globalize(out[o].store((a[o, r] if axis == 1 else a[r, o]).reduce(r, arg=Ops.ADD)).end(o).sink(arg=KernelInfo(name="s")))
   ren = Device["CPU"].renderer
   spec = get_program(ast, ren)
   assert spec.applied_opts[:1] == (Opt(op, 0, registers * STREAM_REGISTERS * float_lanes(ren)),)
+  assert (Opt(OptOps.UNROLL, 0, STREAM_ROWS) in spec.applied_opts) == rows
   x = rng.standard_normal(shape).astype(np.float32)
   got, _ = run(ast, "CPU", [np.zeros(shape[1 - axis], np.float32), x])
   np.testing.assert_allclose(got, x.sum(axis), rtol=1e-4, atol=1e-3)
