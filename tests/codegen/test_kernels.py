@@ -285,6 +285,27 @@ def test_accum_keeps_lanes_apart_until_the_loop_ends(device):
   assert "acc0[16]" in src and "*((tg_float32x16*)(data1+" in src, "a 16-lane accumulator fed by vector loads"
   assert src.count("for (") == 2, "the lanes are not a loop"
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_accum_folds_its_lanes_as_a_tree_of_vectors(device):
+  """ACCUM 128 on rows of 1024: lane j sums elements j, j+128, ... in order, then the lanes fold by halves (lane j with
+  j+64, then j+32, ...: the order written out in numpy below, bit for bit), as whole vectors in the C source (no lane by
+  lane chain after the loop). The max of the same rows propagates a NaN from any lane, and is numpy's elsewhere."""
+  out, mx, a = UOp.param(0, dtypes.float, (4,)), UOp.param(1, dtypes.float, (4,)), UOp.param(2, dtypes.float, (4, 1024))
+  i, k = UOp.range(4, 0), UOp.range(1024, 1, AxisType.REDUCE)
+  ast = sink(UOp.group(out[i].store(a[i, k].reduce(k, arg=Ops.ADD)), mx[i].store(a[i, k].reduce(k, arg=Ops.MAX))).end(i),
+             opts=(Opt(OptOps.ACCUM, 0, 128),))
+  x = rng.standard_normal((4, 1024)).astype(np.float32)
+  x[1, 5], x[2, 127], x[3, 1000] = np.nan, np.nan, np.nan  # NaNs in different lanes (5, 127, 1000 % 128 = 104)
+  s, m, _ = run(ast, device, [np.zeros(4, np.float32), np.zeros(4, np.float32), x])
+  lanes = np.zeros((4, 128), np.float32)
+  for step in range(8): lanes = lanes + x[:, step * 128:(step + 1) * 128]
+  while lanes.shape[1] > 1: lanes = lanes[:, :lanes.shape[1] // 2] + lanes[:, lanes.shape[1] // 2:]
+  np.testing.assert_array_equal(s, lanes[:, 0])
+  np.testing.assert_array_equal(m, [x[0].max(), np.nan, np.nan, np.nan])
+  src = get_program(ast, Device["CPU"].renderer).src
+  assert re.search(r"tg_float32x16 \w+ = \(\(tg_float32x16\)\(\(\(tg_int32x16\)\(\(\(\w+>=", src), "the max folds whole vectors"
+  assert len(re.findall(r"= \w+\[\d+\];", src)) < 128, "no lane-by-lane fold of the 128 lanes (the halves of the last vector are taken lane by lane)"
+
 def test_accum_rejects_what_it_cannot_split():
   out, a = UOp.param(0, dtypes.float, (1,)), UOp.param(1, dtypes.float, (24,))
   k = UOp.range(24, 0, AxisType.REDUCE)
@@ -292,20 +313,21 @@ def test_accum_rejects_what_it_cannot_split():
     with pytest.raises(KernelOptError):
       get_program(sink(out[0].store(a[k].reduce(k, arg=Ops.ADD)), opts=(Opt(OptOps.ACCUM, 0, amt),)), Device["CPU"].renderer)
 
-@pytest.mark.parametrize("shape,axis,op,registers", [((2, 4096), 1, OptOps.ACCUM, 1), ((256, 512), 0, OptOps.UPCAST, 2),
-                                                     ((1, 8192), 1, OptOps.ACCUM, 1)])
-def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, op, registers):
-  """Row sums get STREAM_REGISTERS vector registers of accumulator lanes along the row, column sums twice as many output
-  lanes along the row (module docstring of tg.codegen.opt.heuristic), sized by the host's vector width (AVX2: 64 and 128
-  float lanes, AVX-512: 128 and 256); the sums are numpy's."""
+@pytest.mark.parametrize("shape,axis,op,registers,rows", [((2, 4096), 1, OptOps.ACCUM, 1, False), ((256, 512), 0, OptOps.UPCAST, 1, True),
+                                                          ((1, 8192), 1, OptOps.ACCUM, 1, False), ((100, 512), 0, OptOps.UPCAST, 2, False)])
+def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, op, registers, rows):
+  """Row sums get STREAM_REGISTERS vector registers of accumulator lanes along the row, column sums as many output lanes
+  along the row and STREAM_ROWS rows a step, or twice the lanes when the rows don't divide (module docstring of
+  tg.codegen.opt.heuristic), sized by the host's vector width (AVX2: 64 float lanes, AVX-512: 128); the sums are numpy's."""
   from tg.codegen.opt.kernel import globalize
-  from tg.codegen.opt.heuristic import STREAM_REGISTERS, float_lanes
+  from tg.codegen.opt.heuristic import STREAM_REGISTERS, STREAM_ROWS, float_lanes
   out, a = UOp.param(0, dtypes.float, (shape[1 - axis],)), UOp.param(1, dtypes.float, shape)
   o, r = UOp.range(shape[1 - axis], 0), UOp.range(shape[axis], 1, AxisType.REDUCE)
   ast = globalize(out[o].store((a[o, r] if axis == 1 else a[r, o]).reduce(r, arg=Ops.ADD)).end(o).sink(arg=KernelInfo(name="s")))
   ren = Device["CPU"].renderer
   spec = get_program(ast, ren)
   assert spec.applied_opts[:1] == (Opt(op, 0, registers * STREAM_REGISTERS * float_lanes(ren)),)
+  assert (Opt(OptOps.UNROLL, 0, STREAM_ROWS) in spec.applied_opts) == rows
   x = rng.standard_normal(shape).astype(np.float32)
   got, _ = run(ast, "CPU", [np.zeros(shape[1 - axis], np.float32), x])
   np.testing.assert_allclose(got, x.sum(axis), rtol=1e-4, atol=1e-3)

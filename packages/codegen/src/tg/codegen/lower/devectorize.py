@@ -58,11 +58,16 @@ def gep_through(g: UOp) -> UOp | None:
   if len(lanes) > 1 and x.op is not Ops.LOAD: return UOp.vectorize(*[x.gep(i) for i in lanes])
   return None
 
+def _folds_own_lanes(x: UOp) -> bool:
+  return x.op in GroupOp.Binary and len(x.src) == 2 and all(s.op is Ops.GEP for s in x.src) and x.src[0].src[0] is x.src[1].src[0]
+
 def push_gep(g: UOp) -> UOp | None:
   """GEP of a vector op is the op on the GEPs of its sources: take only the lanes that are used. Loads stay whole, so
   the devectorizer sees all their addresses at once and finds the contiguous runs."""
   x, lanes = g.src[0], g.arg
-  # (only lanes taken once: pushing a broadcast through would compute the same lane several times)
+  # (only lanes taken once: pushing a broadcast through would compute the same lane several times; not into a fold of one
+  # vector's own lanes, expander.fold_lanes: its whole vector ops would become a scalar per lane)
+  if _folds_own_lanes(x): return None
   if (x.op in GroupOp.ALU or x.op in (Ops.CAST, Ops.BITCAST)) and len(set(lanes)) == len(lanes):
     return UOp(x.op, x.dtype.scalar().vec(len(lanes)), tuple(s.gep(lanes) for s in x.src), x.arg)
   return gep_through(g)

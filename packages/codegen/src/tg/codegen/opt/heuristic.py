@@ -26,9 +26,10 @@
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
   the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (64 lanes of independent
   accumulators, eight AVX2 registers on the measuring host, float_lanes says the register width: 25 vs 5.9 GB/s for
-  UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is an output axis (a column sum), UPCAST it by 128
-  (each step of the walk down the rows reads eight whole cache lines: 10.6 GB/s, 5.6 with 64 lanes, 0.3 with none).
-  Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
+  UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is an output axis (a column sum), UPCAST it by as many
+  lanes and UNROLL the rows by 8: each row's piece is on a page of its own, one row at a time waits on DRAM (4096x4096
+  float32, one AVX-512 thread: 128 lanes of 8 rows 16-18 GB/s, of 4 rows 14, 256 lanes of one row 10; on the AVX2 host
+  one row of 128 lanes took 10.6, of 64 5.6, none 0.3). Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
 - any other reduce to one value: UNROLL it;
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
@@ -47,6 +48,7 @@ from tg.codegen.ranges import output_axes, reduce_axes, range_size
 from tg.codegen.opt.tc import USE_TC, tc_candidates
 
 STREAM_REGISTERS = 8  # vector registers of accumulators a streaming reduce takes (AVX2 has 16: loads and compares need the rest)
+STREAM_ROWS = 8  # rows a column walk reads per step (UNROLL): each row's piece starts a new page, so one at a time waits on DRAM
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
 DEFAULT_TILES = ((8, 16), (8, 8), (4, 4))  # matmul tiles on a device without a vector register file model (Renderer.isa)
@@ -267,7 +269,8 @@ def float_lanes(ren: Renderer) -> int:
 
 def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
   """Vectors along the axis every reducing load is contiguous in (see the module docstring); False when there is none.
-  Accumulator lanes: STREAM_REGISTERS registers, or fewer; output lanes of a column walk: twice that, or fewer."""
+  Accumulator lanes: STREAM_REGISTERS registers, or fewer; output lanes of a column walk: as many, STREAM_ROWS rows a step
+  (twice the lanes, one row a step, when the rows don't divide)."""
   acc = STREAM_REGISTERS * float_lanes(K.ren)
   accums, upcasts = (acc, acc // 2, acc // 4), (2 * acc, acc, acc // 2, acc // 4)
   reds, outs = f.reds, f.outs
@@ -276,11 +279,13 @@ def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
   common = set.intersection(*(unit_stride_axes(ld) for ld in reading))
   if reds[-1] in common:
     n = range_size(reds[-1]) or 0
-    # (at least 16 steps per lane: the lanes are folded one by one after the loop, which a short row would pay for)
+    # (at least 16 steps per lane: the lanes are folded after the loop, which a short row would pay for)
     return bool(K.first((Opt(OptOps.ACCUM, len(reds) - 1, a),) for a in accums if n % a == 0 and n >= 16 * a))
   if outs and outs[-1] in common:
-    n = range_size(outs[-1]) or 0
-    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) for a in upcasts if n % a == 0 and n >= 2 * a))
+    n, m = range_size(outs[-1]) or 0, range_size(reds[-1]) or 0
+    rows = (Opt(OptOps.UNROLL, len(reds) - 1, STREAM_ROWS),) if m % STREAM_ROWS == 0 and m >= 2 * STREAM_ROWS else ()
+    # (without rows in flight, twice the lanes: each row's piece is then twice as long)
+    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) + rows for a in (upcasts[1:] if rows else upcasts) if n % a == 0 and n >= 2 * a))
   return False
 
 def _unit_stride(r: UOp, loads: list[UOp]) -> bool:
