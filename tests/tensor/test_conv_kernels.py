@@ -52,3 +52,19 @@ def test_conv_forward_tile_has_output_channels_as_vector_lanes():
   isa = Device["CPU"].renderer.isa
   if isa is None: return  # no vector register file known: the other heuristics apply
   assert ups[-1].axis == 1 and ups[-1].arg % isa.lanes(4) == 0 and ups[0].axis == 3 and ups[0].arg > 1, p.applied_opts
+
+def test_conv_input_gradient_is_the_adjoint_conv():
+  """A stride-1 conv's input gradient is the conv of the output's gradient with the flipped, transposed kernel: one
+  reduce kernel as fast as the forward (the per-tap products summed in memory took as long as the matmul making them),
+  equal to the adjoint computed by numpy: <conv(x), g> = <x, gx> for every x, so gx = conv(g, w flipped, padding k-1-p)."""
+  rng = np.random.default_rng(2)
+  xn, wn, gn = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 8, 9, 9), (16, 8, 3, 3), (2, 16, 9, 9)))
+  def input_grad() -> Tensor:
+    x = Tensor(xn, requires_grad=True)
+    (x.conv2d(Tensor(wn), padding=1) * Tensor(gn)).sum().backward()
+    return x.grad
+  want = _np_conv(gn, wn.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1], 1)
+  np.testing.assert_allclose(input_grad().numpy(), want, rtol=1e-4, atol=1e-3)
+  kernels = [ei for ei in input_grad().schedule() if ei.ast.op is Ops.SINK]
+  assert sum(1 for ei in kernels if any(u.op is Ops.REDUCE for u in ei.ast.toposort())) == 1
+  assert max(ei.bufs[0].size for ei in kernels) <= xn.size  # no per-tap products (9x the input) written out
