@@ -87,8 +87,11 @@ def test_nn_grads():
   rng = np.random.default_rng(3)
   check_grad(lambda x, w: x.conv2d(w, stride=2, padding=1), [rng.uniform(-1, 1, (1, 2, 5, 5)), rng.uniform(-1, 1, (2, 2, 3, 3))])
   check_grad(lambda x, w: x.conv_transpose2d(w, stride=2), [rng.uniform(-1, 1, (1, 2, 3, 3)), rng.uniform(-1, 1, (2, 1, 2, 2))])
-  # conv2d's own backward (a matmul and shifted taps): groups, dilation, a stride that leaves input rows unread, 1-d
+  # conv2d's own backward (strided: a matmul and shifted taps; stride 1: the adjoint conv): groups, dilation, a stride that
+  # leaves input rows unread, 1-d, asymmetric padding and padding past the kernel (the adjoint's padding is negative)
   check_grad(lambda x, w: x.conv2d(w, groups=2, dilation=2), [rng.uniform(-1, 1, (2, 4, 6, 5)), rng.uniform(-1, 1, (4, 2, 2, 2))])
+  check_grad(lambda x, w: x.conv2d(w, padding=(2, 0, 1, 3)), [rng.uniform(-1, 1, (1, 2, 4, 5)), rng.uniform(-1, 1, (3, 2, 3, 3))])
+  check_grad(lambda x, w: x.conv2d(w, padding=3, dilation=(1, 2)), [rng.uniform(-1, 1, (1, 2, 3, 4)), rng.uniform(-1, 1, (2, 2, 2, 2))])
   check_grad(lambda x, w: x.conv2d(w, stride=(2, 3)), [rng.uniform(-1, 1, (1, 2, 6, 7)), rng.uniform(-1, 1, (3, 2, 3, 2))])
   check_grad(lambda x, w: x.conv2d(w, padding=1), [rng.uniform(-1, 1, (2, 3, 7)), rng.uniform(-1, 1, (2, 3, 3))])
   check_grad(lambda x: x.max_pool2d(2) + x.avg_pool2d(2), [rng.permutation(32).reshape(1, 2, 4, 4) / 10.0])

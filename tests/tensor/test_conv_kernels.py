@@ -4,7 +4,7 @@ import math
 import numpy as np
 from tg.uop import Ops, dtypes
 from tg.codegen import OptOps
-from tg.tensor import Tensor
+from tg.tensor import Tensor, Device
 from tg.tensor.realize import get_runner
 
 def _np_conv_weight_grad(x: np.ndarray, g: np.ndarray, k: int) -> np.ndarray:
@@ -32,3 +32,39 @@ def test_conv_weight_gradient_loads_channels_as_vectors():
   tile = math.prod(o.arg for o in p.applied_opts if o.op is OptOps.UPCAST)
   assert not any(u.op is Ops.LOAD and u.dtype == dtypes.float32 for u in p.uops), p.applied_opts
   assert 16 * 3 <= tile and sum(1 for u in p.uops if u.op is Ops.GEP) <= 2 * tile, p.applied_opts
+
+def _np_conv(x: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
+  """conv2d (cross-correlation) of x with w, stride 1, padding p, in float64."""
+  k, (h, wd) = w.shape[2], x.shape[2:]
+  xp = np.pad(x.astype(np.float64), ((0, 0), (0, 0), (p, p), (p, p)))
+  oh, ow = h + 2 * p - k + 1, wd + 2 * p - k + 1
+  return sum(np.einsum("nchw,oc->nohw", xp[:, :, i:i + oh, j:j + ow], w[:, :, i, j]) for i in range(k) for j in range(k))
+
+def test_conv_forward_tile_has_output_channels_as_vector_lanes():
+  """ResNet's 64->64 3x3 conv: a register tile of output positions (rows, each an input broadcast) x output channels
+  (the vector lanes, a row of the channels-last weights). With the 8-wide row as the lanes the accumulators were shuffled
+  together from the loads (3x slower at 56x56)."""
+  rng = np.random.default_rng(1)
+  xn, wn = rng.standard_normal((2, 64, 8, 8), dtype=np.float32), rng.standard_normal((64, 64, 3, 3), dtype=np.float32)
+  np.testing.assert_allclose(Tensor(xn).conv2d(Tensor(wn), padding=1).numpy(), _np_conv(xn, wn, 1), rtol=1e-4, atol=1e-3)
+  p = get_runner(Tensor(xn).conv2d(Tensor(wn), padding=1).schedule()[-1].ast, "CPU").p
+  ups = [o for o in p.applied_opts if o.op is OptOps.UPCAST]
+  isa = Device["CPU"].renderer.isa
+  if isa is None: return  # no vector register file known: the other heuristics apply
+  assert ups[-1].axis == 1 and ups[-1].arg % isa.lanes(4) == 0 and ups[0].axis == 3 and ups[0].arg > 1, p.applied_opts
+
+def test_conv_input_gradient_is_the_adjoint_conv():
+  """A stride-1 conv's input gradient is the conv of the output's gradient with the flipped, transposed kernel: one
+  reduce kernel as fast as the forward (the per-tap products summed in memory took as long as the matmul making them),
+  equal to the adjoint computed by numpy: <conv(x), g> = <x, gx> for every x, so gx = conv(g, w flipped, padding k-1-p)."""
+  rng = np.random.default_rng(2)
+  xn, wn, gn = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 8, 9, 9), (16, 8, 3, 3), (2, 16, 9, 9)))
+  def input_grad() -> Tensor:
+    x = Tensor(xn, requires_grad=True)
+    (x.conv2d(Tensor(wn), padding=1) * Tensor(gn)).sum().backward()
+    return x.grad
+  want = _np_conv(gn, wn.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1], 1)
+  np.testing.assert_allclose(input_grad().numpy(), want, rtol=1e-4, atol=1e-3)
+  kernels = [ei for ei in input_grad().schedule() if ei.ast.op is Ops.SINK]
+  assert sum(1 for ei in kernels if any(u.op is Ops.REDUCE for u in ei.ast.toposort())) == 1
+  assert max(ei.bufs[0].size for ei in kernels) <= xn.size  # no per-tap products (9x the input) written out
