@@ -173,7 +173,8 @@ def test_as_param_builds_call_expressions():
   a, b = Tensor(a_np), Tensor(b_np)
   p0 = a.as_param(0)
   assert p0.op is Ops.RESHAPE and p0.src[0].op is Ops.PARAM and p0.src[0].arg == 0 and p0.shape == (2, 3) and p0.dtype.base == dtypes.float
-  np.testing.assert_allclose(Tensor.call(a, b, fxn=a.as_param(0) * b.as_param(1) + 1.0).numpy(), a_np * b_np + 1, rtol=1e-6, atol=1e-6)  # atol: near a*b = -1 the fused a*b+1 differs from numpy's in its last bits
+  # (atol: near a*b = -1 the fused a*b+1 differs from numpy's two roundings)
+  np.testing.assert_allclose(Tensor.call(a, b, fxn=a.as_param(0) * b.as_param(1) + 1.0).numpy(), a_np * b_np + 1, rtol=1e-6, atol=1e-6)
 
 def test_a_reshaped_buffer_is_read_in_place():
   """A realized tensor viewed in another shape is the kernel's buffer as it is: no copy kernel before the custom one."""

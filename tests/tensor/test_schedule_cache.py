@@ -1,5 +1,6 @@
 """The schedule cache: the same computation on other buffers reuses the schedule (and so the compiled kernels)."""
 import numpy as np
+import pytest
 from hypothesis import given, settings, strategies as st
 import tg.tensor.schedule as sched
 from tg.tensor import Tensor, Counters
@@ -31,3 +32,12 @@ def test_a_cache_hit_views_its_buffers_as_reshape_does(shape):
   from tg.uop import dtypes
   b = new_buffer("CPU", int(np.prod(shape)), dtypes.float32)
   assert sched.buffer_view(b, tuple(shape)) is b.reshape(tuple(shape))
+
+def test_reading_a_scheduled_tensor_before_its_items_run_raises():
+  """Tensor.schedule() points the tensor at its buffer before any kernel wrote it: reading it then would be whatever the
+  allocator handed out (zeros, or an earlier tensor's values), so it raises until run_schedule ran the items."""
+  x = Tensor([1.0, 2.0]).realize() * 3
+  items = x.schedule()
+  with pytest.raises(RuntimeError, match="run_schedule"): x.numpy()
+  run_schedule(items)
+  np.testing.assert_array_equal(x.numpy(), [3.0, 6.0])

@@ -1,10 +1,10 @@
 """Running a schedule: kernels compiled once per (AST, device, opt switches) and reused, copies by Buffer.copy_from. Every
 launch counts in GlobalCounters; with DEBUG >= 2 each is timed and printed as tinygrad does."""
 from __future__ import annotations
-import time
+import time, weakref
 from typing import Any
 from tg.uop import UOp, Ops, DEBUG
-from tg.codegen import Device, GlobalCounters, BEAM, NOOPT, USE_TC, CHECK_OOB, profile
+from tg.codegen import Buffer, Device, GlobalCounters, BEAM, NOOPT, USE_TC, CHECK_OOB, profile
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.program import ProgramSpec
 from tg.tensor.schedule import ExecItem
@@ -55,7 +55,10 @@ def _report(p: ProgramSpec, t: float) -> None:
 
 _COPY = Ops.COPY  # (Ops.X is a slow lookup on Python 3.11: once per launch)
 
+unrun: weakref.WeakSet[Buffer] = weakref.WeakSet()  # buffers of tensors Tensor.schedule() scheduled, until an item writing them runs
+
 def run_item(ei: ExecItem) -> None:
+  if unrun: unrun.difference_update(ei.bufs)
   if ei.ast.op is _COPY:
     dst, src = ei.bufs
     start = time.perf_counter_ns()

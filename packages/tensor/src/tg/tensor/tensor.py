@@ -13,7 +13,7 @@ from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical, private_copy
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, names_buffer
-from tg.tensor.realize import run_schedule, Counters
+from tg.tensor.realize import run_schedule, Counters, unrun
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
@@ -136,7 +136,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # ***** realizing and data out *****
   def schedule(self, *others: Tensor) -> list[ExecItem]:
     """The kernels (and copies) that realize this tensor (and others); after this call the tensors point at their buffers,
-    and every other live tensor at the buffers of what it shares with them (LiveTensors.become)."""
+    and every other live tensor at the buffers of what it shares with them (LiveTensors.become). Their contents are
+    written when the items run (run_schedule): read before that, they raise (tinygrad reads the unwritten memory)."""
+    items = self._schedule(*others)
+    if items: unrun.update(buffers[b] for t in (self, *others) if (b := view_base(t.uop)) is not None and b in buffers)
+    return items
+  def _schedule(self, *others: Tensor) -> list[ExecItem]:
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
           if not t._as_one_view() and not realized_multi(t.uop)]
     if not ts: return []
@@ -151,7 +156,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
   def realize(self, *others: Tensor) -> Tensor:
-    run_schedule(self.schedule(*others), consume=True)
+    run_schedule(self._schedule(*others), consume=True)
     return self
   @staticmethod
   def realize_all(*ts: Tensor) -> None:
@@ -164,7 +169,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return True
   def _buffer(self) -> Buffer:
     self.realize()
-    return buffers[view_base(self._uop)].ensure_allocated()
+    if (buf := buffers[view_base(self._uop)]) in unrun:
+      raise RuntimeError("this tensor's kernels were scheduled (Tensor.schedule) and have not run: run_schedule(items) first")
+    return buf.ensure_allocated()
   def data(self) -> memoryview:
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
