@@ -839,11 +839,11 @@ def _packed(w: Tensor, p: int) -> Tensor:
 def _packed_product(x: Tensor, w: Tensor, p: int) -> Tensor:
   """x @ w (w 2-d) reading w from panels of width p, with the plain product's gradients: x's is g @ w.T, a product of its
   own (through the panels, each lane of its rows would be a gather from another panel: 3-5x slower in a GPT step's MLP),
-  w's is x.T @ g summed over x's leading axes."""
+  w's is x.T @ g summed over x's leading axes, computed as (g.T @ x).T: w's layout, its B (x) packed when big."""
   def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
     gt, xt, wt = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
     k, n = wt.shape
-    return (gt @ wt.T).uop, (gt.reshape(-1, n).T._product(xt.reshape(-1, k))).T.uop
+    return (gt @ wt.T).uop, (gt.reshape(-1, n).T @ xt.reshape(-1, k)).T.uop
   out = x._product(_packed(w, p))
   return Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, x.uop, w.uop), grad_fxn))
 
