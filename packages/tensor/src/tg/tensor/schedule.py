@@ -199,18 +199,23 @@ def _is_reduce_epilogue(u: UOp, points: dict[UOp, None]) -> bool:
     stack.extend(x.src)
   return False
 
-def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> bool:
-  """A reduce is realized when it is broadcast again downstream, or when more than one kernel uses it."""
+def _roots_above(u: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None], stop_at_broadcast: bool = False) -> set[UOp] | None:
+  """The points and reduces whose kernels compute with u (found walking up through the rest); None when stop_at_broadcast
+  and u is broadcast again (an EXPAND) on the way."""
   roots: set[UOp] = set()
-  stack, seen = [r], {r}
+  stack, seen = [u], {u}
   while stack:
     for c in consumers[stack.pop()]:
       if c in seen or c.op is Ops.SINK: continue
       seen.add(c)
-      if c.op is Ops.EXPAND and c.src[0].shape != c.shape: return True
+      if stop_at_broadcast and c.op is Ops.EXPAND and c.src[0].shape != c.shape: return None
       if c in points or c.op is Ops.REDUCE_AXIS: roots.add(c)
       else: stack.append(c)
-  return len(roots) > 1
+  return roots
+
+def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> bool:
+  """A reduce is realized when it is broadcast again downstream, or when more than one kernel uses it."""
+  return (roots := _roots_above(r, consumers, points, stop_at_broadcast=True)) is None or len(roots) > 1
 
 OPERAND_REUSE = 16  # a computed value broadcast to at least this many times its size is stored first (_computed_operand)
 
@@ -250,14 +255,7 @@ def _share_recomputed(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: 
 
 def _kernels_reading(u: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> int:
   """How many kernels compute with u: the points and reduces above it (ASSIGNs counted once, as one kernel stores them)."""
-  roots: set[UOp] = set()
-  stack, seen = [u], {u}
-  while stack:
-    for c in consumers[stack.pop()]:
-      if c in seen or c.op is Ops.SINK: continue
-      seen.add(c)
-      if c in points or c.op is Ops.REDUCE_AXIS: roots.add(c)
-      else: stack.append(c)
+  roots = _roots_above(u, consumers, points) or set()
   return sum(1 for r in roots if r.op is not Ops.ASSIGN) + any(r.op is Ops.ASSIGN for r in roots)
 
 def _reads_shifted(value: UOp, target: UOp) -> bool:
