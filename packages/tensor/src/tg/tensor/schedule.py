@@ -199,23 +199,18 @@ def _is_reduce_epilogue(u: UOp, points: dict[UOp, None]) -> bool:
     stack.extend(x.src)
   return False
 
-def _roots_above(u: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None], stop_at_broadcast: bool = False) -> set[UOp] | None:
-  """The points and reduces whose kernels compute with u (found walking up through the rest); None when stop_at_broadcast
-  and u is broadcast again (an EXPAND) on the way."""
+def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> bool:
+  """A reduce is realized when it is broadcast again downstream, or when more than one kernel uses it."""
   roots: set[UOp] = set()
-  stack, seen = [u], {u}
+  stack, seen = [r], {r}
   while stack:
     for c in consumers[stack.pop()]:
       if c in seen or c.op is Ops.SINK: continue
       seen.add(c)
-      if stop_at_broadcast and c.op is Ops.EXPAND and c.src[0].shape != c.shape: return None
+      if c.op is Ops.EXPAND and c.src[0].shape != c.shape: return True
       if c in points or c.op is Ops.REDUCE_AXIS: roots.add(c)
       else: stack.append(c)
-  return roots
-
-def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> bool:
-  """A reduce is realized when it is broadcast again downstream, or when more than one kernel uses it."""
-  return (roots := _roots_above(r, consumers, points, stop_at_broadcast=True)) is None or len(roots) > 1
+  return len(roots) > 1
 
 OPERAND_REUSE = 16  # a computed value broadcast to at least this many times its size is stored first (_computed_operand)
 
@@ -236,27 +231,37 @@ def _computed_operand(e: UOp, s: UOp, consumers: dict[UOp, list[UOp]], points: d
 
 def _elements(u: UOp) -> int: return u.arg if u.op is Ops.BUFFER else prod(u.shape)
 
+SHARE_CAP = 32  # the inputs (and the kernels) _share_recomputed tracks per value: more are many (linear time on long chains)
+
 def _share_recomputed(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> None:
   """Elementwise values that c >= 2 kernels read, each recomputing them from inputs of S elements in all (each input
   counted up to the value's size n), become points when storing is cheaper: (c - 1) * S > (c + 1) * n (c reads of S,
   against one read of S, a write and c reads of n). A residual stream x + f(x) + g(...) is otherwise a sum over every
   earlier layer's buffers, re-read by each kernel that uses it (a GPT step's layernorm gradients read 24 buffers).
-  Bottom-up, so a value above a new point reads the point."""
+  Bottom-up, so a value above a new point reads the point. A value reading more than SHARE_CAP inputs counts as one
+  input of the values above it (they count fewer: no point is made that the full count wouldn't make)."""
+  kernels = _kernels_reading(topo, consumers, points)
   reads: dict[UOp, frozenset[UOp]] = {}
   for u in topo:
     if u in points or u.op is Ops.BUFFER:
       reads[u] = frozenset((u,))
       continue
     r = reads[u] = frozenset().union(*(reads[x] for x in u.src))
-    if u.op not in GroupOp.ALU or not all_int(u.shape) or (n := prod(u.shape)) == 0: continue
-    if (size := sum(min(_elements(b), n) for b in r)) > n and (c := _kernels_reading(u, consumers, points)) >= 2 and (c - 1) * size > (c + 1) * n:
-      points[u] = None
-      reads[u] = frozenset((u,))
+    if u.op in GroupOp.ALU and all_int(u.shape) and (n := prod(u.shape)) > 0 and (c := kernels[u]) >= 2 and \
+       (c - 1) * sum(min(_elements(b), n) for b in r) > (c + 1) * n: points[u] = None
+    if u in points or len(r) > SHARE_CAP: reads[u] = frozenset((u,))
 
-def _kernels_reading(u: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> int:
-  """How many kernels compute with u: the points and reduces above it (ASSIGNs counted once, as one kernel stores them)."""
-  roots = _roots_above(u, consumers, points) or set()
-  return sum(1 for r in roots if r.op is not Ops.ASSIGN) + any(r.op is Ops.ASSIGN for r in roots)
+def _kernels_reading(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> dict[UOp, int]:
+  """How many kernels compute with each UOp: the points and reduces above it (ASSIGNs counted once, as one kernel stores
+  them), up to SHARE_CAP."""
+  roots: dict[UOp, frozenset[UOp]] = {}
+  for u in reversed(topo):
+    found: set[UOp] = set()
+    for c in consumers[u]:
+      if c.op is not Ops.SINK: found.update((c,) if c in points or c.op is Ops.REDUCE_AXIS else roots[c])
+      if len(found) >= SHARE_CAP: break
+    roots[u] = frozenset(found)
+  return {u: sum(1 for r in rs if r.op is not Ops.ASSIGN) + any(r.op is Ops.ASSIGN for r in rs) for u, rs in roots.items()}
 
 def _reads_shifted(value: UOp, target: UOp) -> bool:
   """Does value read target at other elements than the one it writes (through a view that moves elements, or a reduce)?
