@@ -15,7 +15,7 @@ from tensor import best as tensor_best  # bench/tensor.py (this folder is on sys
 from own_process import measure, require
 
 SYSTEMS = ("tg", "numpy", "torch")
-GPT = dict(layers=4, dim=256, heads=4, ctx=128, batch=16)
+GPT = dict(layers=4, dim=256, heads=4, ctx=128, batch=16, vocab=26)  # vocab: the characters of train_gpt.make_text(2000)
 
 CLOCK = time.perf_counter  # time.thread_time under --cpu-time
 ONE_THREAD = {v: "1" for v in ("CPU_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
@@ -60,6 +60,7 @@ def tg_rows(only: str) -> dict[str, float]:
     import train_gpt
     text = train_gpt.make_text(2000)
     vocab = train_gpt.Vocab(text)
+    if len(vocab) != GPT["vocab"]: raise RuntimeError(f"the text has {len(vocab)} characters: set GPT['vocab'] (PyTorch's twin) to it")
     data = train_gpt.batches(vocab.encode(text), GPT["batch"], GPT["ctx"])
     Tensor.manual_seed(0)
     step = train_gpt.make_step(train_gpt.GPT(len(vocab), GPT["layers"], GPT["dim"], GPT["heads"], GPT["ctx"]), 1e-3)
@@ -98,7 +99,7 @@ def torch_gpt_step() -> float:
   """examples/train_gpt.py's model in PyTorch (same blocks: pre-norm, causal SDPA, 4x tanh-GELU MLP), AdamW."""
   import torch
   F, nn = torch.nn.functional, torch.nn
-  d, h, t, vocab = GPT["dim"], GPT["heads"], GPT["ctx"], 30
+  d, h, t, vocab = GPT["dim"], GPT["heads"], GPT["ctx"], GPT["vocab"]
   class Block(nn.Module):
     def __init__(self):
       super().__init__()

@@ -43,3 +43,18 @@ def test_gradients_through_the_pack(monkeypatch):
   ((ta @ tb) * Tensor(g)).sum().backward()
   np.testing.assert_allclose(ta.grad.numpy(), g.astype(np.float64) @ b.T, rtol=1e-4, atol=1e-4)
   np.testing.assert_allclose(tb.grad.numpy(), a.T.astype(np.float64) @ g, rtol=1e-4, atol=1e-4)
+
+def test_transposed_b_is_packed_at_any_size():
+  """A Linear's weight.T: its columns are rows of the weight, a gather each; packed even when small."""
+  a, w = rng.standard_normal((64, 32), dtype=np.float32), rng.standard_normal((256, 32), dtype=np.float32)
+  ta, tw = Tensor(a).realize(), Tensor(w).realize()
+  GlobalCounters.reset()
+  np.testing.assert_allclose((ta @ tw.T).numpy(), a.astype(np.float64) @ w.T, rtol=1e-4, atol=1e-4)
+  assert GlobalCounters.kernel_count == 2, "the pack, then the product"
+
+def test_gradients_through_a_packed_transposed_b_with_leading_axes():
+  a, w, g = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 64, 32), (256, 32), (2, 64, 256)))
+  ta, tw = Tensor(a, requires_grad=True), Tensor(w, requires_grad=True)
+  ((ta @ tw.T) * Tensor(g)).sum().backward()
+  np.testing.assert_allclose(ta.grad.numpy(), g.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
+  np.testing.assert_allclose(tw.grad.numpy(), np.einsum("bmn,bmk->nk", g.astype(np.float64), a), rtol=1e-4, atol=1e-3)

@@ -36,9 +36,11 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
     if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], _target(u)): points[u.src[1]] = None
   for u in topo:
-    if u.op is Ops.EXPAND and u.src[0].shape != u.shape and _is_reduce_epilogue(s := _unmoved(u.src[0]), points): points[s] = None
+    if u.op is Ops.EXPAND and u.src[0].shape != u.shape and \
+       (_is_reduce_epilogue(s := _unmoved(u.src[0]), points) or _computed_operand(u, s, consumers, points)): points[s] = None
   for u in topo:
     if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points): points[u] = None
+  _share_recomputed(topo, consumers, points)
   return _in_order([u for u in topo if u in points])
 
 def _in_order(points: list[UOp]) -> dict[UOp, None]:
@@ -209,6 +211,57 @@ def _needs_buffer(r: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, Non
       if c in points or c.op is Ops.REDUCE_AXIS: roots.add(c)
       else: stack.append(c)
   return len(roots) > 1
+
+OPERAND_REUSE = 16  # a computed value broadcast to at least this many times its size is stored first (_computed_operand)
+
+def _computed_operand(e: UOp, s: UOp, consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> bool:
+  """Is s, broadcast by EXPAND e into a reduce, elementwise work on two or more buffers that e repeats at least
+  OPERAND_REUSE times (a layernorm's output as a matmul's operand, read once per tile of the other operand's columns, or
+  a weight gradient's B)? The reduce's kernel would redo the work at every repeat: it is stored once instead."""
+  if s in points or s.op not in GroupOp.ALU or not all_int(e.shape) or not all_int(s.shape): return False
+  if prod(e.shape) < OPERAND_REUSE * prod(s.shape) or len(_kernel_reads(s, points)) < 2: return False
+  stack, seen = [e], {e}
+  while stack:
+    for c in consumers[stack.pop()]:
+      if c.op is Ops.REDUCE_AXIS: return True
+      if c not in seen and c not in points and (c.op in GroupOp.ALU or c.op in GroupOp.Movement or c.op is Ops.CAST):
+        seen.add(c)
+        stack.append(c)
+  return False
+
+def _elements(u: UOp) -> int: return u.arg if u.op is Ops.BUFFER else prod(u.shape)
+
+SHARE_CAP = 32  # the inputs (and the kernels) _share_recomputed tracks per value: more are many (linear time on long chains)
+
+def _share_recomputed(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> None:
+  """Elementwise values that c >= 2 kernels read, each recomputing them from inputs of S elements in all (each input
+  counted up to the value's size n), become points when storing is cheaper: (c - 1) * S > (c + 1) * n (c reads of S,
+  against one read of S, a write and c reads of n). A residual stream x + f(x) + g(...) is otherwise a sum over every
+  earlier layer's buffers, re-read by each kernel that uses it (a GPT step's layernorm gradients read 24 buffers).
+  Bottom-up, so a value above a new point reads the point. A value reading more than SHARE_CAP inputs counts as one
+  input of the values above it (they count fewer: no point is made that the full count wouldn't make)."""
+  kernels = _kernels_reading(topo, consumers, points)
+  reads: dict[UOp, frozenset[UOp]] = {}
+  for u in topo:
+    if u in points or u.op is Ops.BUFFER:
+      reads[u] = frozenset((u,))
+      continue
+    r = reads[u] = frozenset().union(*(reads[x] for x in u.src))
+    if u.op in GroupOp.ALU and all_int(u.shape) and (n := prod(u.shape)) > 0 and (c := kernels[u]) >= 2 and \
+       (c - 1) * sum(min(_elements(b), n) for b in r) > (c + 1) * n: points[u] = None
+    if u in points or len(r) > SHARE_CAP: reads[u] = frozenset((u,))
+
+def _kernels_reading(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> dict[UOp, int]:
+  """How many kernels compute with each UOp: the points and reduces above it (ASSIGNs counted once, as one kernel stores
+  them), up to SHARE_CAP."""
+  roots: dict[UOp, frozenset[UOp]] = {}
+  for u in reversed(topo):
+    found: set[UOp] = set()
+    for c in consumers[u]:
+      if c.op is not Ops.SINK: found.update((c,) if c in points or c.op is Ops.REDUCE_AXIS else roots[c])
+      if len(found) >= SHARE_CAP: break
+    roots[u] = frozenset(found)
+  return {u: sum(1 for r in rs if r.op is not Ops.ASSIGN) + any(r.op is Ops.ASSIGN for r in rs) for u, rs in roots.items()}
 
 def _reads_shifted(value: UOp, target: UOp) -> bool:
   """Does value read target at other elements than the one it writes (through a view that moves elements, or a reduce)?

@@ -757,7 +757,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
     if (kb := _vecmat_block(x, w)) is not None: return _blocked_vecmat(x, w, kb)
-    if x.ndim >= 2 and w.ndim >= 2 and (p := _pack_panel(x, w)) is not None: w = _packed(w, p)
+    if x.ndim >= 2 and w.ndim >= 2 and (p := _pack_panel(x, w)) is not None:
+      if w.ndim > 2: return x._product(_packed(w, p))
+      return _packed_product(x, w, p)
+    return x._product(w)
+  def _product(self, w: Tensor) -> Tensor:
+    """self @ w as the multiply and sum (shapes checked, dtypes matched, no packing)."""
+    x, dt = self, self.dtype
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
     w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
     return (x_ * w_).sum(-1, acc_dtype=sum_acc_dtype(dt) if not dtypes.is_float(dt) else None).cast(dt)
@@ -817,16 +823,36 @@ PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 19, 64  # a matmul packs B when it is bigge
 
 def _pack_panel(x: Tensor, w: Tensor) -> int | None:
   """The panel width to pack w to for x @ w (None: don't): when the device's matmul reads B by panels (tg.codegen.matmul_panel)
-  and B is too big for a core's cache and read by enough rows of A to repay the copy."""
+  and B is read by enough rows of A to repay the copy and is too big for a core's cache, or is a transposed view (a Linear's
+  weight.T: a row of a panel is then a gather of one value per cache line, at any size; the GPT step's 256 x 256
+  projection measured 10 vs 110 GFLOP/s single-threaded)."""
   m, (k, n) = x.shape[-2], w.shape[-2:]
-  if not isinstance(w.device, str) or not all_int((m, k, n)) or m < PACK_MIN_ROWS or k * n * w.dtype.itemsize < PACK_MIN_BYTES: return None
+  if not isinstance(w.device, str) or not all_int((m, k, n)) or m < PACK_MIN_ROWS: return None
+  if k * n * w.dtype.itemsize < PACK_MIN_BYTES and not _columns_strided(w): return None
   return matmul_panel(Device[w.device].renderer, w.dtype.itemsize, m, n)
+
+def _columns_strided(w: Tensor) -> bool:
+  """Is w a permuted view whose last axis isn't its source's last (neighbouring columns are far apart in memory)?"""
+  u, last = w.uop, w.ndim - 1  # the axis of u that is w's last
+  while u.op is Ops.PERMUTE: last, u = u.arg[last], u.src[0]
+  return last != len(u.shape) - 1
 
 def _packed(w: Tensor, p: int) -> Tensor:
   """w (..., K, N) copied to panels (..., N/p, K, p), viewed as (..., K, N) again: the values are w's, but each K x p panel a
   matmul reads is contiguous (a copy of B costs a pass over it; the strided panels cost a cache miss per row of B)."""
   *b, k, n = w.shape
   return w.reshape(*b, k, n // p, p).transpose(-3, -2).contiguous().transpose(-3, -2).reshape(*b, k, n)
+
+def _packed_product(x: Tensor, w: Tensor, p: int) -> Tensor:
+  """x @ w (w 2-d) reading w from panels of width p, with the plain product's gradients: x's is g @ w.T, a product of its
+  own (through the panels, each lane of its rows would be a gather from another panel: 3-5x slower in a GPT step's MLP),
+  w's is x.T @ g summed over x's leading axes, computed as (g.T @ x).T: w's layout, its B (x) packed when big."""
+  def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
+    gt, xt, wt = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
+    k, n = wt.shape
+    return (gt @ wt.T).uop, (gt.reshape(-1, n).T @ xt.reshape(-1, k)).T.uop
+  out = x._product(_packed(w, p))
+  return Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, x.uop, w.uop), grad_fxn))
 
 def _vecmat_block(x: Tensor, w: Tensor) -> int | None:
   """The rows of w a float x @ w (one row of x, a 2-d w) sums at a time on its device (tg.codegen.vecmat_block; None: at once)."""

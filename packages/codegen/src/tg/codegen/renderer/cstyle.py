@@ -139,7 +139,7 @@ class CRenderer(Renderer):
   has_threads = True
   vector_widths = (1, 2, 4, 8, 16)
   vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MULACC, Ops.NEG, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.WHERE,
-                          Ops.CAST, Ops.SQRT})
+                          Ops.CAST, Ops.SQRT, Ops.RECIPROCAL})
   vector_alu_widths = (2, 4, 8, 16)
   native_ops = GroupOp.ALU - {Ops.THREEFRY}
   emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
@@ -153,19 +153,20 @@ class CRenderer(Renderer):
     flops, mem = estimate(uops)
     return 1 if flops + mem < 1 << 20 else self.threads()  # small kernels: one core is as fast (bench/train.py)
   def keeps_vector(self, u: UOp) -> bool:
-    """GCC/clang vector extensions: arithmetic as before; compares, max, selects and sqrt on float32/float64 lanes (a compare's
+    """GCC/clang vector extensions: arithmetic as before; compares, max, selects, sqrt and reciprocal on float32/float64 lanes (a compare's
     bool vector is an int mask, see ctype); casts between float32/float64/int32/int64, from bool to them, and between float16 and float32
     (__builtin_convertvector); + - * max, selects and bitwise ops on 32/64-bit integer lanes, and their compares, and
-    and/or of bools (an int sum or an argmax ran lane by lane: 0.4 of the read limit); exp2, log2 and sin of 8 or 16
-    float32 lanes through glibc's vector math library where the host has it (libm one lane at a time: exp 0.47 of numpy)."""
+    and/or of bools (an int sum or an argmax ran lane by lane: 0.4 of the read limit); exp2, log2 and sin of 8 lanes or a
+    multiple (a 64-lane tile in 16s) of float32 through glibc's vector math library where the host has it (libm one lane at a
+    time: exp 0.47 of numpy)."""
     if u.op is Ops.CAST:
       frm, to = u.src[0].dtype.scalar(), u.dtype.scalar()
       return (to in VEC_CAST and frm in VEC_CAST | {dtypes.bool}) or (frm, to) in VEC_HALF_CAST
-    if u.op in VEC_MATH: return u.dtype.scalar() == dtypes.float32 and u.dtype.count in (8, 16) and has_vector_math()
+    if u.op in VEC_MATH: return u.dtype.scalar() == dtypes.float32 and u.dtype.count % 8 == 0 and has_vector_math()
     if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT | VEC_INT
     if u.op in VEC_INT_ALU and u.dtype.scalar() in VEC_INT: return True
     if u.op in (Ops.AND, Ops.OR) and u.dtype.scalar() == dtypes.bool: return True  # int lanes, nonzero is true: bitwise is logical
-    if u.op in (Ops.MAX, Ops.WHERE, Ops.SQRT): return u.dtype.scalar() in VEC_FLOAT
+    if u.op in (Ops.MAX, Ops.WHERE, Ops.SQRT, Ops.RECIPROCAL): return u.dtype.scalar() in VEC_FLOAT
     return super().keeps_vector(u)
 
   def ctype(self, dt: DType) -> str:
@@ -284,6 +285,8 @@ VECTOR_ALU: dict[Ops, Callable[[_Kernel, UOp, list[str]], str]] = {
   **{op: _vec_compare for op in GroupOp.Comparison},
   Ops.WHERE: _vec_where,
   Ops.SQRT: lambda k, u, s: f"tg_vsqrt({s[0]})",  # (an optimizer's update: lane by lane it cost 40% of AdamW's kernel)
+  # a vector divide, correctly rounded per lane as the scalar one (a GELU's tanh: 16 scalar divides per vector)
+  Ops.RECIPROCAL: lambda k, u, s: f"({c_const(1.0, u.dtype.scalar())}/{s[0]})",
   Ops.MAX: lambda k, u, s: _select(k, u.dtype, f"(({s[0]}>={s[1]})|({s[0]}!={s[0]}))", s[0], s[1]),  # NaN and zeros as _max
 }
 
