@@ -228,7 +228,12 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
       stack.pop()
       continue
     src = n.src
-    if src:
+    if len(src) == 2:  # most nodes: no map to build
+      a, b = src
+      try: a2, b2 = done[a], done[b]
+      except KeyError: raise _loop(name, n) from None
+      n2 = n if a2 is a and b2 is b else build(UOp, n.op, n.dtype, (a2, b2), n.arg)
+    elif src:
       try: new_src = tuple(map(done_src, src))
       except KeyError: raise _loop(name, n) from None
       n2 = n if new_src == src else build(UOp, n.op, n.dtype, new_src, n.arg)

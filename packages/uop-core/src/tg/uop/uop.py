@@ -56,6 +56,27 @@ class _cached:
     val = obj.__dict__[self.name] = self.fxn(obj)
     return val
 
+class _Range:
+  """vmin, vmax or the pair (_min_max): the first read of any computes all three and leaves them in the instance
+  __dict__, so later reads are plain attribute reads (one call on the first read, where a cached property per name
+  took four)."""
+  def __init__(self, i: int | None): self.i = i
+  def __get__(self, obj: Any, cls: type | None = None) -> Any:
+    if obj is None: return self
+    r = _range(obj)
+    return r if self.i is None else r[self.i]
+
+def _range(u: UOp) -> tuple[Any, Any]:
+  for s in u.src:
+    if "_min_max" not in s.__dict__:
+      if s.src:
+        _fill_cache(u, "_min_max")
+        break
+      _range(s)  # a leaf (a new constant or variable) has nothing below it to fill first
+  d = u.__dict__
+  d["vmin"], d["vmax"] = d["_min_max"] = r = min_max(u)
+  return r
+
 class UOp(metaclass=UOpMetaClass):
   """A node of the IR: op, dtype, sources and arg. Immutable; build a changed one with `replace`."""
   __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "__dict__")
@@ -395,21 +416,9 @@ class UOp(metaclass=UOpMetaClass):
   def axis_type(self) -> AxisType: return self.arg[1]
 
   # ***** symbolic range analysis *****
-  @_cached
-  def _min_max(self) -> tuple[Any, Any]:
-    for s in self.src:
-      if "_min_max" not in s.__dict__:
-        if s.src:
-          _fill_cache(self, "_min_max")
-          break
-        s._min_max  # a leaf (a new constant or variable) has nothing below it to fill first
-    d = self.__dict__
-    d["vmin"], d["vmax"] = r = min_max(self)  # both land in the instance dict: later reads are plain attribute reads
-    return r
-  @_cached
-  def vmin(self) -> Any: return self._min_max[0]
-  @_cached
-  def vmax(self) -> Any: return self._min_max[1]
+  _min_max: tuple[Any, Any] = _Range(None)  # type: ignore[assignment]
+  vmin: Any = _Range(0)
+  vmax: Any = _Range(1)
 
   def render(self, simplify: bool = True) -> str:
     """The expression as readable text, e.g. `((x*2)+1)`."""
