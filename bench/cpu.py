@@ -1,8 +1,8 @@
 """CPU reductions at the memory limit and elementwise ops beside numpy (issue #23), in GB/s, for tg beside numpy, PyTorch
 ("not installed" when it isn't) and the limit: a plain streaming read in C (vector accumulators on every core, compiled by
 tg.codegen.clib). Reductions: sum, max, mean of 16M and 256M float32; min, prod, argmax, var, std and int32/half sums of
-16M; row and column sums and maxes of 4096x4096. Their GB/s count the bytes read times the passes the op needs (argmax,
-var and std read their input twice), so tg/limit says how close each pass is to the limit. Elementwise: x*y+z, where,
+16M; row and column sums and maxes of 4096x4096. Their GB/s count the bytes read times the passes the op needs (var and
+std read their input twice; argmax once, as numpy), so tg/limit says how close each pass is to the limit. Elementwise: x*y+z, where,
 casts, exp/log/sin of 16M, GB/s read and written. Each system runs in a process of its own (one system's threads, memory
 and frequency state must not change another's figures). --json for machine-readable figures; --small skips the 256M
 cases (1 GB each); --only NAME runs the cases whose name contains it; --cpu-time runs every system on one thread and times
@@ -49,7 +49,7 @@ float stream_read(const float* p, long long n, int threads) {
 # a case: (name, elements, dtype of the data, passes over it the op needs, what it computes); reductions are compared to
 # the limit (their bytes read: elements x itemsize x passes), elementwise ops to numpy (bytes read and written)
 REDUCE = [("sum", "float32", 1), ("max", "float32", 1), ("mean", "float32", 1)]
-EXTRA = [("min", "float32", 1), ("prod", "float32", 1), ("argmax", "float32", 2), ("var", "float32", 2), ("std", "float32", 2),
+EXTRA = [("min", "float32", 1), ("prod", "float32", 1), ("argmax", "float32", 1), ("var", "float32", 2), ("std", "float32", 2),
          ("sum", "int32", 1), ("sum", "float16", 1)]
 MATRIX = [("row sum", "sum", 1), ("col sum", "sum", 0), ("row max", "max", 1), ("col max", "max", 0)]
 ELEMENTWISE = ["x*y+z", "where", "f32->f16", "f16->f32", "f32->i32", "i32->f32", "exp", "log", "sin"]

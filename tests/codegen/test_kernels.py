@@ -420,6 +420,25 @@ def test_vector_integer_lanes(device, dt):
     assert not re.search(r"= v\d+\[\d+\];", src), src
 
 @pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("dt", [dtypes.int32, dtypes.int64])
+def test_vector_positions_and_bitcasts(device, dt):
+  """An upcast range's positions cast to integer lanes (an argmax's indices) and float lanes bitcast to int32: numpy's
+  values, and in C whole vectors (each position was a scalar add, cast and insert, each bitcast a memcpy per lane)."""
+  n = 256
+  o, a = UOp.param(0, dt, (n,)), UOp.param(1, dtypes.float, (n,))
+  r, i = UOp.range(4, 0), UOp.range(64, 1)
+  pos = r * 64 + i
+  ast = sink(o[pos].store((pos * 3 + 7).cast(dt) + a[pos].bitcast(dtypes.int32).cast(dt)).end(r, i), opts=(Opt(OptOps.UPCAST, 1, 16),))
+  xa = rng.standard_normal(n).astype(np.float32)
+  xa[:3] = [-0.0, np.inf, np.nan]
+  r0, _ = run(ast, device, [np.zeros(n, np.dtype(dt.fmt)), xa])
+  np.testing.assert_array_equal(r0, np.arange(n) * 3 + 7 + xa.view(np.int32).astype(np.dtype(dt.fmt)))
+  if device == "CPU":
+    src = get_program(ast, Device["CPU"].renderer).src
+    # no lane taken out, no lanes put together (a broadcast is fine)
+    assert not re.search(r"= v\d+\[\d+\];|\{(v\d+), (?!\1\b)v\d+", src) and "memcpy" not in src, src
+
+@pytest.mark.parametrize("device", DEVICES)
 def test_vector_half_casts(device):
   """float32 -> float16 -> float32 on 16 lanes: round to nearest even, overflow to inf, NaN stays NaN, subnormal halves;
   numpy's values, converted as whole vectors in C."""

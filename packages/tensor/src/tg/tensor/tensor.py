@@ -724,16 +724,30 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     m = m.isinf().where(0, m)
     return (self - m).exp().sum(axis, keepdim=True).log().add(m).reshape(self.max(axis, keepdim).shape)
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
-    """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch). Two passes over self: its max,
-    then the biggest n - i over the hits i."""
+    """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch). One pass where the values
+    have an order-preserving int32 key (_order_key): the max of key * 2**32 + (n - 1 - i) is the greatest value's first index i.
+    Else two: the max, then the biggest n - i over the hits i."""
     if axis is None: return self.flatten().argmax(0)
     axis = self._axis(axis)
     n = self.shape[axis]
-    idx = Tensor.arange(n, 0, -1, device=self.device).reshape((n,) + (1,) * (self.ndim - axis - 1))
+    shape = (n,) + (1,) * (self.ndim - axis - 1)
+    if (key := self._order_key()) is not None and 0 < n < 1 << 32:
+      rest = Tensor.arange(n - 1, -1, -1, device=self.device, dtype=dtypes.int64).reshape(shape)  # n - 1 - i
+      best = (key.cast(dtypes.int64) * (1 << 32) + rest).max(axis, keepdim)
+      return (n - 1 - (best & 0xFFFFFFFF)).cast(dtypes.int32)
+    idx = Tensor.arange(n, 0, -1, device=self.device).reshape(shape)
     hit = self.eq(self.max(axis, keepdim=True))
     # nothing equals a NaN max, and the max is NaN exactly when there is a NaN: then the NaNs are the hits
     if dtypes.is_float(self.dtype): hit = hit | self.isnan()
     return (n - hit.where(idx, 0).max(axis, keepdim)).cast(dtypes.int32)
+  def _order_key(self) -> Tensor | None:
+    """An int32 per value, ordered as the values with equal values equal (-0 and 0 too) and every NaN above +inf; None
+    for values that don't fit (64-bit, uint32). A float's bits read as a sign-magnitude integer: negatives become -m."""
+    if dtypes.is_float(self.dtype):
+      if self.dtype.itemsize > 4: return None
+      b = self.cast(dtypes.float32).bitcast(dtypes.int32)
+      return self.isnan().where(dtypes.max(dtypes.int32), (b < 0).where(-(b & 0x7FFFFFFF), b))
+    return None if self.dtype.itemsize > 4 or self.dtype == dtypes.uint32 else self.cast(dtypes.int32)
   def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the first minimum; a NaN counts as the minimum (as numpy and PyTorch)."""
     return self._flipped().argmax(axis, keepdim)

@@ -42,6 +42,18 @@ def no_vector_alu(ctx: Renderer | None, u: UOp) -> UOp | None:
             for i in range(0, n, w)]
   return UOp.vectorize(*[c.gep(j) if w > 1 else c for c in chunks for j in range(w)])
 
+def cast_index_lanes(ctx: Renderer | None, u: UOp) -> UOp | None:
+  """A vector CAST of index lanes that differ by constants (an upcast range's positions, `base + 0, base + 1, ...`) to an
+  integer vector the renderer keeps: lane 0's cast broadcast plus the constant offsets (a wrapping cast commutes with +).
+  Split, every lane was a scalar add, a cast and an insert (an argmax's index pass: 16 of each per vector of 16 loads)."""
+  x, n = u.src[0], u.dtype.count
+  if ctx is None or n == 1 or x.op is not Ops.VECTORIZE or x.dtype.scalar() != dtypes.index or len(set(x.src)) == 1: return None
+  if not ctx.keeps_vector(UOp(Ops.ADD, u.dtype)) or (parts := [split_terms(s) for s in x.src])[0] is None: return None
+  terms = sorted(parts[0][0], key=lambda tk: id(tk[0]))
+  if any(p is None or sorted(p[0], key=lambda tk: id(tk[0])) != terms for p in parts[1:]): return None
+  offs = UOp.const(u.dtype, tuple(p[1] - parts[0][1] for p in parts))  # type: ignore[index]
+  return x.src[0].cast(u.dtype.scalar()).broadcast(n) + offs
+
 def whole_vector(v: UOp) -> UOp | None:
   """VECTORIZE(x[0], x[1], ..., x[n-1]) is x."""
   x = v.src[0].src[0] if v.src[0].op is Ops.GEP else None
@@ -142,6 +154,7 @@ def split_store(ctx: Renderer, s: UOp) -> UOp | None:
 pm_push_gep = PatternMatcher([(UPat(Ops.GEP, name="g"), push_gep)])
 
 pm_devectorize_math = symbolic + PatternMatcher([
+  (UPat(Ops.CAST, name="u"), cast_index_lanes),
   (UPat(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="u"), no_vector_alu),
   (UPat(Ops.GEP, name="g"), gep_through),
   (UPat(Ops.VECTORIZE, name="v"), whole_vector),

@@ -119,6 +119,7 @@ def _cast(k: _Kernel, u: UOp, s: list[str]) -> None:
   else: k.val(u, k.ren.render_cast(u.dtype, u.src[0].dtype, s[0]))
 
 def _bitcast(k: _Kernel, u: UOp, s: list[str]) -> None:
+  if u.dtype.count > 1: return k.val(u, f"(({k.vtype(u.dtype)})({s[0]}))")  # a vector cast of the same size reinterprets the bits
   k.val(u, f"({{{k.ren.ctype(u.src[0].dtype)} s_ = {s[0]}; {k.ren.ctype(u.dtype)} t_; __builtin_memcpy(&t_, &s_, sizeof(t_)); t_;}})")
 
 def _nothing(k: _Kernel, u: UOp, s: list[str]) -> None: pass
@@ -155,13 +156,15 @@ class CRenderer(Renderer):
   def keeps_vector(self, u: UOp) -> bool:
     """GCC/clang vector extensions: arithmetic as before; compares, max, selects, sqrt and reciprocal on float32/float64 lanes (a compare's
     bool vector is an int mask, see ctype); casts between float32/float64/int32/int64, from bool to them, and between float16 and float32
-    (__builtin_convertvector); + - * max, selects and bitwise ops on 32/64-bit integer lanes, and their compares, and
-    and/or of bools (an int sum or an argmax ran lane by lane: 0.4 of the read limit); exp2, log2 and sin of 8 lanes or a
-    multiple (a 64-lane tile in 16s) of float32 through glibc's vector math library where the host has it (libm one lane at a
+    (__builtin_convertvector), and bitcasts between those (a vector cast); + - * max, selects and bitwise ops on 32/64-bit
+    integer lanes, and their compares, and and/or of bools (an int sum or an argmax ran lane by lane: 0.4 of the read
+    limit); exp2, log2 and sin of 8 lanes or a multiple (a 64-lane tile in 16s) of float32 through glibc's vector math
+    library where the host has it (libm one lane at a
     time: exp 0.47 of numpy)."""
     if u.op is Ops.CAST:
       frm, to = u.src[0].dtype.scalar(), u.dtype.scalar()
       return (to in VEC_CAST and frm in VEC_CAST | {dtypes.bool}) or (frm, to) in VEC_HALF_CAST
+    if u.op is Ops.BITCAST: return {u.dtype.scalar(), u.src[0].dtype.scalar()} <= VEC_FLOAT | VEC_INT
     if u.op in VEC_MATH: return u.dtype.scalar() == dtypes.float32 and u.dtype.count % 8 == 0 and has_vector_math()
     if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT | VEC_INT
     if u.op in VEC_INT_ALU and u.dtype.scalar() in VEC_INT: return True
