@@ -71,15 +71,10 @@ def _exp2(x: UOp) -> UOp:
   for k in range(5, -1, -1): poly = poly * f + LN2 ** k / math.factorial(k)
   return poly * ((n.cast(dtypes.int32) + 127) * (1 << 23)).bitcast(dtypes.float.vec(x.dtype.count) if x.dtype.count > 1 else dtypes.float)
 
-def _lane_sum(v: UOp) -> UOp:
-  out = v.gep(0)
-  for u in range(1, v.dtype.count): out = out + v.gep(u)
-  return out
-
-def _lane_max(v: UOp) -> UOp:
-  out = v.gep(0)
-  for u in range(1, v.dtype.count): out = out.maximum(v.gep(u))
-  return out
+def _fold(vals: list[UOp], op: Ops) -> UOp:
+  """vals combined by op as a tree (independent ops for the C compiler)."""
+  while len(vals) > 1: vals = [vals[i].alu(op, vals[i + 1]) if i + 1 < len(vals) else vals[i] for i in range(0, len(vals), 2)]
+  return vals[0]
 
 def _reg(shape: tuple[int, ...], slot: int) -> UOp: return UOp.placeholder(shape, dtypes.float, slot, AddrSpace.REG)
 
@@ -94,10 +89,16 @@ def _over_dim(n: int, axis: int) -> tuple[UOp, UOp]:
   do, di = UOp.range(n // w, axis), UOp.range(w, axis + 1, AxisType.UPCAST)
   return do * w + di, do
 
-def _weighted(w: UOp, row: Callable[[int], UOp]) -> UOp:
-  """sum over the lanes u of w of w[u] * row(u)."""
-  out = w.gep(0) * _f32(row(0))
-  for u in range(1, w.dtype.count): out = out + w.gep(u) * _f32(row(u))
+def _stage(reg: UOp, t: int, lanes: UOp, val: UOp, loop: UOp) -> UOp:
+  """Row t of the register reg set to val over the lane range inside `loop`: a tile's scores or weights, computed and
+  written as one vector and read back one at a time (codegen pushes a GEP of one lane into the ops that made it, so
+  reading the lanes of the vector would compute its exp2 lane by lane)."""
+  return reg.after(loop)[t, lanes].store(val).end(lanes)
+
+def _weighted(w: UOp, t: int, row: Callable[[int], UOp]) -> UOp:
+  """sum over the columns u of row t of the register w (after its _stage) of w[t, u] * row(u)."""
+  out = w[t, 0] * _f32(row(0))
+  for u in range(1, w.shape[1]): out = out + w[t, u] * _f32(row(u))
   return out
 
 def _accumulate(acc: UOp, loop: UOp, n: int, axis: int, rows: Callable[[int, UOp], UOp], scale: Callable[[int], UOp | None]) -> list[UOp]:
@@ -125,19 +126,24 @@ def forward_kernel(p: Plan) -> Callable[..., UOp]:
     kv = bh // p.group
     m, l, acc = (_fill(_reg((T, 1), 0), -math.inf, (bh, ib), 2), _fill(_reg((T, 1), 1), 0.0, (bh, ib), 4),
                  _fill(_reg((T, p.dv), 2), 0.0, (bh, ib), 6))
+    P, S = _reg((T, T), 3), _reg((T, T), 4)
     jb = UOp.range(ib + 1 if p.causal else p.nkp // T, 8, AxisType.REDUCE)
     uk = UOp.range(T, 9, AxisType.UPCAST)
-    kj, probs, corrs, stores = jb * T + uk, [], [], []
+    kj, staged, corrs, stores = jb * T + uk, [], [], []
     for t in range(T):
       qi = ib * T + t
-      s = _scores(p, lambda e: Q[bh, qi, e], lambda e: K[kv, kj, e], qi, kj, bh, M, 10).contract(uk)  # noqa: B023
+      s = _scores(p, lambda e: Q[bh, qi, e], lambda e: K[kv, kj, e], qi, kj, bh, M, 10)  # noqa: B023
       mo, lo = m.after(jb)[t, 0], l.after(jb)[t, 0]
-      mn = mo.maximum(_lane_max(s))
+      st = S.after(_stage(S, t, uk, s, jb))
+      mn = mo.maximum(_fold([st[t, u] for u in range(T)], Ops.MAX))
       base = mn.eq(-math.inf).where(0.0, mn)  # nothing allowed yet: no rescale, no weight (no -inf - -inf)
-      probs.append(_exp2(s - base.broadcast(T)))
+      pr = _exp2(s - base)
       corrs.append(_exp2(mo - base))
-      stores += [m.after(jb)[t, 0].store(mn), l.after(jb)[t, 0].store(lo * corrs[t] + _lane_sum(probs[t]))]
-    stores += _accumulate(acc, jb, p.dv, 11, lambda t, c: _weighted(probs[t], lambda u: V[kv, jb * T + u, c]), corrs.__getitem__)
+      staged.append(_stage(P, t, uk, pr, jb))
+      pt = P.after(staged[t])
+      stores += [m.after(jb)[t, 0].store(mn), l.after(jb)[t, 0].store(lo * corrs[t] + _fold([pt[t, u] for u in range(T)], Ops.ADD))]
+    P = P.after(*staged)
+    stores += _accumulate(acc, jb, p.dv, 11, lambda t, c: _weighted(P, t, lambda u: V[kv, jb * T + u, c]), corrs.__getitem__)
     done = UOp.group(*stores).end(jb)
     m, l, acc = m.after(done), l.after(done), acc.after(done)
     outs = _write(lambda t, c: O[bh, ib * T + t, c], acc, p.dv, 13, lambda t, a: a / l[t, 0])
@@ -156,16 +162,17 @@ def dq_kernel(p: Plan) -> Callable[..., UOp]:
     T = p.tile
     bh, ib = UOp.range(p.bh, 0, AxisType.GLOBAL), UOp.range(p.nqp // T, 1, AxisType.GLOBAL)
     kv = bh // p.group
-    acc = _fill(_reg((T, p.d), 0), 0.0, (bh, ib), 2)
+    acc, G = _fill(_reg((T, p.d), 0), 0.0, (bh, ib), 2), _reg((T, T), 1)
     jb = UOp.range(ib + 1 if p.causal else p.nkp // T, 4, AxisType.REDUCE)
     uk = UOp.range(T, 5, AxisType.UPCAST)
-    kj, grads = jb * T + uk, []
+    kj, staged = jb * T + uk, []
     for t in range(T):
       qi = ib * T + t
       s = _scores(p, lambda e: Q[bh, qi, e], lambda e: K[kv, kj, e], qi, kj, bh, M, 6)  # noqa: B023
       dp = _dot(lambda e: dO[bh, qi, e], lambda e: V[kv, kj, e], p.dv, 7)  # noqa: B023
-      grads.append(_probs(p, s, L[bh, qi], Dl[bh, qi], dp)[1].contract(uk))
-    done = UOp.group(*_accumulate(acc, jb, p.d, 8, lambda t, c: _weighted(grads[t], lambda u: K[kv, jb * T + u, c]), lambda t: None)).end(jb)
+      staged.append(_stage(G, t, uk, _probs(p, s, L[bh, qi], Dl[bh, qi], dp)[1], jb))
+    G = G.after(*staged)
+    done = UOp.group(*_accumulate(acc, jb, p.d, 8, lambda t, c: _weighted(G, t, lambda u: K[kv, jb * T + u, c]), lambda t: None)).end(jb)
     acc = acc.after(done)
     return _sink("flash_dq", p, UOp.group(*_write(lambda t, c: dQ[bh, ib * T + t, c], acc, p.d, 10, lambda t, a: a * p.scale)).end(bh, ib))
   return fxn
@@ -181,16 +188,17 @@ def dkv_kernel(p: Plan) -> Callable[..., UOp]:
     r = UOp.range((p.nqp // T - jb).maximum(0) if p.causal else p.nqp // T, 7, AxisType.REDUCE)
     ib, bh = (p.nqp // T - 1 - r if p.causal else r), kv * p.group + g  # causal: from the last query tile down to the diagonal
     uq = UOp.range(T, 8, AxisType.UPCAST)
-    qi, probs, grads = ib * T + uq, [], []
+    P, G = _reg((T, T), 2), _reg((T, T), 3)
+    qi, staged = ib * T + uq, []
     for u in range(T):
       kj = jb * T + u
       s = _scores(p, lambda e: K[kv, kj, e], lambda e: Q[bh, qi, e], qi, kj, bh, M, 9)  # noqa: B023
       dp = _dot(lambda e: V[kv, kj, e], lambda e: dO[bh, qi, e], p.dv, 10)  # noqa: B023
       pr, ds = _probs(p, s, L[bh, qi], Dl[bh, qi], dp)
-      probs.append(pr.contract(uq))
-      grads.append(ds.contract(uq))
-    upd = _accumulate(dk, r, p.d, 11, lambda u, c: _weighted(grads[u], lambda t: Q[bh, ib * T + t, c]), lambda u: None)
-    upd += _accumulate(dv, r, p.dv, 13, lambda u, c: _weighted(probs[u], lambda t: dO[bh, ib * T + t, c]), lambda u: None)
+      staged += [_stage(P, u, uq, pr, r), _stage(G, u, uq, ds, r)]
+    P, G = P.after(*staged), G.after(*staged)
+    upd = _accumulate(dk, r, p.d, 11, lambda u, c: _weighted(G, u, lambda t: Q[bh, ib * T + t, c]), lambda u: None)
+    upd += _accumulate(dv, r, p.dv, 13, lambda u, c: _weighted(P, u, lambda t: dO[bh, ib * T + t, c]), lambda u: None)
     done = UOp.group(*upd).end(g, r)
     dk, dv = dk.after(done), dv.after(done)
     outs = _write(lambda u, c: dK[kv, jb * T + u, c], dk, p.d, 15, lambda u, a: a * p.scale)
