@@ -39,5 +39,9 @@ def test_reading_a_scheduled_tensor_before_its_items_run_raises():
   x = Tensor([1.0, 2.0]).realize() * 3
   items = x.schedule()
   with pytest.raises(RuntimeError, match="run_schedule"): x.numpy()
+  y = x + 1  # a kernel reading x's buffer before it is written raises too, and leaves y unwritten, not wrong
+  with pytest.raises(RuntimeError, match="run_schedule"): y.realize()
+  with pytest.raises(RuntimeError, match="run_schedule"): y.numpy()
   run_schedule(items)
   np.testing.assert_array_equal(x.numpy(), [3.0, 6.0])
+  np.testing.assert_array_equal((x + 1).numpy(), [4.0, 7.0])

@@ -55,10 +55,17 @@ def _report(p: ProgramSpec, t: float) -> None:
 
 _COPY = Ops.COPY  # (Ops.X is a slow lookup on Python 3.11: once per launch)
 
-unrun: weakref.WeakSet[Buffer] = weakref.WeakSet()  # buffers of tensors Tensor.schedule() scheduled, until an item writing them runs
+unrun: weakref.WeakSet[Buffer] = weakref.WeakSet()  # new buffers of tensors Tensor.schedule() scheduled, until an item writing them runs
+
+def _check_written(ei: ExecItem) -> None:
+  """An item reading a buffer in `unrun` would read unwritten memory: it raises; the buffers it writes leave `unrun`."""
+  outs = [0] if ei.ast.op is _COPY else get_runner(ei.ast, ei.bufs[0].device).p.outs
+  if any(b in unrun and i not in outs for i, b in enumerate(ei.bufs)):
+    raise RuntimeError("a kernel reads a tensor whose kernels were scheduled (Tensor.schedule) and have not run: run_schedule(items) first")
+  unrun.difference_update(ei.bufs[i] for i in outs)
 
 def run_item(ei: ExecItem) -> None:
-  if unrun: unrun.difference_update(ei.bufs)
+  if unrun: _check_written(ei)
   if ei.ast.op is _COPY:
     dst, src = ei.bufs
     start = time.perf_counter_ns()

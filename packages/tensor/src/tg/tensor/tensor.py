@@ -139,7 +139,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     and every other live tensor at the buffers of what it shares with them (LiveTensors.become). Their contents are
     written when the items run (run_schedule): read before that, they raise (tinygrad reads the unwritten memory)."""
     items = self._schedule(*others)
-    if items: unrun.update(buffers[b] for t in (self, *others) if (b := view_base(t.uop)) is not None and b in buffers)
+    if items:  # (new buffers only: an assign's target holds its old contents until the items run)
+      bufs = (buffers.get(b) for t in (self, *others) if (b := view_base(t.uop)) is not None)
+      unrun.update(buf for buf in bufs if buf is not None and not buf.is_allocated)
     return items
   def _schedule(self, *others: Tensor) -> list[ExecItem]:
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
@@ -156,7 +158,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
   def realize(self, *others: Tensor) -> Tensor:
-    run_schedule(self._schedule(*others), consume=True)
+    # (while a schedule is pending, these are marked unwritten too: if a kernel raises on reading its buffers, they stay so)
+    run_schedule((self.schedule if unrun else self._schedule)(*others), consume=True)
     return self
   @staticmethod
   def realize_all(*ts: Tensor) -> None:

@@ -159,8 +159,7 @@ class CRenderer(Renderer):
     (__builtin_convertvector), and bitcasts between those (a vector cast); + - * max, selects and bitwise ops on 32/64-bit
     integer lanes, and their compares, and and/or of bools (an int sum or an argmax ran lane by lane: 0.4 of the read
     limit); exp2, log2 and sin of 8 lanes or a multiple (a 64-lane tile in 16s) of float32 through glibc's vector math
-    library where the host has it (libm one lane at a
-    time: exp 0.47 of numpy)."""
+    library where the host has it (libm one lane at a time: exp 0.47 of numpy)."""
     if u.op is Ops.CAST:
       frm, to = u.src[0].dtype.scalar(), u.dtype.scalar()
       return (to in VEC_CAST and frm in VEC_CAST | {dtypes.bool}) or (frm, to) in VEC_HALF_CAST
