@@ -4,7 +4,8 @@ tg.codegen.clib). Reductions: sum, max, mean of 16M and 256M float32; min, prod,
 16M; row and column sums and maxes of 4096x4096. Their GB/s count the bytes read times the passes the op needs (var and
 std read their input twice; argmax once, as numpy), so tg/limit says how close each pass is to the limit. Elementwise: x*y+z, where,
 casts, exp/log/sin of 16M, GB/s read and written. Each system runs in a process of its own (one system's threads, memory
-and frequency state must not change another's figures). --json for machine-readable figures; --small skips the 256M
+and frequency state must not change another's figures), the systems taking turns for --rounds rounds, each figure its best
+round (the machine's memory bandwidth drifts by up to 2x over seconds). --json for machine-readable figures; --small skips the 256M
 cases (1 GB each); --only NAME runs the cases whose name contains it; --cpu-time runs every system on one thread and times
 its CPU time (wall time on a machine others use is mostly their load; one thread's CPU time mostly isn't)."""
 from __future__ import annotations
@@ -12,7 +13,7 @@ import argparse, ctypes, json, os, time
 from typing import Callable
 import numpy as np
 from tensor import best  # bench/tensor.py: best wall time after a warm-up run (this folder is on sys.path)
-from own_process import measure, require
+from own_process import best_of_rounds, measure, require
 
 SYSTEMS = ("tg", "numpy", "torch", "limit")
 REPS = 11
@@ -135,13 +136,15 @@ def main() -> None:
   ap.add_argument("--small", action="store_true", help="skip the 256M cases")
   ap.add_argument("--only", default="", help="only the cases whose name contains this")
   ap.add_argument("--cpu-time", action="store_true", help="one thread per system, timed by its CPU time (holds on a busy machine)")
+  ap.add_argument("--rounds", type=int, default=3, help="each system's best of this many processes, the systems taking turns")
   ap.add_argument("--worker", choices=SYSTEMS, help=argparse.SUPPRESS)
   args = ap.parse_args()
   if args.worker:
     if args.worker == "torch": require("torch")
     print(json.dumps(worker(args.worker, args.small, args.only, args.cpu_time)))
     return
-  res = {s: run_system(s, args.small, "sum" if s == "limit" else args.only, args.cpu_time) for s in SYSTEMS}
+  res = best_of_rounds({s: (lambda s=s: run_system(s, args.small, "sum" if s == "limit" else args.only, args.cpu_time)) for s in SYSTEMS},
+                       args.rounds)
   rows = []
   for name, n, _, _ in cases(args.small):
     if args.only not in name: continue

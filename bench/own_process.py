@@ -3,6 +3,7 @@
 its figures as JSON on its last line, or exits with NOT_INSTALLED when its system can't be imported."""
 from __future__ import annotations
 import json, os, subprocess, sys
+from typing import Callable
 
 NOT_INSTALLED = 3
 
@@ -17,3 +18,16 @@ def measure(script: str, args: list[str], env: dict[str, str] | None = None) -> 
   if r.returncode == NOT_INSTALLED: return None
   if r.returncode != 0: raise RuntimeError(f"{os.path.basename(script)} {' '.join(args)} failed:\n{r.stderr[-3000:]}")
   return json.loads(r.stdout.splitlines()[-1])
+
+def best_of_rounds(runs: dict[str, Callable[[], dict | None]], rounds: int) -> dict[str, dict | None]:
+  """Each system's figures (rates: higher is better) as the best of `rounds` fresh processes, the systems taking turns:
+  this machine's memory bandwidth drifts by up to 2x over seconds, so systems measured one after another would be
+  measured on different machines. A figure of None (no such case) stays None."""
+  out: dict[str, dict | None] = {}
+  for _ in range(rounds):
+    for system, run in runs.items():
+      if system in out and out[system] is None: continue  # not installed
+      fig = run()
+      if fig is None or system not in out: out[system] = fig
+      else: out[system] = {k: max((v for v in (out[system].get(k), x) if v is not None), default=None) for k, x in fig.items()}  # type: ignore[union-attr]
+  return out
