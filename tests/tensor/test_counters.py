@@ -72,6 +72,20 @@ def test_debug2_prints_every_launch(capsys):
   assert len(lines) == 3 and all("E_" in ln and "us" in ln and "GFLOP/s" in ln and "GB/s" in ln and "global" in ln for ln in lines)
   assert GlobalCounters.time_sum_s > 0
 
+def test_debug2_prints_a_jit_replays_batch(capsys):
+  """A replay launches its kernels with one call: DEBUG=2 prints one line for them, with their names and the time of all."""
+  from tg.tensor.jit import TinyJit
+  f = TinyJit(lambda a: ((a + 1).contiguous() * 2).sum().realize())
+  a = Tensor(np.arange(64, dtype=np.float32)).realize()
+  for _ in range(2): f(a)
+  capsys.readouterr()
+  GlobalCounters.reset()
+  with Context(DEBUG=2): out = f(a).item()
+  lines = [ln for ln in capsys.readouterr().out.splitlines() if ln.startswith("***")]
+  assert len(lines) == 1 and "batch of 2 kernels" in lines[0] and "E_64" in lines[0] and " us " in lines[0], lines
+  assert GlobalCounters.kernel_count == 2 and GlobalCounters.time_sum_s > 0
+  assert out == ((np.arange(64) + 1) * 2).sum()
+
 def test_timing(capsys):
   with Timing("step ", on_exit=lambda ns: f" ({ns} ns)") as tm:
     sum(range(1000))

@@ -20,14 +20,14 @@ import functools, itertools, time
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
-from tg.uop import UOp, Ops, getenv
+from tg.uop import UOp, Ops, DEBUG, getenv
 from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers
 from tg.tensor.schedule import ExecItem
-from tg.tensor.realize import capturing, get_runner, run_item, launch, count_launch
+from tg.tensor.realize import capturing, get_runner, run_item, launch, count_launch, report_batch
 
 R = TypeVar("R")
 
@@ -271,6 +271,9 @@ class TinyJit(Generic[R]):
         if profile.profiling():
           profile.add("batch", ", ".join(s.runner.p.name for s in st.steps), st.steps[0].item.bufs[0].device, start, None)
         for s in st.steps: count_launch(s.runner.p)
+        if DEBUG.value >= 2:
+          for d in {s.item.bufs[0].device for s in st.steps}: Device[d].synchronize()
+          report_batch([s.runner.p for s in st.steps], (time.perf_counter_ns() - start) / 1e9)
         continue
       bufs = st.item.bufs
       if st.inputs:

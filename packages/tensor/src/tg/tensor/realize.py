@@ -48,10 +48,19 @@ def count_launch(p: ProgramSpec) -> None:
   g.global_mem += p.estimates_bytes
 
 def _report(p: ProgramSpec, t: float) -> None:
+  _print_line(p.device, p.name, f"global {str(tuple(p.global_size)):15s} local {str(tuple(p.local_size or ())):12s}", p.estimates_flops,
+              p.estimates_bytes, t)
+
+def report_batch(ps: list[ProgramSpec], t: float) -> None:
+  """DEBUG >= 2's line for kernels launched by one call (a TinyJit replay's batch): one time for all of them; JIT_BATCH=0
+  times each."""
+  _print_line(ps[0].device, f"batch of {len(ps)} kernels", f"{', '.join(p.name for p in ps)[:41]:41s}", sum(p.estimates_flops for p in ps),
+              sum(p.estimates_bytes for p in ps), t)
+
+def _print_line(device: str, name: str, launch: str, flops: int, mem: int, t: float) -> None:
   GlobalCounters.time_sum_s += t
-  print(f"*** {p.device:7s} {GlobalCounters.kernel_count:5d} {p.name:36s} global {str(tuple(p.global_size)):15s} local "
-        f"{str(tuple(p.local_size or ())):12s} {t * 1e6:9.2f} us {p.estimates_flops / max(t, 1e-9) / 1e9:9.2f} GFLOP/s "
-        f"{p.estimates_bytes / max(t, 1e-9) / 1e9:8.2f} GB/s")
+  print(f"*** {device:7s} {GlobalCounters.kernel_count:5d} {name:36s} {launch} {t * 1e6:9.2f} us {flops / max(t, 1e-9) / 1e9:9.2f} GFLOP/s "
+        f"{mem / max(t, 1e-9) / 1e9:8.2f} GB/s")
 
 _COPY = Ops.COPY  # (Ops.X is a slow lookup on Python 3.11: once per launch)
 
