@@ -26,7 +26,7 @@ def test_conv_weight_gradient_loads_channels_as_vectors():
     return w.grad
   np.testing.assert_allclose(weight_grad().numpy(), _np_conv_weight_grad(xn, gn, 3), rtol=1e-4, atol=1e-3)
   p = get_runner(weight_grad().schedule()[-1].ast, "CPU").p  # the kernel storing the gradient
-  assert p.name == "r_64_64_3_3"
+  assert p.name == "r_64_64_3_3_2_14_14"  # the gradient's dims, then the batch and positions it sums over
   # no scalar loads (a gather); lanes leave their vectors (GEP) where the tile (e.g. 4 out x 8 in channels x 3 on AVX2) is
   # stored and to broadcast the output channels, not to shuffle the loads into the accumulators' lanes
   tile = math.prod(o.arg for o in p.applied_opts if o.op is OptOps.UPCAST)
