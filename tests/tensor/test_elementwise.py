@@ -101,6 +101,16 @@ def test_pow_clip_where_lerp():
   check(lambda x, y: x.lerp(y, 0.25), lambda x, y: x + (y - x) * 0.25, a, b)
   np.testing.assert_array_equal(Tensor([-8.0, 8.0]).pow(1 / 3).isnan().numpy(), [True, False])  # negative base, fractional power
 
+@settings(max_examples=40, deadline=None)
+@given(st.sampled_from(["uint8", "int8", "int16", "int32"]), st.integers(-2**33, 2**33), st.integers(-2**33, 2**33), st.integers(0, 2**32 - 1))
+def test_clip_of_ints_saturates_bounds_out_of_range(dt, lo, hi, seed):
+  """An int bound the dtype can't hold acts as the dtype's end (PyTorch's clamp): cast to the dtype it would wrap."""
+  info = np.iinfo(dt)
+  x = np.random.default_rng(seed).integers(info.min, info.max, 12, endpoint=True).astype(dt)
+  want = np.clip(np.minimum(np.maximum(x.astype(np.int64), lo), hi), info.min, info.max).astype(dt)
+  np.testing.assert_array_equal(Tensor(x).clip(lo, hi).numpy(), want)
+  np.testing.assert_array_equal(Tensor(x).clip(lo).numpy(), np.clip(np.maximum(x.astype(np.int64), lo), info.min, info.max).astype(dt))
+
 def test_logical_ops():
   a, b = np.array([True, False, True, False]), np.array([True, True, False, False])
   check(Tensor.logical_and, np.logical_and, a, b)

@@ -561,7 +561,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if dtypes.is_float(self.dtype): return -self
     return dtypes.max(self.dtype) - self if dtypes.is_unsigned(self.dtype) else ~self
   def clip(self, min_: Scalar | Tensor | None = None, max_: Scalar | Tensor | None = None) -> Tensor:
+    """An int bound an integer tensor's dtype can't hold saturates to the dtype's range, as PyTorch's clamp: a uint8 clipped
+    to [-10, 10] keeps its 7 (the bound cast to uint8 would wrap to 246 and make every element 10)."""
     if min_ is None and max_ is None: raise ValueError("clip needs a min or a max")
+    if dtypes.is_int(self.dtype):
+      lo, hi = dtypes.min(self.dtype), dtypes.max(self.dtype)
+      min_, max_ = (min(max(b, lo), hi) if type(b) is int else b for b in (min_, max_))
     ret = self if min_ is None else self.maximum(min_)
     return ret if max_ is None else ret.minimum(max_)
   clamp = clip
