@@ -77,11 +77,17 @@ def test_argument_errors_are_value_and_runtime_errors():
            (lambda: Tensor.ones(2, 3) @ Tensor.ones(2, 3), "matmul shapes"), (lambda: Tensor.ones(2, 3) + Tensor.ones(3, 2), "can't broadcast"),
            (lambda: Tensor.ones(2, 3).permute(0, 0), "not a permutation"), (lambda: Tensor.ones(2, 3).reshape(4), "can't reshape"),
            (lambda: Tensor.ones(2, 3).gather(0, Tensor.zeros(2, 4, dtype=dtypes.int32)), "gather index"),
-           (lambda: Tensor.ones(1, 2, 5, 5).conv2d(Tensor.ones(4, 3, 3, 3)), "channels")]
+           (lambda: Tensor.ones(1, 2, 5, 5).conv2d(Tensor.ones(4, 3, 3, 3)), "channels"),
+           (lambda: Tensor.ones(2, 3).item(), "one element"), (lambda: Tensor.ones(3).split([1, 1]), "don't add up to 3"),
+           (lambda: Tensor.ones(2, 4).topk(5), "out of range"), (lambda: Tensor.ones(2, -3), "non-negative"),
+           (lambda: Tensor.ones(3, 4).pad((-5, 0)), "out of bounds")]
   for fn, msg in cases:
     for cls in (ValueError, RuntimeError):
       with pytest.raises(cls, match=msg): fn()
   with pytest.raises(IndexError, match="axis 2 is out of range"): Tensor.ones(2, 2).cumsum(2)
+  for fn in (lambda: Tensor.zeros(0).argmax(), lambda: Tensor.zeros(3, 0).argmin(1)):  # no index to give, as PyTorch
+    with pytest.raises(IndexError, match="size 0"): fn()
+  assert Tensor.zeros(0, 3).argmax(1).shape == (0,)
   for fn in (lambda: Tensor.ones(2, 2).pad((1, 1), mode="wrap"), lambda: Tensor.ones(1, 4).interpolate((3,), mode="area")):
     for cls in (ValueError, NotImplementedError):  # tinygrad and PyTorch raise NotImplementedError
       with pytest.raises(cls, match="mode"): fn()

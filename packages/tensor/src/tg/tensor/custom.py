@@ -9,6 +9,7 @@ import operator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable
 from tg.uop import UOp, Ops, dtypes
+from tg.tensor.errors import TensorValueError
 from tg.tensor.graph import private_copy
 from tg.tensor.multi import MultiDeviceError, realized_multi
 
@@ -39,10 +40,10 @@ def _evaluate(fxn: UOp, ts: list[Tensor]) -> Tensor:
       if not 0 <= u.arg < len(ts): raise IndexError(f"the expression uses PARAM {u.arg}, the call has {len(ts)} tensors")
       t = ts[u.arg]
       if u.dtype.base != t.dtype: raise TypeError(f"PARAM {u.arg} is {u.dtype.base}, the tensor is {t.dtype}")
-      if u.dtype.size != t.numel(): raise ValueError(f"PARAM {u.arg} has shape {u.shape}, the tensor {t.shape}")
+      if u.dtype.size != t.numel(): raise TensorValueError(f"PARAM {u.arg} has shape {u.shape}, the tensor {t.shape}")
       vals[u] = t
     elif u.op is Ops.RESHAPE and u.src[0].op is Ops.PARAM:
-      if tuple(u.arg) != vals[u.src[0]].shape: raise ValueError(f"PARAM {u.src[0].arg} has shape {u.arg}, the tensor {vals[u.src[0]].shape}")
+      if tuple(u.arg) != vals[u.src[0]].shape: raise TensorValueError(f"PARAM {u.src[0].arg} has shape {u.arg}, the tensor {vals[u.src[0]].shape}")
       vals[u] = vals[u.src[0]]
     elif u.op is Ops.CONST: vals[u] = u.arg
     elif u.op in _BINARY: vals[u] = _BINARY[u.op](*(vals[s] for s in u.src))

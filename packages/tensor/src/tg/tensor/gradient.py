@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 from typing import Any
 from tg.uop import UOp, Ops, UPat, PatternMatcher, GroupOp, dtypes, sum_acc_dtype
+from tg.tensor.errors import TensorValueError
 from tg.tensor.graph import const_uop, device_of, device_uop, mop
 from tg.tensor.multi import shard_grad
 
@@ -31,7 +32,7 @@ def _user_grad(fxn: Any, ctx: UOp, ret: UOp) -> list[UOp | None]:
   n = len(ret.src) - (ret.op is Ops.CALL)
   if fxn is None: raise RuntimeError(f"no gradient through a {ret.op} without grad_fxn")
   grads = list(fxn(ctx, ret))
-  if len(grads) != n: raise ValueError(f"grad_fxn returned {len(grads)} gradients for {n} inputs")
+  if len(grads) != n: raise TensorValueError(f"grad_fxn returned {len(grads)} gradients for {n} inputs")
   return grads
 
 def _sum_to(g: UOp, shape: tuple[int, ...]) -> UOp:

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 from tg.uop import dtypes
 from tg.codegen import CHECK_OOB
-from tg.tensor.errors import TensorShapeError
+from tg.tensor.errors import TensorShapeError, TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -178,7 +178,7 @@ class IndexingMixin:
     return s, mask, spread
   def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, reduce: str | None = None) -> Tensor:
     """A copy of self with self[index[i][j]][j] = src[i][j] (for dim 0); reduce 'add' or 'multiply' combines instead."""
-    if reduce not in (None, "add", "multiply"): raise ValueError(f"scatter reduce is 'add' or 'multiply', not {reduce!r}")
+    if reduce not in (None, "add", "multiply"): raise TensorValueError(f"scatter reduce is 'add' or 'multiply', not {reduce!r}")
     s, mask, spread = self._scatter_setup(dim, index, src, "scatter")
     d = self._axis(dim)
     hit = spread(mask.any(d, keepdim=True))
@@ -192,7 +192,7 @@ class IndexingMixin:
     """A copy of self where each position index sends src values to ("sum", "prod", "mean", "amax", "amin") holds their
     reduction, with self's value among them if include_self. An integer mean rounds down (PyTorch's floor division)."""
     if reduce not in ("sum", "prod", "mean", "amax", "amin"):
-      raise ValueError(f"scatter_reduce reduce is 'sum', 'prod', 'mean', 'amax' or 'amin', not {reduce!r}")
+      raise TensorValueError(f"scatter_reduce reduce is 'sum', 'prod', 'mean', 'amax' or 'amin', not {reduce!r}")
     s, mask, spread = self._scatter_setup(dim, index, src, "scatter_reduce")
     d = self._axis(dim)
     count = spread(mask.sum(d, keepdim=True, acc_dtype=dtypes.int32))

@@ -38,7 +38,7 @@ class MovementMixin:
   def reshape(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
     if None in shp: shp = tuple(self.shape[i] if s is None else s for i, s in enumerate(shp))  # None keeps that dimension
-    if shp.count(-1) > 1: raise ValueError(f"reshape to {shp}: only one dimension can be -1")
+    if shp.count(-1) > 1: raise TensorValueError(f"reshape to {shp}: only one dimension can be -1")
     if -1 in shp:
       known = prod(s for s in shp if s != -1)
       if known == 0 or self.numel() % known: raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
@@ -106,7 +106,7 @@ class MovementMixin:
     """Keep [begin, end) of each axis (None keeps all). An end can be a bound variable (UOp.variable(...).bind(n)) whose
     maximum fits the axis: the view has that symbolic size, and the same kernels run for every value."""
     full = tuple((0, s) if a is None else a for a, s in zip(arg, self.shape))
-    if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)): raise ValueError(f"shrink {full} is out of bounds of {self.shape}")
+    if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)): raise TensorValueError(f"shrink {full} is out of bounds of {self.shape}")
     return self._mop(Ops.SHRINK, full)
   def shrink_to(self: Tensor, *shape: int | None) -> Tensor:
     """The first shape[i] elements of each axis (None keeps the axis)."""
@@ -128,10 +128,10 @@ class MovementMixin:
     replicate and circular."""
     if padding and all(isinstance(p, int) for p in padding):
       flat = list(padding)
-      if len(flat) % 2: raise ValueError(f"a flat padding has pairs, got {len(flat)} numbers")
+      if len(flat) % 2: raise TensorValueError(f"a flat padding has pairs, got {len(flat)} numbers")
       pads = [(0, 0)] * (self.ndim - len(flat) // 2) + [(flat[i], flat[i + 1]) for i in range(len(flat) - 2, -1, -2)]
     else: pads = [(0, 0) if p is None else tuple(p) for p in padding]  # type: ignore[misc]
-    if len(pads) != self.ndim: raise ValueError(f"padding for {len(pads)} axes of a tensor with {self.ndim}")
+    if len(pads) != self.ndim: raise TensorValueError(f"padding for {len(pads)} axes of a tensor with {self.ndim}")
     if mode != "constant":  # negative sides crop after the padding (a circular pad wraps around the whole axis, as PyTorch)
       x = self._pad_mode([(max(0, b), max(0, a)) for b, a in pads], mode)  # type: ignore[misc]
       return x.shrink([(max(0, -b), s - max(0, -a)) for (b, a), s in zip(pads, x.shape)]) if any(b < 0 or a < 0 for b, a in pads) else x
@@ -150,12 +150,12 @@ class MovementMixin:
       n = x.shape[ax]
       def piece(lo: int, hi: int, t: Tensor = x, ax: int = ax) -> Tensor: return t.shrink([(lo, hi) if i == ax else None for i in range(t.ndim)])
       if mode == "reflect":
-        if b >= n or a >= n: raise ValueError(f"reflect padding {b, a} must be smaller than the axis ({n})")
+        if b >= n or a >= n: raise TensorValueError(f"reflect padding {b, a} must be smaller than the axis ({n})")
         parts = [piece(1, b + 1).flip(ax), x, piece(n - a - 1, n - 1).flip(ax)]
       elif mode == "replicate": parts = [piece(0, 1).expand(*[b if i == ax else s for i, s in enumerate(x.shape)]) if b else None, x,
                                          piece(n - 1, n).expand(*[a if i == ax else s for i, s in enumerate(x.shape)]) if a else None]
       elif mode == "circular":
-        if b > n or a > n: raise ValueError(f"circular padding {b, a} can't exceed the axis ({n})")
+        if b > n or a > n: raise TensorValueError(f"circular padding {b, a} can't exceed the axis ({n})")
         parts = [piece(n - b, n), x, piece(0, a)]
       else: raise TensorUnsupportedError(f"unknown pad mode {mode!r}: constant, reflect, replicate or circular")
       x = Tensor.cat(*[p for p in parts if p is not None and p.shape[ax] > 0], dim=ax)
@@ -182,7 +182,7 @@ class MovementMixin:
     d = self._axis(dim)
     n = self.shape[d]
     lens = [min(sizes, n - i) for i in range(0, n, sizes)] if isinstance(sizes, int) else list(sizes)
-    if sum(lens) != n: raise ValueError(f"split sizes {lens} don't add up to {n}")
+    if sum(lens) != n: raise TensorValueError(f"split sizes {lens} don't add up to {n}")
     out, start = [], 0
     for ln in lens:
       out.append(self.shrink([(start, start + ln) if i == d else None for i in range(self.ndim)]))
@@ -204,7 +204,7 @@ class MovementMixin:
   def roll(self: Tensor, shifts: int | Sequence[int], dims: int | Sequence[int] | None = None) -> Tensor:
     if dims is None: return self.flatten().roll(shifts, 0).reshape(self.shape)
     sh, ds = (shifts,) if isinstance(shifts, int) else tuple(shifts), (dims,) if isinstance(dims, int) else tuple(dims)
-    if len(sh) != len(ds): raise ValueError(f"roll has {len(sh)} shifts for {len(ds)} dims")
+    if len(sh) != len(ds): raise TensorValueError(f"roll has {len(sh)} shifts for {len(ds)} dims")
     x = self
     for s, d in zip(sh, ds):
       d, n = x._axis(d), x.shape[x._axis(d)]
@@ -226,7 +226,7 @@ class MovementMixin:
     """The diagonal of the (dim1, dim2) planes as a last axis (PyTorch's; tinygrad's takes square 2-d only): a view, by
     flattening each plane, padding a row of one extra element and taking the first column."""
     d1, d2 = self._axis(dim1), self._axis(dim2)
-    if d1 == d2: raise ValueError(f"diagonal dims must differ, got {dim1} and {dim2}")
+    if d1 == d2: raise TensorValueError(f"diagonal dims must differ, got {dim1} and {dim2}")
     x = self.permute([i for i in range(self.ndim) if i not in (d1, d2)] + [d1, d2])
     r, c = x.shape[-2:]
     lead = x.shape[:-2]
@@ -238,7 +238,7 @@ class MovementMixin:
     """1-d: the square matrix with self on the given diagonal (a view: each element padded by a row of zeros); 2-d: its
     diagonal (PyTorch's; tinygrad's takes 1-d only)."""
     if self.ndim == 2: return self.diagonal(diagonal)
-    if self.ndim != 1: raise ValueError(f"diag takes a 1-d or 2-d tensor, got shape {self.shape}")
+    if self.ndim != 1: raise TensorValueError(f"diag takes a 1-d or 2-d tensor, got shape {self.shape}")
     n, k = self.shape[0], abs(diagonal)
     m = self.unsqueeze(-1).pad([(0, 0), (0, n)]).flatten().shrink([(0, n * n)]).reshape(n, n)
     return m.pad([(0, k), (k, 0)] if diagonal > 0 else [(k, 0), (0, k)])
@@ -246,7 +246,7 @@ class MovementMixin:
     """The windows of `size` elements every `step` along dim: dim becomes the window count, and a last axis of `size` is
     added (PyTorch's and tinygrad's layout). A view."""
     d = self._axis(dim)
-    if size < 0 or step <= 0: raise ValueError(f"unfold needs size >= 0 and step > 0, got size={size}, step={step}")
+    if size < 0 or step <= 0: raise TensorValueError(f"unfold needs size >= 0 and step > 0, got size={size}, step={step}")
     if size > self.shape[d]: raise TensorShapeError(f"unfold size {size} is larger than dim {d} ({self.shape[d]})")
     x = self.permute([i for i in range(self.ndim) if i != d] + [d])
     if size == 0: x = x.shrink([None] * (x.ndim - 1) + [(0, 0)]).unsqueeze(-2).expand(*x.shape[:-1], x.shape[-1] // step + 1, 0)
@@ -254,7 +254,7 @@ class MovementMixin:
     return x.permute(*range(d), x.ndim - 2, *range(d, x.ndim - 2), x.ndim - 1)
   def meshgrid(self: Tensor, *others: Tensor, indexing: str = "ij") -> tuple[Tensor, ...]:
     """Coordinate grids from 1-d (or 0-d) tensors, as views: "ij" (matrix) or "xy" (Cartesian: the first two swapped)."""
-    if indexing not in ("ij", "xy"): raise ValueError(f"meshgrid indexing is 'ij' or 'xy', not {indexing!r}")
+    if indexing not in ("ij", "xy"): raise TensorValueError(f"meshgrid indexing is 'ij' or 'xy', not {indexing!r}")
     ts = [t.flatten() for t in (self, *others)]
     shape = [t.shape[0] for t in ts]
     if indexing == "xy" and len(ts) > 1: shape[0], shape[1] = shape[1], shape[0]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, dtypes, cdiv
-from tg.tensor.errors import TensorShapeError, TensorUnsupportedError
+from tg.tensor.errors import TensorShapeError, TensorUnsupportedError, TensorValueError
 from tg.tensor.indexing import _check_index, _last_only
 from tg.tensor import flash_attention
 
@@ -22,7 +22,7 @@ def _resolve_pads(padding: int | Sequence[int], nd: int) -> list[tuple[int, int]
   p = tuple(padding)
   if len(p) == nd: return [(x, x) for x in p]
   if len(p) == 2 * nd: return [(p[i], p[i + 1]) for i in range(2 * nd - 2, -1, -2)]
-  raise ValueError(f"padding {p} for {nd} spatial axes: give an int, {nd} ints, or {2 * nd} (left, right, top, bottom, ...)")
+  raise TensorValueError(f"padding {p} for {nd} spatial axes: give an int, {nd} ints, or {2 * nd} (left, right, top, bottom, ...)")
 
 def _pool_dims(kernel_size: int | Sequence[int]) -> int: return 2 if isinstance(kernel_size, int) else len(tuple(kernel_size))
 
@@ -36,7 +36,7 @@ def _ceil_overhang(n: int, pad: tuple[int, int], k: int, s: int, d: int) -> int:
 
 def _reduce_loss(loss: Tensor, reduction: str, count: Tensor | None = None) -> Tensor:
   """A loss's reduction; "mean" divides by count if given (the weight or number of targets counted), else the elements."""
-  if reduction not in ("mean", "sum", "none"): raise ValueError(f"reduction is 'mean', 'sum' or 'none', not {reduction!r}")
+  if reduction not in ("mean", "sum", "none"): raise TensorValueError(f"reduction is 'mean', 'sum' or 'none', not {reduction!r}")
   if reduction == "mean": return loss.mean() if count is None else loss.sum() / count
   return loss.sum() if reduction == "sum" else loss
 
@@ -49,7 +49,7 @@ class NNMixin:
     """(..., n) -> (..., o, k): the sliding windows of the last axis, by expand/reshape/pad/shrink only."""
     n = self.shape[-1]
     o = (n - dilation * (k - 1) - 1) // stride + 1
-    if o <= 0: raise ValueError(f"a window of {k} (dilation {dilation}) doesn't fit in an axis of {n}")
+    if o <= 0: raise TensorValueError(f"a window of {k} (dilation {dilation}) doesn't fit in an axis of {n}")
     lead = self.shape[:-1]
     x = self.unsqueeze(-2).expand(*lead, k, n).reshape(*lead, k * n).pad([(0, 0)] * len(lead) + [(0, k * dilation)])
     x = x.reshape(*lead, k, n + dilation).shrink([None] * (len(lead) + 1) + [(0, (o - 1) * stride + 1)])
@@ -162,7 +162,7 @@ class NNMixin:
     if self.ndim < nd: raise TensorShapeError(f"a {nd}-d pool of a tensor of shape {self.shape}: it needs {nd} spatial axes")
     k, dil = _tuple(kernel_size, nd), _tuple(dilation, nd)
     st = _tuple(stride if stride is not None else kernel_size, nd)
-    if len(dil) != nd or len(st) != nd: raise ValueError(f"a pool with kernel {k}: give stride and dilation as an int or {nd} ints")
+    if len(dil) != nd or len(st) != nd: raise TensorValueError(f"a pool with kernel {k}: give stride and dilation as an int or {nd} ints")
     pads = _resolve_pads(padding, nd)
     full = [(b, a + (_ceil_overhang(n, (b, a), kk, s, d) if ceil_mode else 0)) for (b, a), n, kk, s, d in zip(pads, self.shape[-nd:], k, st, dil)]
     return k, st, dil, pads, full
@@ -222,7 +222,7 @@ class NNMixin:
     from tg.tensor.tensor import Tensor
     if mode not in ("nearest", "nearest-exact", "linear"):
       raise TensorUnsupportedError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear', not {mode!r}")
-    if len(size) > self.ndim: raise ValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
+    if len(size) > self.ndim: raise TensorValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
     x = self if dtypes.is_float(self.dtype) or mode == "nearest" else self.float()
     for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
       n = x.shape[ax]
@@ -322,7 +322,7 @@ class NNMixin:
     shared by a group of query heads (their count divides the query's). Flash attention's kernels (flash_attention.py)
     where they apply, without the full score matrix; FLASH_ATTENTION=0 always builds it."""
     from tg.tensor.tensor import Tensor
-    if is_causal and attn_mask is not None: raise ValueError("scaled_dot_product_attention takes is_causal or attn_mask, not both")
+    if is_causal and attn_mask is not None: raise TensorValueError("scaled_dot_product_attention takes is_causal or attn_mask, not both")
     if enable_gqa and key.shape[-3] != self.shape[-3]:
       if self.shape[-3] % key.shape[-3]: raise TensorShapeError(f"{self.shape[-3]} query heads don't group into {key.shape[-3]} key heads")
     dropping = dropout_p > 0 and Tensor.training
@@ -343,7 +343,7 @@ def _einsum_ellipsis(ins: list[str], out: str, arrow: str, ops: list[Tensor]) ->
   front of the output when no output is named."""
   free = [c for c in string.ascii_letters if c not in "".join(ins) + out]
   k = max((t.ndim - len(spec) + 3 for spec, t in zip(ins, ops) if "..." in spec), default=0)
-  if k < 0 or k > len(free): raise ValueError(f"einsum: '...' stands for {k} axes")
+  if k < 0 or k > len(free): raise TensorValueError(f"einsum: '...' stands for {k} axes")
   ell = "".join(free[:k])
   new = [spec.replace("...", ell[k - (t.ndim - len(spec) + 3):]) if "..." in spec else spec for spec, t in zip(ins, ops)]
   if not arrow:
@@ -355,7 +355,7 @@ def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
   """Each operand's repeated letters taken as diagonals first (np.einsum("ii->i") is the diagonal, "ii" the trace)."""
   lhs, arrow, out = formula.replace(" ", "").partition("->")
   ins = lhs.split(",")
-  if len(ins) != len(ops): raise ValueError(f"einsum {formula!r} names {len(ins)} operands, got {len(ops)}")
+  if len(ins) != len(ops): raise TensorValueError(f"einsum {formula!r} names {len(ins)} operands, got {len(ops)}")
   if not arrow: out = "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
   if "." in lhs: ins, out = _einsum_ellipsis(ins, out, arrow, ops)
   for i, (spec, t) in enumerate(zip(ins, ops)):
@@ -375,7 +375,7 @@ def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
       sizes[c] = max(sizes.get(c, 1), s)
     x = t.permute([spec.index(c) for c in letters if c in spec])
     aligned.append(x.reshape([t.shape[spec.index(c)] if c in spec else 1 for c in letters]))
-  if any(c not in letters for c in out): raise ValueError(f"einsum {formula!r}: output letters must appear in the inputs")
+  if any(c not in letters for c in out): raise TensorValueError(f"einsum {formula!r}: output letters must appear in the inputs")
   prod_ = aligned[0]
   for a in aligned[1:]: prod_ = prod_ * a
   prod_ = prod_.expand([sizes[c] for c in letters])

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, NamedTuple
 from tg.uop import dtypes
+from tg.tensor.errors import TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -70,7 +71,7 @@ class OrderingMixin:
   def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> ValuesIndices:
     """The k largest (or smallest) along dim with their indices, in order (sorted_=False gives the same order)."""
     n = self.shape[self._axis(dim)] if self.ndim else 1
-    if not 0 <= k <= n: raise ValueError(f"topk k={k} is out of range for an axis of {n}")
+    if not 0 <= k <= n: raise TensorValueError(f"topk k={k} is out of range for an axis of {n}")
     vals, idx = self.sort(dim, descending=largest)
     if self.ndim == 0: return ValuesIndices(vals, idx)
     ax = self._axis(dim)

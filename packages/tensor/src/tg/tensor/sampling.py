@@ -3,6 +3,7 @@ replays draw new numbers under TinyJit): *_like, randperm and multinomial."""
 from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from tg.uop import DType, dtypes
+from tg.tensor.errors import TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -18,7 +19,7 @@ class SamplingMixin:
   def randperm(n: int, device: str | None = None, dtype: DType = dtypes.int32, **kw: Any) -> Tensor:
     """A uniformly random permutation of 0..n-1: the order that sorts n uniform draws."""
     from tg.tensor.tensor import Tensor
-    if n < 0: raise ValueError(f"randperm needs n >= 0, got {n}")
+    if n < 0: raise TensorValueError(f"randperm needs n >= 0, got {n}")
     if n == 0: return Tensor.empty(0, device=device, dtype=dtype)
     return Tensor.rand(n, device=device).argsort().cast(dtype).requires_grad_(kw.get("requires_grad"))
   def multinomial(self: Tensor, num_samples: int = 1, replacement: bool = False) -> Tensor:
@@ -26,11 +27,11 @@ class SamplingMixin:
     or (B, num_samples), int32. With replacement: inverse CDF of uniform draws. Without (tinygrad allows only one sample):
     the num_samples smallest of -log(u) / w, an exponential race whose winners are a weighted draw without replacement."""
     from tg.tensor.tensor import Tensor
-    if not 1 <= self.ndim <= 2: raise ValueError(f"multinomial takes weights of shape (C,) or (B, C), got {self.shape}")
-    if num_samples < 1: raise ValueError(f"multinomial needs num_samples >= 1, got {num_samples}")
+    if not 1 <= self.ndim <= 2: raise TensorValueError(f"multinomial takes weights of shape (C,) or (B, C), got {self.shape}")
+    if num_samples < 1: raise TensorValueError(f"multinomial needs num_samples >= 1, got {num_samples}")
     w = self.unsqueeze(0) if self.ndim == 1 else self
     b, c = w.shape
-    if not replacement and num_samples > c: raise ValueError(f"can't draw {num_samples} classes out of {c} without replacement")
+    if not replacement and num_samples > c: raise TensorValueError(f"can't draw {num_samples} classes out of {c} without replacement")
     w = w.float()
     if replacement:
       cdf = w.cumsum(1)

@@ -49,7 +49,7 @@ def _flatten_py(x: Any) -> tuple[list, tuple[int, ...]]:
   if not isinstance(x, (list, tuple)): return [x], ()
   if len(x) == 0: return [], (0,)
   parts = [_flatten_py(e) for e in x]
-  if any(p[1] != parts[0][1] for p in parts): raise ValueError(f"ragged nested sequence: element shapes {sorted({p[1] for p in parts})}")
+  if any(p[1] != parts[0][1] for p in parts): raise TensorValueError(f"ragged nested sequence: element shapes {sorted({p[1] for p in parts})}")
   return [v for p in parts for v in p[0]], (len(x), *parts[0][1])
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
@@ -188,7 +188,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return out
   def tolist(self) -> Any: return self.numpy().tolist()
   def item(self) -> Scalar:
-    if self.numel() != 1: raise ValueError(f"item() needs one element, this tensor has shape {self.shape}")
+    if self.numel() != 1: raise TensorValueError(f"item() needs one element, this tensor has shape {self.shape}")
     return self.numpy().reshape(()).item()
   def to(self, device: str | tuple[str, ...] | None) -> Tensor:
     """This tensor on another device (from a sharded one: gathered there), or on several (a whole copy on each)."""
@@ -313,7 +313,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return (r.contiguous() if contiguous else r).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
-    if high <= low: raise ValueError(f"randint needs low < high, got {low} and {high}")
+    if high <= low: raise TensorValueError(f"randint needs low < high, got {low} and {high}")
     return (Tensor.rand(*shape, device=kw.get("device")) * (high - low)).floor().cast(kw.get("dtype") or dtypes.int32) + low
   @staticmethod
   def uniform(*shape: Any, low: float = 0.0, high: float = 1.0, **kw: Any) -> Tensor:
@@ -563,7 +563,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def clip(self, min_: Scalar | Tensor | None = None, max_: Scalar | Tensor | None = None) -> Tensor:
     """An int bound an integer tensor's dtype can't hold saturates to the dtype's range, as PyTorch's clamp: a uint8 clipped
     to [-10, 10] keeps its 7 (the bound cast to uint8 would wrap to 246 and make every element 10)."""
-    if min_ is None and max_ is None: raise ValueError("clip needs a min or a max")
+    if min_ is None and max_ is None: raise TensorValueError("clip needs a min or a max")
     if dtypes.is_int(self.dtype):
       lo, hi = dtypes.min(self.dtype), dtypes.max(self.dtype)
       min_, max_ = (min(max(b, lo), hi) if type(b) is int else b for b in (min_, max_))
@@ -737,10 +737,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def argmax(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     """The index of the first maximum; a NaN counts as the maximum (as numpy and PyTorch). One pass where the values
     have an order-preserving int32 key (_order_key): the max of key * 2**32 + (n - 1 - i) is the greatest value's first index i.
-    Else two: the max, then the biggest n - i over the hits i."""
+    Else two: the max, then the biggest n - i over the hits i. An empty axis has no index to give: IndexError, as PyTorch."""
     if axis is None: return self.flatten().argmax(0)
     axis = self._axis(axis)
     n = self.shape[axis]
+    if type(n) is int and n == 0: raise IndexError(f"argmax/argmin over an axis of size 0 (shape {self.shape}): it has no elements")
     shape = (n,) + (1,) * (self.ndim - axis - 1)
     if (key := self._order_key()) is not None and 0 < n < 1 << 32:
       rest = Tensor.arange(n - 1, -1, -1, device=self.device, dtype=dtypes.int64).reshape(shape)  # n - 1 - i
@@ -841,7 +842,7 @@ no_grad = _NoGrad
 def _shape(shape: tuple) -> tuple[int, ...]:
   """Shape from f(2, 3) or f((2, 3))."""
   shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
-  if not all_int(shp) or any(s < 0 for s in shp): raise ValueError(f"a shape is non-negative ints, got {shp}")
+  if not all_int(shp) or any(s < 0 for s in shp): raise TensorValueError(f"a shape is non-negative ints, got {shp}")
   return shp
 
 PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 19, 64  # a matmul packs B when it is bigger than this (a core's L2) and A has this many rows
