@@ -7,13 +7,14 @@ from tensor_helpers import DEVICES, check, rand
 from test_autograd import check_grad
 
 def _np_cumext(x, axis, largest):
-  """PyTorch's cummax/cummin: the running extreme and the last index where it was reached."""
+  """PyTorch's cummax/cummin: the running extreme and the last index where it was reached; a NaN is the extreme from
+  where it is on (each later NaN moves the index)."""
   x = np.moveaxis(x, axis, -1)
   vals, idx = np.empty_like(x), np.empty(x.shape, np.int32)
   for pos in np.ndindex(x.shape[:-1]):
     best, at = None, 0
     for i, v in enumerate(x[pos]):
-      if best is None or (v >= best if largest else v <= best): best, at = v, i
+      if best is None or np.isnan(v) or (v >= best if largest else v <= best): best, at = v, i
       vals[pos + (i,)], idx[pos + (i,)] = best, at
   return np.moveaxis(vals, -1, axis), np.moveaxis(idx, -1, axis)
 
@@ -62,6 +63,12 @@ def test_cumulative(device):
       want_v, want_i = _np_cumext(x, axis, largest)
       np.testing.assert_array_equal(vals.numpy(), want_v)
       np.testing.assert_array_equal(idx.numpy(), want_i)
+  nan = np.array([[1, np.nan, -np.inf, 3, np.nan, 0], [2, 1, -1, 5, -np.inf, np.nan]], np.float32)  # was 0 after a NaN
+  for largest, name in ((True, "cummax"), (False, "cummin")):
+    vals, idx = getattr(Tensor(nan, device=device), name)(1)
+    want_v, want_i = _np_cumext(nan, 1, largest)
+    np.testing.assert_array_equal(vals.numpy(), want_v)
+    np.testing.assert_array_equal(idx.numpy(), want_i)
   i32 = np.array([5, -2**31, 7, -2**31, 2**31 - 1], np.int32)  # INT_MIN: negating it overflows
   assert Tensor(i32).cummin(0).values.tolist() == [5, -2**31, -2**31, -2**31, -2**31] and Tensor(i32).cummin(0).indices.tolist() == [0, 1, 1, 3, 3]
   u = np.array([3, 1, 200, 7], np.uint8)

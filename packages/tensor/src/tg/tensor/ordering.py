@@ -85,9 +85,11 @@ class OrderingMixin:
     if not largest: x = x._flipped()  # the running min is the running max of the order reversed
     n = x.shape[-1]
     pre = x._prefix(_lowest(x))
-    # PyTorch's index is the last position in the prefix holding the running extreme
+    # PyTorch's index is the last position in the prefix holding the running extreme; a NaN is the extreme from where it is
     idx = Tensor.arange(n, device=self.device)
-    hit = pre.eq(pre.max(-1, keepdim=True)) & (idx.unsqueeze(0) <= idx.unsqueeze(1))
+    m = pre.max(-1, keepdim=True)
+    same = pre.eq(m) | (pre.isnan() & m.isnan()) if dtypes.is_float(pre.dtype) else pre.eq(m)
+    hit = same & (idx.unsqueeze(0) <= idx.unsqueeze(1))
     where = hit.where(idx, -1).max(-1).cast(dtypes.int32)
     vals = orig._pick(where.unsqueeze(-1).eq(idx))
     return ValuesIndices(vals._unlast(ax, self.ndim), where._unlast(ax, self.ndim))
