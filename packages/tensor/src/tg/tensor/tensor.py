@@ -642,8 +642,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def softsign(self) -> Tensor: return self / (1 + self.abs())
   def hardswish(self) -> Tensor:
-    """x relu6(x + 3) / 6; 0 at and below -3 (-inf * 0 would be nan), NaN stays NaN."""
-    return (self <= -3).where(0, self * (self + 3).relu6() * (1 / 6))
+    """x relu6(x + 3) / 6, as written: -0.0 below -3 and NaN at -inf (-inf * 0), as PyTorch and tinygrad both give."""
+    return self * (self + 3).relu6() * (1 / 6)
   def logsigmoid(self) -> Tensor: return -(-self).softplus()
 
   # ***** reductions *****
