@@ -32,6 +32,20 @@ def test_unary_grads(name):
   if name in ("log10", "acosh"): x = np.abs(x) + 1.1
   check_grad(getattr(Tensor, name), [x], elementwise=True)
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_odd_functions_have_their_slope_at_zero(device):
+  """atan, asin, asinh, erf (odd, computed from x >= 0) and elu: derivatives at 0 and around it, against their formulas
+  (the gradient at exactly 0 was 0: that of sign(x), which put the sign back)."""
+  x = np.array([0.0, -0.0, 0.5, -0.5, 2.0, -3.0], np.float32)
+  slopes = {"atan": 1 / (1 + x * x), "asin": 1 / np.sqrt(1 - (x / 4) ** 2) / 4, "asinh": 1 / np.sqrt(x * x + 1),
+            "erf": 2 / np.sqrt(np.pi) * np.exp(-x * x), "elu": np.where(x > 0, 1.0, 0.7 * np.exp(x))}
+  fns = {"asin": lambda t: (t / 4).asin(), "elu": lambda t: t.elu(0.7)}
+  for name, want in slopes.items():
+    t = Tensor(x, device=device, requires_grad=True)
+    fns.get(name, getattr(Tensor, name))(t).sum().backward()
+    np.testing.assert_allclose(t.grad.numpy(), want, rtol=2e-5, atol=1e-6, err_msg=name)
+  np.testing.assert_array_equal(Tensor([np.nan, -np.inf], device=device).elu().numpy(), [np.nan, -1.0])
+
 def test_logaddexp_copysign():
   a, b = rand(3, 4), rand(4, seed=1) * 30
   check(Tensor.logaddexp, np.logaddexp, a, b)

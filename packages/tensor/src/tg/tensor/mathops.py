@@ -2,13 +2,18 @@
 integer division and closeness tests. Polynomial approximations are accurate to float32 rounding (about 1e-7)."""
 from __future__ import annotations
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Callable
 from tg.uop import dtypes, least_upper_float
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor, Scalar
 
 def _as_float(x: Tensor) -> Tensor: return x if dtypes.is_float(x.dtype) else x.cast(least_upper_float(x.dtype))
+def _odd(x: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
+  """f (given on x >= 0) extended to an odd function: s * f(s * x), s = -1 where x < 0 and 1 elsewhere (NaN and -0.0 go
+  through f as they are). sign(x) * f(|x|) had the gradient of sign at 0, which is 0: atan's, erf's and asinh's are not."""
+  sgn = (x < 0).where(-1, 1).cast(x.dtype)
+  return sgn * f(sgn * x)
 def _signbit(x: Tensor) -> Tensor: return x.bitcast({2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[x.dtype.itemsize]) < 0
 
 class MathMixin:
@@ -16,13 +21,13 @@ class MathMixin:
     """Cephes' range reduction (|x| > tan(3pi/8): pi/2 - atan(1/|x|); > tan(pi/8): pi/4 + atan((|x|-1)/(|x|+1))) and its
     degree-9 odd polynomial on |t| <= tan(pi/8). Each branch divides by a safe operand, so no unselected branch's inf
     reaches a gradient."""
-    x = _as_float(self)
-    a = x.abs()
-    big, mid = a > 2.414213562373095, a > 0.4142135623730950
-    t = big.where(-big.where(a, 1).reciprocal(), mid.where((a - 1) / (a + 1), a))
-    z = t * t
-    poly = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t
-    return x.sign() * (big.where(math.pi / 2, mid.where(math.pi / 4, 0.0)) + poly)
+    def on_positive(a: Tensor) -> Tensor:
+      big, mid = a > 2.414213562373095, a > 0.4142135623730950
+      t = big.where(-big.where(a, 1).reciprocal(), mid.where((a - 1) / (a + 1), a))
+      z = t * t
+      poly = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t
+      return big.where(math.pi / 2, mid.where(math.pi / 4, 0.0)) + poly
+    return _odd(_as_float(self), on_positive)
   def asin(self: Tensor) -> Tensor:
     x = _as_float(self)
     return (x / ((1 - x) * (1 + x)).sqrt()).atan()
@@ -30,10 +35,8 @@ class MathMixin:
   def sinh(self: Tensor) -> Tensor: return (self.exp() - (-self).exp()) / 2
   def cosh(self: Tensor) -> Tensor: return (self.exp() + (-self).exp()) / 2
   def asinh(self: Tensor) -> Tensor:
-    """On |x| with the sign put back: log(x + sqrt(x^2 + 1)) cancels for negative x."""
-    x = _as_float(self)
-    a = x.abs()
-    return x.sign() * (a + (a * a + 1).sqrt()).log()
+    """Odd from x >= 0: log(x + sqrt(x^2 + 1)) cancels for negative x."""
+    return _odd(_as_float(self), lambda a: (a + (a * a + 1).sqrt()).log())
   def acosh(self: Tensor) -> Tensor:
     x = _as_float(self)
     return (x + (x * x - 1).sqrt()).log()
@@ -42,10 +45,11 @@ class MathMixin:
     return ((1 + x) / (1 - x)).log() / 2
   def erf(self: Tensor) -> Tensor:
     """Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), odd in x."""
-    x = _as_float(self)
-    t = (1 + 0.3275911 * x.abs()).reciprocal()
-    poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-    return x.sign() * (1 - poly * (-x * x).exp())
+    def on_positive(a: Tensor) -> Tensor:
+      t = (1 + 0.3275911 * a).reciprocal()
+      poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
+      return 1 - poly * (-a * a).exp()
+    return _odd(_as_float(self), on_positive)
   def log10(self: Tensor) -> Tensor: return self.log2() * math.log10(2)
   def logaddexp(self: Tensor, other: Tensor | Scalar) -> Tensor:
     """log(exp(self) + exp(other)) without overflow: the larger one factored out (detached: the value doesn't depend on it)."""
