@@ -27,8 +27,12 @@ def test_interpolate_nearest_exact():
   img = rand(1, 1, 4, 6)
   rows, cols = [int((i + 0.5) * 4 / 3) for i in range(3)], [int((j + 0.5) * 6 / 4) for j in range(4)]
   check(lambda t: t.interpolate((3, 4), mode="nearest-exact"), lambda a: a[:, :, rows][:, :, :, cols], img)
-  with pytest.raises(ValueError, match="interpolate mode is 'nearest', 'nearest-exact' or 'linear', not 'cubic'"):
+  with pytest.raises(ValueError, match="interpolate mode is 'nearest', 'nearest-exact' or 'linear'.*not 'cubic'"):
     Tensor(x).interpolate((5,), mode="cubic")
+  lin = Tensor(img).interpolate((7, 9), mode="linear", align_corners=True).numpy()  # PyTorch's names for linear in 2 and 3 axes
+  np.testing.assert_array_equal(Tensor(img).interpolate((7, 9), mode="bilinear", align_corners=True).numpy(), lin)
+  assert Tensor(img).interpolate((2, 7, 9), mode="trilinear").shape == (1, 2, 7, 9)
+  with pytest.raises(ValueError, match="not 'bilinear' for 1 axes"): Tensor(x).interpolate((5,), mode="bilinear")
 
 @pytest.mark.parametrize("formula,shapes", [("ii", [(3, 3)]), ("ii->i", [(3, 3)]), ("...ij,jk->...ik", [(2, 3, 4), (4, 5)]),
                                             ("...j,jk", [(2, 3, 4), (4, 5)]), ("i...->...", [(2, 3, 4)]), ("bii->bi", [(2, 3, 3)]),

@@ -218,10 +218,13 @@ class NNMixin:
 
   def interpolate(self: Tensor, size: Sequence[int], mode: str = "linear", align_corners: bool = False) -> Tensor:
     """Resize the trailing len(size) axes (PyTorch's F.interpolate; "linear" is bi/trilinear over them), one axis at a time
-    as a gather of constant indices (and a blend of two for linear, in float; integer inputs are rounded back)."""
+    as a gather of constant indices (and a blend of two for linear, in float; integer inputs are rounded back). PyTorch's
+    names for linear over 2 and 3 axes, "bilinear" and "trilinear", are taken for it when size has that many."""
     from tg.tensor.tensor import Tensor
+    if (mode, len(size)) in (("bilinear", 2), ("trilinear", 3)): mode = "linear"
     if mode not in ("nearest", "nearest-exact", "linear"):
-      raise TensorUnsupportedError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear', not {mode!r}")
+      raise TensorUnsupportedError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear' ('bilinear' for 2 axes, "
+                                   f"'trilinear' for 3), not {mode!r} for {len(size)} axes")
     if len(size) > self.ndim: raise TensorValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
     x = self if dtypes.is_float(self.dtype) or mode == "nearest" else self.float()
     for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
