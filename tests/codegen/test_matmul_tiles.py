@@ -147,6 +147,22 @@ def test_conv_tile_rows(co, tile):
   want = np.einsum("ncyxij,cijo->noyx", np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (3, 3), (2, 3)), w)
   np.testing.assert_allclose(execute(spec, shapes[0], inp, w), want, rtol=1e-4, atol=1e-4)
 
+@pytest.mark.parametrize("isa,tile", [("avx512", (5, 4, 16)), ("avx2", (2, 4, 8))])
+def test_dot_tile_of_a_linear_layer(isa, tile):
+  """x @ W.T with W (10, 4608), as a Linear's forward: both operands contiguous along the reduce, 10 columns the matmul
+  tile can't divide. Vectors of partial sums along the reduce (ACCUM) for a rows x columns tile of divisors whose
+  accumulators and operand vectors fit the registers but two (hand-computed: AVX-512 4 x 5 = 20 + 9, AVX2 4 x 2 = 8 + 6,
+  the most FMAs per load); numpy's product."""
+  m, k, n = 128, 4608, 10
+  C, A, W = UOp.param(0, dtypes.float, (m, n)), UOp.param(1, dtypes.float, (m, k)), UOp.param(2, dtypes.float, (n, k))
+  i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
+  ast = C[i, j].store((A[i, r] * W[j, r]).reduce(r, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="linear"))
+  spec = get_program(ast, CRenderer(isa=lambda: ISA[isa]))
+  assert spec.applied_opts == (Opt(OptOps.UPCAST, 1, tile[0]), Opt(OptOps.UPCAST, 0, tile[1]), Opt(OptOps.ACCUM, 0, tile[2]))
+  rng = np.random.default_rng(6)
+  a, w = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((n, k), dtype=np.float32)
+  np.testing.assert_allclose(execute(spec, (m, n), a, w), a.astype(np.float64) @ w.T, rtol=1e-4, atol=1e-3)
+
 @pytest.mark.parametrize("rows_contiguous", [True, False])
 def test_matvec_streams_the_matrix(rows_contiguous):
   """A @ x (the reduce runs along A's rows) and x @ B (along B's columns): the matrix is read along its contiguous axis (the
