@@ -12,13 +12,12 @@ import argparse, json, pathlib, sys, time
 from typing import Callable
 import numpy as np
 from tensor import best as tensor_best  # bench/tensor.py (this folder is on sys.path)
-from own_process import measure, require
+from own_process import ONE_THREAD, measure, require
 
 SYSTEMS = ("tg", "numpy", "torch")
 GPT = dict(layers=4, dim=256, heads=4, ctx=128, batch=16, vocab=26)  # vocab: the characters of train_gpt.make_text(2000)
 
 CLOCK = time.perf_counter  # time.thread_time under --cpu-time
-ONE_THREAD = {v: "1" for v in ("CPU_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 def best(fn: Callable[[], object], reps: int) -> float: return tensor_best(fn, reps, warmup=2, clock=CLOCK)  # TinyJit: call 2 captures
 

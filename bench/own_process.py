@@ -6,6 +6,8 @@ import json, os, subprocess, sys
 from typing import Callable
 
 NOT_INSTALLED = 3
+# --cpu-time's environment: every system on one thread, so its CPU time (time.thread_time) is its whole cost
+ONE_THREAD = {v: "1" for v in ("CPU_THREADS", "OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")}
 
 def require(module: str) -> None:
   """In a child: exit with NOT_INSTALLED unless `module` imports."""

@@ -106,14 +106,16 @@ def test_packed_copy_stores_whole_vectors():
   got = execute(spec, (x.size,), x)
   np.testing.assert_array_equal(got, x.reshape(K, N // 16, 16).transpose(1, 0, 2).ravel())
 
-def conv(b: int, ci: int, co: int, hw: int) -> tuple[UOp, tuple[tuple[int, ...], ...]]:
-  """A 3x3 conv without padding: out[n, o, y, x] = sum over c, i, j of inp[n, c, y+i, x+j] * w[o, c, i, j]."""
-  out, inp, w = UOp.param(0, dtypes.float, (b, co, hw, hw)), UOp.param(1, dtypes.float, (b, ci, hw + 2, hw + 2)), \
-    UOp.param(2, dtypes.float, (co, ci, 3, 3))
+def conv(b: int, ci: int, co: int, hw: int, channels_last: bool = False) -> tuple[UOp, tuple[tuple[int, ...], ...]]:
+  """A 3x3 conv without padding: out[n, o, y, x] = sum over c, i, j of inp[n, c, y+i, x+j] * w[o, c, i, j]; channels_last:
+  the weights as w[c, i, j, o] (what tg.tensor's conv2d copies them to)."""
+  wshape = (ci, 3, 3, co) if channels_last else (co, ci, 3, 3)
+  out, inp, w = UOp.param(0, dtypes.float, (b, co, hw, hw)), UOp.param(1, dtypes.float, (b, ci, hw + 2, hw + 2)), UOp.param(2, dtypes.float, wshape)
   n, o, y, x = (UOp.range(s, i) for i, s in enumerate((b, co, hw, hw)))
   c, i, j = UOp.range(ci, 4, AxisType.REDUCE), UOp.range(3, 5, AxisType.REDUCE), UOp.range(3, 6, AxisType.REDUCE)
-  ast = out[n, o, y, x].store((inp[n, c, y + i, x + j] * w[o, c, i, j]).reduce(c, i, j, arg=Ops.ADD)).end(n, o, y, x)
-  return ast.sink(arg=KernelInfo(name="conv")), ((b, co, hw, hw), (b, ci, hw + 2, hw + 2), (co, ci, 3, 3))
+  wv = w[c, i, j, o] if channels_last else w[o, c, i, j]
+  ast = out[n, o, y, x].store((inp[n, c, y + i, x + j] * wv).reduce(c, i, j, arg=Ops.ADD)).end(n, o, y, x)
+  return ast.sink(arg=KernelInfo(name="conv")), ((b, co, hw, hw), (b, ci, hw + 2, hw + 2), wshape)
 
 def test_conv_tile_fits_each_isas_registers():
   """The conv's output-channel x row tile: its accumulators fit the registers but four (AVX2 float32: 96 lanes, was 16 x 14 =
@@ -129,6 +131,37 @@ def test_conv_tile_fits_each_isas_registers():
     assert lanes <= (isa.registers - 4) * isa.lanes(4) and ups[-1].arg % min(isa.lanes(4), 16) == 0, (isa.name, spec.applied_opts)
     got = execute(spec, shapes[0], inp, w)
     np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4, err_msg=isa.name)
+
+@pytest.mark.parametrize("co,tile", [(16, (Opt(OptOps.UPCAST, 2, 14), Opt(OptOps.UPCAST, 1, 16))),
+                                      (32, (Opt(OptOps.UPCAST, 3, 14), Opt(OptOps.UPCAST, 1, 32)))])
+def test_conv_tile_rows(co, tile):
+  """The direct conv's tile (_conv_tile) on AVX-512: rows any divisor of the output row (14 of 14, not 2: two FMAs in
+  flight); with one register of channels (16) along y, where each input is a scalar broadcast (along x the 14 inputs
+  came as a vector and a shuffle or two per lane: the small CNN's input gradient 2.3 vs 4.1 ms); with two along x.
+  numpy's numbers either way."""
+  ast, shapes = conv(2, 8, co, 14, channels_last=True)
+  spec = get_program(ast, CRenderer(isa=lambda: ISA["avx512"]))
+  assert spec.applied_opts == tile
+  rng = np.random.default_rng(5)
+  inp, w = rng.standard_normal(shapes[1], dtype=np.float32), rng.standard_normal(shapes[2], dtype=np.float32)
+  want = np.einsum("ncyxij,cijo->noyx", np.lib.stride_tricks.sliding_window_view(inp.astype(np.float64), (3, 3), (2, 3)), w)
+  np.testing.assert_allclose(execute(spec, shapes[0], inp, w), want, rtol=1e-4, atol=1e-4)
+
+@pytest.mark.parametrize("isa,tile", [("avx512", (5, 4, 16)), ("avx2", (2, 4, 8))])
+def test_dot_tile_of_a_linear_layer(isa, tile):
+  """x @ W.T with W (10, 4608), as a Linear's forward: both operands contiguous along the reduce, 10 columns the matmul
+  tile can't divide. Vectors of partial sums along the reduce (ACCUM) for a rows x columns tile of divisors whose
+  accumulators and operand vectors fit the registers but two (hand-computed: AVX-512 4 x 5 = 20 + 9, AVX2 4 x 2 = 8 + 6,
+  the most FMAs per load); numpy's product."""
+  m, k, n = 128, 4608, 10
+  C, A, W = UOp.param(0, dtypes.float, (m, n)), UOp.param(1, dtypes.float, (m, k)), UOp.param(2, dtypes.float, (n, k))
+  i, j, r = UOp.range(m, 0), UOp.range(n, 1), UOp.range(k, 2, AxisType.REDUCE)
+  ast = C[i, j].store((A[i, r] * W[j, r]).reduce(r, arg=Ops.ADD)).end(i, j).sink(arg=KernelInfo(name="linear"))
+  spec = get_program(ast, CRenderer(isa=lambda: ISA[isa]))
+  assert spec.applied_opts == (Opt(OptOps.UPCAST, 1, tile[0]), Opt(OptOps.UPCAST, 0, tile[1]), Opt(OptOps.ACCUM, 0, tile[2]))
+  rng = np.random.default_rng(6)
+  a, w = rng.standard_normal((m, k), dtype=np.float32), rng.standard_normal((n, k), dtype=np.float32)
+  np.testing.assert_allclose(execute(spec, (m, n), a, w), a.astype(np.float64) @ w.T, rtol=1e-4, atol=1e-3)
 
 @pytest.mark.parametrize("rows_contiguous", [True, False])
 def test_matvec_streams_the_matrix(rows_contiguous):
