@@ -12,7 +12,7 @@ import argparse, json, pathlib, sys, time
 from typing import Callable
 import numpy as np
 from tensor import best as tensor_best  # bench/tensor.py (this folder is on sys.path)
-from own_process import ONE_THREAD, measure, require
+from own_process import ONE_THREAD, best_of_rounds, measure, require
 
 SYSTEMS = ("tg", "numpy", "torch")
 GPT = dict(layers=4, dim=256, heads=4, ctx=128, batch=16, vocab=26)  # vocab: the characters of train_gpt.make_text(2000)
@@ -137,6 +137,7 @@ def main() -> None:
   ap.add_argument("--only", default="", help="only the rows whose name starts with this (matmul, matvec, conv, gpt)")
   ap.add_argument("--cpu-time", action="store_true", help="one thread per system, timed by its CPU time (holds on a busy machine)")
   ap.add_argument("--system", choices=SYSTEMS, help=argparse.SUPPRESS)  # the child process measuring one system
+  ap.add_argument("--rounds", type=int, default=1, help="each system's best of this many processes, the systems taking turns")
   args = ap.parse_args()
   if args.system:
     global CLOCK
@@ -144,8 +145,8 @@ def main() -> None:
     if args.system == "torch": require("torch")
     print(json.dumps({"tg": tg_rows, "numpy": numpy_rows, "torch": torch_rows}[args.system](args.only)))
     return
-  res = {s: measure(__file__, ["--system", s, "--only", args.only] + (["--cpu-time"] if args.cpu_time else []),
-                    env=ONE_THREAD if args.cpu_time else None) for s in SYSTEMS}
+  res = best_of_rounds({s: (lambda s=s: measure(__file__, ["--system", s, "--only", args.only] + (["--cpu-time"] if args.cpu_time else []),
+                                                env=ONE_THREAD if args.cpu_time else None)) for s in SYSTEMS}, args.rounds, best=min)
   rows = [{"bench": n, **{f"{s}_s": (res[s] or {}).get(n) for s in SYSTEMS}, "unit": work(n)[1]} for n in res["tg"]]
   if args.json: print(json.dumps(rows, indent=1)); return
   print(f"{'bench (rate; ratio = tg / reference)':36} {'tg':>9} {'numpy':>9} {'torch':>13} {'tg/numpy':>9} {'tg/torch':>9}")

@@ -21,15 +21,15 @@ def measure(script: str, args: list[str], env: dict[str, str] | None = None) -> 
   if r.returncode != 0: raise RuntimeError(f"{os.path.basename(script)} {' '.join(args)} failed:\n{r.stderr[-3000:]}")
   return json.loads(r.stdout.splitlines()[-1])
 
-def best_of_rounds(runs: dict[str, Callable[[], dict | None]], rounds: int) -> dict[str, dict | None]:
-  """Each system's figures (rates: higher is better) as the best of `rounds` fresh processes, the systems taking turns:
-  this machine's memory bandwidth drifts by up to 2x over seconds, so systems measured one after another would be
-  measured on different machines. A figure of None (no such case) stays None."""
+def best_of_rounds(runs: dict[str, Callable[[], dict | None]], rounds: int, best: Callable[..., float] = max) -> dict[str, dict | None]:
+  """Each system's figures as the best (`best`: max for rates, min for times) of `rounds` fresh processes, the systems
+  taking turns: this machine's memory bandwidth drifts by up to 2x over seconds, so systems measured one after another
+  would be measured on different machines. A figure of None (no such case) stays None; a system not installed is None."""
   out: dict[str, dict | None] = {}
   for _ in range(rounds):
     for system, run in runs.items():
       if system in out and out[system] is None: continue  # not installed
       fig = run()
-      if fig is None or system not in out: out[system] = fig
-      else: out[system] = {k: max((v for v in (out[system].get(k), x) if v is not None), default=None) for k, x in fig.items()}  # type: ignore[union-attr]
+      prev = out.get(system) or {}
+      out[system] = None if fig is None else {k: best((v for v in (prev.get(k), x) if v is not None), default=None) for k, x in fig.items()}
   return out

@@ -1,9 +1,10 @@
 """Jitted training steps per second: Conv(1->16, 3x3) ReLU Conv(16->32, 3x3) ReLU Linear(->10), Adam, batch 128 of 1x16x16.
 Printed beside PyTorch (CPU) when it is installed, each in a process of its own. Goal on the 2-core CI machine: >= 100
 steps/s, and >= 1.25x PyTorch (issue #23). --cpu-time runs each system on one thread (own_process.ONE_THREAD) timed by
-its CPU time: on a machine others load, wall time is mostly their load."""
+its CPU time: on a machine others load, wall time is mostly their load. Each figure is a system's best of --rounds
+processes, the systems taking turns (see own_process.best_of_rounds)."""
 import argparse, json, time
-from own_process import ONE_THREAD, measure, require  # bench/own_process.py (this folder is on sys.path)
+from own_process import ONE_THREAD, best_of_rounds, measure, require  # bench/own_process.py (this folder is on sys.path)
 import numpy as np
 from tg.tensor import Tensor, Device, Counters, nn
 from tg.tensor.nn.optim import Adam
@@ -60,6 +61,7 @@ def main() -> None:
   ap.add_argument("--steps", type=int, default=STEPS)
   ap.add_argument("--json", action="store_true")
   ap.add_argument("--cpu-time", action="store_true", help="one thread per system, timed by its CPU time (holds on a busy machine)")
+  ap.add_argument("--rounds", type=int, default=3, help="each system's best of this many processes, the systems taking turns")
   ap.add_argument("--system", choices=("tg", "torch"), help=argparse.SUPPRESS)  # the child process measuring one system
   args = ap.parse_args()
   if args.system:
@@ -67,8 +69,9 @@ def main() -> None:
     if args.cpu_time: CLOCK = time.thread_time
     print(json.dumps({"tg": bench_tg, "torch": bench_torch}[args.system](args.steps)))
     return
-  tg, ref = (measure(__file__, ["--system", s, "--steps", str(args.steps)] + (["--cpu-time"] if args.cpu_time else []),
-                     env=ONE_THREAD if args.cpu_time else None) for s in ("tg", "torch"))
+  res = best_of_rounds({s: (lambda s=s: measure(__file__, ["--system", s, "--steps", str(args.steps)] + (["--cpu-time"] if args.cpu_time else []),
+                                                env=ONE_THREAD if args.cpu_time else None)) for s in ("tg", "torch")}, args.rounds)
+  tg, ref = res["tg"], res["torch"]
   sps, kernels, ref_sps = tg["steps_per_s"], tg["kernels_per_step"], ref and ref["steps_per_s"]
   if args.json:
     print(json.dumps({"tg_steps_per_s": sps, "kernels_per_step": kernels, "torch_steps_per_s": ref_sps, "goal": 100,
