@@ -408,9 +408,9 @@ def _pick_one_hot(val: UOp, rngs: list[UOp]) -> UOp | None:
   return gate.where(val.substitute({**hits, **moved, **picks}), val.src[2])
 
 def kernel_name(root: UOp) -> str:
-  """E_ and the output's dims for an elementwise kernel; r_, the output's dims and the dims the first reduce sums over
-  (a 4x4 sum(1) is r_4_4, a 64x64 matmul r_64_64_64)."""
-  red = next((u for u in root.toposort() if u.op is Ops.REDUCE_AXIS), None)
+  """E_ and the output's dims for an elementwise kernel; r_, the output's dims and the dims the outermost reduce (the
+  last in the toposort) sums over (a 4x4 sum(1) is r_4_4, a 64x64 matmul r_64_64_64)."""
+  red = next((u for u in reversed(root.toposort()) if u.op is Ops.REDUCE_AXIS), None)
   dims = [*root.shape, *([] if red is None else [red.src[0].shape[a] for a in red.arg[1]])]
   return ("r" if red is not None else "E") + "".join(f"_{d}" for d in dims)
 
