@@ -198,36 +198,50 @@ def _walk_either(root: UOp, pm: PatternMatcher, ctx: Any, bottom_up: bool, name:
 def _loop(name: str | None, n: UOp) -> RewriteLoop:
   return RewriteLoop(f"graph_rewrite{'(' + name + ')' if name else ''} rewrote {n.op} into a graph that contains it")
 
+_NEW = object()  # _walk_compiled's state of a node not seen yet
+
 def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]], ctx: Any, bottom_up: bool, name: str | None) -> dict[UOp, UOp]:
   """`_walk` for the compiled matcher, in the same order, with less work per node: the stack holds bare UOps (a node
-  stays on it while its sources are rewritten and is finished when it is on top again), a node rewritten waits in
-  `target` for its replacement, and a node whose op no pattern matches costs one dict lookup. A source that isn't done
-  when its user finishes can only be one that contains its user: a rewrite loop."""
+  stays on it while its sources are rewritten and is finished when it is on top again), only sources not done yet are
+  pushed, a leaf no pattern matches is done as it is met (no visit: nothing can observe when), a node whose sources
+  are all done is finished on its first visit, `state` holds a node while its sources
+  are rewritten (None) or the node it was rewritten to until that is done, and a node whose op no pattern matches
+  costs one dict lookup. A source that isn't done when its user finishes can only be one that contains its user: a
+  rewrite loop."""
   done: dict[UOp, UOp] = {}
-  active: set[UOp] = set()
-  target: dict[UOp, UOp] = {}
-  get_fn, done_src = table.get, done.__getitem__
-  build = build_uop
+  state: dict[UOp, UOp | None] = {}
+  get_fn, done_src, state_get = table.get, done.__getitem__, state.get
+  build, new_node = build_uop, _NEW
   stack = [root]
+  push = stack.append
   while stack:
     n = stack[-1]
     if n in done: stack.pop(); continue  # noqa: E702
-    if n not in active:  # first visit
-      active.add(n)
+    if (st := state_get(n, new_node)) is new_node:  # first visit
       if bottom_up and (f := get_fn(n.op)) is not None and (new := f(n, ctx)) is not None:
-        target[n] = new
-        stack.append(new)
+        state[n] = new
+        push(new)
         continue
-      if n.src: stack.extend(reversed(n.src))
-      elif bottom_up or (f := get_fn(n.op)) is None or (new := f(n, ctx)) is None:  # a leaf (a new constant, say) is done at once
-        stack.pop()
-        done[n] = n
+      src = n.src
+      if len(src) == 2:  # most nodes: no loop
+        a, b = src
+        if b not in done:
+          if b.src or get_fn(b.op) is not None: push(b)
+          else: done[b] = b
+        if a not in done:
+          if a.src or get_fn(a.op) is not None: push(a)
+          else: done[a] = a
       else:
-        target[n] = new
-        stack.append(new)
-      continue
-    if n in target:  # its replacement is done
-      try: done[n] = done[target.pop(n)]
+        for s in reversed(src):
+          if s not in done:
+            if s.src or get_fn(s.op) is not None: push(s)
+            else: done[s] = s
+      if stack[-1] is not n:
+        state[n] = None
+        continue
+      # every source is done: finish it now
+    elif st is not None:  # its replacement is done (else the replacement contains it)
+      try: done[n] = done[st]
       except KeyError: raise _loop(name, n) from None
       stack.pop()
       continue
@@ -245,13 +259,13 @@ def _walk_compiled(root: UOp, table: dict[Ops, Callable[[UOp, Any], UOp | None]]
     if bottom_up:
       if n2 is not n:  # visit the changed node as a new one, trying the patterns on it first
         # (its sources are done: when nothing matches its op, that visit would only find it done, so it is done here)
-        if n2 in done or get_fn(n2.op) is not None or n2 in active:
-          target[n] = n2
-          stack.append(n2)
+        if n2 in done or get_fn(n2.op) is not None or n2 in state:
+          state[n] = n2
+          push(n2)
           continue
     elif (f := get_fn(n2.op)) is not None and (new := f(n2, ctx)) is not None:
-      target[n] = new
-      stack.append(new)
+      state[n] = new
+      push(new)
       continue
     stack.pop()
     done[n] = n2
