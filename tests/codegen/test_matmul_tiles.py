@@ -9,7 +9,8 @@ from tg.uop import UOp, Ops, AxisType, KernelInfo, dtypes
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.device import Buffer
 from tg.codegen.opt.kernel import Opt, OptOps
-from tg.codegen.opt.heuristic import matmul_tiles, DEFAULT_TILES, MATVEC_ROWS, MATVEC_COLS
+import tg.codegen.opt.heuristic as heuristic
+from tg.codegen.opt.heuristic import matmul_tiles, DEFAULT_TILES, MATVEC_ROWS, MATVEC_COLS, VECMAT_LANES, VECMAT_ROWS
 from tg.codegen.renderer import VectorISA
 from tg.codegen.renderer.cstyle import CRenderer
 from tg.codegen.devices.host import ISAS, BASELINE, isa_from_macros, host_isa
@@ -145,3 +146,18 @@ def test_matvec_streams_the_matrix(rows_contiguous):
   np.testing.assert_allclose(execute(spec, (m,), a, x), a @ x.astype(np.float64) if rows_contiguous else x @ a.astype(np.float64),
                              rtol=1e-4, atol=1e-4)
   assert get_program(ast, CRenderer()).applied_opts not in (MATVEC_ROWS + MATVEC_COLS)  # no register file model: not a CPU
+
+@pytest.mark.parametrize("n", [2 * VECMAT_LANES, 2 * VECMAT_LANES + 64])
+def test_big_vecmat_walks_column_strips(n, monkeypatch):
+  """x @ B too big for the caches: 1024-column strips of accumulators down 8 rows a step when the columns come in 1024s
+  (else the plain column walk); numpy's product either way."""
+  monkeypatch.setattr(heuristic, "VECMAT_MIN_BYTES", 1)
+  k = 256
+  out, mat, vec = UOp.param(0, dtypes.float, (n,)), UOp.param(1, dtypes.float, (k * n,)), UOp.param(2, dtypes.float, (k,))
+  i, r = UOp.range(n, 0), UOp.range(k, 1, AxisType.REDUCE)
+  ast = out[i].store((mat[r * n + i] * vec[r]).reduce(r, arg=Ops.ADD)).end(i).sink(arg=KernelInfo(name="vm"))
+  a, x = np.random.default_rng(5).standard_normal((k, n), dtype=np.float32), np.random.default_rng(6).standard_normal(k, dtype=np.float32)
+  spec = get_program(ast, CRenderer(isa=lambda: ISA["avx2"]))
+  walk = (Opt(OptOps.UPCAST, 0, VECMAT_LANES), Opt(OptOps.UNROLL, 0, VECMAT_ROWS))
+  assert spec.applied_opts == (walk if n % VECMAT_LANES == 0 else MATVEC_COLS[0])
+  np.testing.assert_allclose(execute(spec, (n,), a, x), x @ a.astype(np.float64), rtol=1e-4, atol=1e-4)
