@@ -10,14 +10,11 @@
   8x8, 4x4 (measured on the AVX-512 machine before there was a model). matmul_panel tells tg.tensor the panel width, and
   it packs a big B into contiguous panels (a row strided by a power of two conflicts in the caches);
 - a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
-  Rows contiguous (A @ x): 4 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
+  Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
   Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
-  both read the matrix 16 columns or 4 scalars at a time. 4 rows rather than 8: one thread the same (23.7 vs 23.4 GB/s
-  of A, median of 60), 2 threads on a loaded machine faster at the 10th percentile of 300-400 runs in each of four runs
-  (20.0 vs 12.5, 17.1 vs 12.3, ...; perhaps the two cores' 8 DRAM streams conflict less than 16). A big x @ B walks
-  1024 columns at a time down 8 rows a step (_vecmat_walk: 4 KB of each row a step, the accumulators in L1); one whose
-  columns don't come in 1024s is split by tg.tensor into partial sums of 16-row blocks (vecmat_block) so the column walk
-  doesn't stride down all of B;
+  both read the matrix 16 columns or 4 scalars at a time. A big x @ B walks 1024 columns at a time down 8 rows a step
+  (_vecmat_walk: 4 KB of each row in flight, the accumulators in L1); one whose columns don't come in 1024s is split by
+  tg.tensor into partial sums of 16-row blocks (vecmat_block) so the column walk doesn't stride down all of B;
 - a direct convolution on a CPU (output channels C x positions R, the weights depending on C alone and small enough to
   stay in L2): the matmul's register tile, C in the vector lanes, R the broadcast rows (_conv_tile);
 - any other reduce (convolution gradients, a matmul with a small or odd axis, fused backward passes):
@@ -223,7 +220,7 @@ def _conv_tile(K: _Kernel, f: _Facts) -> bool:
       if K.attempt(Opt(OptOps.UPCAST, ri, ti), Opt(OptOps.UPCAST, ci - (ti == rows and ri < ci), tj)): return True
   return False
 
-MATVEC_ROWS = ((Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.ACCUM, 0, 16)), (Opt(OptOps.UPCAST, 0, 2), Opt(OptOps.ACCUM, 0, 16)))
+MATVEC_ROWS = ((Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.ACCUM, 0, 16)), (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.ACCUM, 0, 16)))
 MATVEC_COLS = ((Opt(OptOps.UPCAST, 0, 64), Opt(OptOps.UNROLL, 0, 2)), (Opt(OptOps.UPCAST, 0, 16), Opt(OptOps.UNROLL, 0, 2)))
 
 def _matvec(K: _Kernel, f: _Facts) -> bool:
