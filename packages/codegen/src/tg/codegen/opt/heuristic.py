@@ -224,11 +224,13 @@ MATVEC_ROWS = ((Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.ACCUM, 0, 16)), (Opt(OptOps
 MATVEC_COLS = ((Opt(OptOps.UPCAST, 0, 64), Opt(OptOps.UNROLL, 0, 2)), (Opt(OptOps.UPCAST, 0, 16), Opt(OptOps.UNROLL, 0, 2)))
 
 def _matvec(K: _Kernel, f: _Facts) -> bool:
-  """A matrix-vector product on a CPU, streamed along the matrix's contiguous axis (see the module docstring)."""
-  if K.ren.isa is None or len(f.outs) != 1 or len(f.reds) != 1 or len(f.loads) != 2 or (f.red_size or 0) < 256: return False
+  """A matrix-vector product on a CPU, streamed along the matrix's contiguous axis (see the module docstring). Loads
+  outside the reduce (a bias added to each output) don't matter: x @ B + b walked as x @ B, 18.8 GB/s of B, not 6.2."""
+  if K.ren.isa is None or len(f.outs) != 1 or len(f.reds) != 1 or (f.red_size or 0) < 256: return False
   (o,), (r,) = f.outs, f.reds
-  mat = [ld for ld in f.loads if {o, r} <= f.deps[ld]]
-  if len(mat) != 1 or not any(f.deps[ld] == {r} for ld in f.loads): return False
+  reducing = [ld for ld in f.loads if r in f.deps[ld]]
+  mat = [ld for ld in reducing if o in f.deps[ld]]
+  if len(reducing) != 2 or len(mat) != 1 or not any(f.deps[ld] == {r} for ld in reducing): return False
   if r in unit_stride_axes(mat[0]): return bool(K.first(MATVEC_ROWS))
   itemsize = next(u.dtype.itemsize for u in K.k.toposort() if u.op is Ops.REDUCE)
   return o in unit_stride_axes(mat[0]) and bool(K.first(_vecmat_walk(itemsize, f.red_size or 0, f.sizes[0]) + MATVEC_COLS))
