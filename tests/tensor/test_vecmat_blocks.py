@@ -57,6 +57,7 @@ def test_which_products_are_blocked():
   cpu = Device["CPU"].renderer
   assert vecmat_block(cpu, 4, 4096, 4096) is None  # 64 MB of B in 1024-column strips: walked in one kernel
   assert vecmat_block(cpu, 4, 4096, 4000) == 16  # 64 MB of B, columns not in 1024s
+  assert vecmat_block(cpu, 2, 4096, 4096) == 16  # float16: the walk is for 4-byte values
   assert vecmat_block(cpu, 4, 4096, 64) is None   # 1 MB: fits the caches
   assert vecmat_block(cpu, 4, 4104, 4096) is None  # not whole blocks
   assert vecmat_block(Renderer(), 4, 4096, 4096) is None  # no host vector registers (not a CPU)

@@ -181,8 +181,9 @@ def _vecmat_walk(itemsize: int, k: int, n: int) -> tuple[tuple[Opt, ...], ...]:
   8 rows a step, each row's 4 KB piece streamed (the strips split over the cores). Against the 16-row partial sums
   (vecmat_block), in one process, median of 40, 4096 x 4096: one thread's CPU time 18.2 vs 16.0 GB/s of B (numpy 20.0),
   2 threads on a loaded machine 12.4 vs 3.4 (numpy 5.8): no pass over partials, no second kernel to wait for. Narrower
-  strips read less of a row a step (512: 15.6 GB/s in C, 256: 13.3); 2048 lowers 5x slower for little more (none: ())."""
-  if n % VECMAT_LANES or n < 2 * VECMAT_LANES or k % VECMAT_ROWS or k * n * itemsize < VECMAT_MIN_BYTES: return ()
+  strips read less of a row a step (512: 15.6 GB/s in C, 256: 13.3); 2048 lowers 5x slower for little more. float32 and
+  other 4-byte B only: a float16 B walked so took 10.8 GB/s, in 16-row blocks 15.2 (none: ())."""
+  if itemsize != 4 or n % VECMAT_LANES or n < 2 * VECMAT_LANES or k % VECMAT_ROWS or k * n * itemsize < VECMAT_MIN_BYTES: return ()
   return ((Opt(OptOps.UPCAST, 0, VECMAT_LANES), Opt(OptOps.UNROLL, 0, VECMAT_ROWS)),)
 
 def _matmul_tile(K: _Kernel, f: _Facts) -> bool:
@@ -232,8 +233,7 @@ def _matvec(K: _Kernel, f: _Facts) -> bool:
   mat = [ld for ld in reducing if o in f.deps[ld]]
   if len(reducing) != 2 or len(mat) != 1 or not any(f.deps[ld] == {r} for ld in reducing): return False
   if r in unit_stride_axes(mat[0]): return bool(K.first(MATVEC_ROWS))
-  itemsize = next(u.dtype.itemsize for u in K.k.toposort() if u.op is Ops.REDUCE)
-  return o in unit_stride_axes(mat[0]) and bool(K.first(_vecmat_walk(itemsize, f.red_size or 0, f.sizes[0]) + MATVEC_COLS))
+  return o in unit_stride_axes(mat[0]) and bool(K.first(_vecmat_walk(mat[0].dtype.itemsize, f.red_size or 0, f.sizes[0]) + MATVEC_COLS))
 
 def _group_reduce(K: _Kernel, f: _Facts) -> bool:
   """A long reduce to few outputs shared by a workgroup (partial sums in shared memory)."""
