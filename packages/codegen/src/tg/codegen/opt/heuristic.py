@@ -226,7 +226,8 @@ MATVEC_COLS = ((Opt(OptOps.UPCAST, 0, 64), Opt(OptOps.UNROLL, 0, 2)), (Opt(OptOp
 
 def _matvec(K: _Kernel, f: _Facts) -> bool:
   """A matrix-vector product on a CPU, streamed along the matrix's contiguous axis (see the module docstring). Loads
-  outside the reduce (a bias added to each output) don't matter: x @ B + b walked as x @ B, 18.8 GB/s of B, not 6.2."""
+  outside the reduce (a bias added to each output) don't matter: 4096 x 4096, one thread's CPU time, x @ B + b 25.1 GB/s
+  of the matrix, not 6.2; A @ x + b 25.4, not 8.3."""
   if K.ren.isa is None or len(f.outs) != 1 or len(f.reds) != 1 or (f.red_size or 0) < 256: return False
   (o,), (r,) = f.outs, f.reds
   reducing = [ld for ld in f.loads if r in f.deps[ld]]
