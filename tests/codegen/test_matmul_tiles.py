@@ -9,7 +9,8 @@ from tg.uop import UOp, Ops, AxisType, KernelInfo, dtypes
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.device import Buffer
 from tg.codegen.opt.kernel import Opt, OptOps
-from tg.codegen.opt.heuristic import matmul_tiles, DEFAULT_TILES, MATVEC_ROWS, MATVEC_COLS
+import tg.codegen.opt.heuristic as heuristic
+from tg.codegen.opt.heuristic import matmul_tiles, DEFAULT_TILES, MATVEC_ROWS, MATVEC_COLS, VECMAT_LANES, VECMAT_ROWS
 from tg.codegen.renderer import VectorISA
 from tg.codegen.renderer.cstyle import CRenderer
 from tg.codegen.devices.host import ISAS, BASELINE, isa_from_macros, host_isa
@@ -164,17 +165,39 @@ def test_dot_tile_of_a_linear_layer(isa, tile):
   np.testing.assert_allclose(execute(spec, (m, n), a, w), a.astype(np.float64) @ w.T, rtol=1e-4, atol=1e-3)
 
 @pytest.mark.parametrize("rows_contiguous", [True, False])
-def test_matvec_streams_the_matrix(rows_contiguous):
-  """A @ x (the reduce runs along A's rows) and x @ B (along B's columns): the matrix is read along its contiguous axis (the
-  reuse upcast read it 16 columns or 4 scalars at a time, 3x slower); numpy's product either way, and only on a CPU."""
+@pytest.mark.parametrize("bias", [False, True])
+def test_matvec_streams_the_matrix(rows_contiguous, bias):
+  """A @ x (the reduce runs along A's rows) and x @ B (along B's columns), a bias added or not: the matrix is read along
+  its contiguous axis (the reuse upcast read it 16 columns or 4 scalars at a time, 3x slower); numpy's product either
+  way, and only on a CPU."""
   m, k = 64, 512
   out, mat, vec = UOp.param(0, dtypes.float, (m,)), UOp.param(1, dtypes.float, (m * k,)), UOp.param(2, dtypes.float, (k,))
   i, r = UOp.range(m, 0), UOp.range(k, 1, AxisType.REDUCE)
-  ast = out[i].store((mat[i * k + r if rows_contiguous else r * m + i] * vec[r]).reduce(r, arg=Ops.ADD)).end(i).sink(arg=KernelInfo(name="mv"))
+  val = (mat[i * k + r if rows_contiguous else r * m + i] * vec[r]).reduce(r, arg=Ops.ADD)
+  ast = out[i].store(val + UOp.param(3, dtypes.float, (m,))[i] if bias else val).end(i).sink(arg=KernelInfo(name="mv"))
   a, x = np.random.default_rng(4).standard_normal((m, k) if rows_contiguous else (k, m), dtype=np.float32), np.ones(k, np.float32)
   x[::3] = -0.5
+  b = np.arange(m, dtype=np.float32)
   spec = get_program(ast, CRenderer(isa=lambda: ISA["avx2"]))
   assert spec.applied_opts == (MATVEC_ROWS if rows_contiguous else MATVEC_COLS)[0]
-  np.testing.assert_allclose(execute(spec, (m,), a, x), a @ x.astype(np.float64) if rows_contiguous else x @ a.astype(np.float64),
-                             rtol=1e-4, atol=1e-4)
+  want = (a @ x.astype(np.float64) if rows_contiguous else x @ a.astype(np.float64)) + (b if bias else 0)
+  np.testing.assert_allclose(execute(spec, (m,), a, x, *((b,) if bias else ())), want, rtol=1e-4, atol=1e-4)
   assert get_program(ast, CRenderer()).applied_opts not in (MATVEC_ROWS + MATVEC_COLS)  # no register file model: not a CPU
+
+@pytest.mark.parametrize("n,bias", [(2 * VECMAT_LANES, False), (2 * VECMAT_LANES + 64, False), (2 * VECMAT_LANES, True)])
+def test_big_vecmat_walks_column_strips(n, bias, monkeypatch):
+  """x @ B (+ b) too big for the caches: 1024-column strips of accumulators down 8 rows a step when the columns come in
+  1024s (else the plain column walk), a bias load outside the reduce no hindrance; numpy's product either way."""
+  monkeypatch.setattr(heuristic, "VECMAT_MIN_BYTES", 1)
+  k = 256
+  out, mat, vec = UOp.param(0, dtypes.float, (n,)), UOp.param(1, dtypes.float, (k * n,)), UOp.param(2, dtypes.float, (k,))
+  i, r = UOp.range(n, 0), UOp.range(k, 1, AxisType.REDUCE)
+  val = (mat[r * n + i] * vec[r]).reduce(r, arg=Ops.ADD)
+  ast = out[i].store(val + UOp.param(3, dtypes.float, (n,))[i] if bias else val).end(i).sink(arg=KernelInfo(name="vm"))
+  rng = np.random.default_rng(5)
+  a, x, b = rng.standard_normal((k, n), dtype=np.float32), rng.standard_normal(k, dtype=np.float32), rng.standard_normal(n, dtype=np.float32)
+  spec = get_program(ast, CRenderer(isa=lambda: ISA["avx2"]))
+  walk = (Opt(OptOps.UPCAST, 0, VECMAT_LANES), Opt(OptOps.UNROLL, 0, VECMAT_ROWS))
+  assert spec.applied_opts == (walk if n % VECMAT_LANES == 0 else MATVEC_COLS[0])
+  want = x @ a.astype(np.float64) + (b if bias else 0)
+  np.testing.assert_allclose(execute(spec, (n,), a, x, *((b,) if bias else ())), want, rtol=1e-4, atol=1e-4)

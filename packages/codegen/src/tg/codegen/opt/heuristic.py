@@ -12,8 +12,9 @@
 - a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
   Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
   Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
-  both read the matrix 16 columns or 4 scalars at a time. A big x @ B is split by tg.tensor into partial sums of 16-row
-  blocks (vecmat_block) so the column walk doesn't stride down all of B;
+  both read the matrix 16 columns or 4 scalars at a time. A big x @ B walks 1024 columns at a time down 8 rows a step
+  (_vecmat_walk: 4 KB of each row in flight, the accumulators in L1); one whose columns don't come in 1024s is split by
+  tg.tensor into partial sums of 16-row blocks (vecmat_block) so the column walk doesn't stride down all of B;
 - a dot product on a CPU (both operands contiguous along the reduce: x @ W.T of a Linear whose few outputs the matmul
   tile can't divide): vectors of partial sums along the reduce and a tile of outputs sized by divisors (_dot_tile);
 - a direct convolution on a CPU (output channels C x positions R, the weights depending on C alone and small enough to
@@ -175,7 +176,19 @@ def vecmat_block(ren: Renderer, itemsize: int, k: int, n: int) -> int | None:
   partials) read each block's rows side by side, 16 streams the prefetchers follow: at 4096 x 4096 on 2 loaded cores
   9.6 vs 3.9 GFLOP/s (blocks of 8: 9.2, 32: 7.9, 64: 8.1), for one more pass over n*k/16 values."""
   if ren.isa is None or k % VECMAT_BLOCK or k < 16 * VECMAT_BLOCK or k * n * itemsize < VECMAT_MIN_BYTES: return None
-  return VECMAT_BLOCK
+  return None if _vecmat_walk(itemsize, k, n) else VECMAT_BLOCK
+
+VECMAT_LANES, VECMAT_ROWS = 1024, 8  # a big x @ B's column walk: columns per accumulator strip, rows a step
+
+def _vecmat_walk(itemsize: int, k: int, n: int) -> tuple[tuple[Opt, ...], ...]:
+  """The opts of one kernel for a big CPU x @ B (k x n): a strip of 1024 columns of accumulators (4 KB, in L1) walks down B
+  8 rows a step, each row's 4 KB piece streamed (the strips split over the cores). Against the 16-row partial sums
+  (vecmat_block), in one process, median of 40, 4096 x 4096: one thread's CPU time 18.2 vs 16.0 GB/s of B (numpy 20.0),
+  2 threads on a loaded machine 12.4 vs 3.4 (numpy 5.8): no pass over partials, no second kernel to wait for. Narrower
+  strips read less of a row a step (512: 15.6 GB/s in C, 256: 13.3); 2048 lowers 5x slower for little more. float32 and
+  other 4-byte B only: a float16 B walked so took 10.8 GB/s, in 16-row blocks 15.2 (none: ())."""
+  if itemsize != 4 or n % VECMAT_LANES or n < 2 * VECMAT_LANES or k % VECMAT_ROWS or k * n * itemsize < VECMAT_MIN_BYTES: return ()
+  return ((Opt(OptOps.UPCAST, 0, VECMAT_LANES), Opt(OptOps.UNROLL, 0, VECMAT_ROWS)),)
 
 def _matmul_tile(K: _Kernel, f: _Facts) -> bool:
   """A tile of accumulators in registers, the innermost axis in the vector lanes; on a CPU the column tiles outermost (SWAP)
@@ -242,12 +255,16 @@ MATVEC_ROWS = ((Opt(OptOps.UPCAST, 0, 8), Opt(OptOps.ACCUM, 0, 16)), (Opt(OptOps
 MATVEC_COLS = ((Opt(OptOps.UPCAST, 0, 64), Opt(OptOps.UNROLL, 0, 2)), (Opt(OptOps.UPCAST, 0, 16), Opt(OptOps.UNROLL, 0, 2)))
 
 def _matvec(K: _Kernel, f: _Facts) -> bool:
-  """A matrix-vector product on a CPU, streamed along the matrix's contiguous axis (see the module docstring)."""
-  if K.ren.isa is None or len(f.outs) != 1 or len(f.reds) != 1 or len(f.loads) != 2 or (f.red_size or 0) < 256: return False
+  """A matrix-vector product on a CPU, streamed along the matrix's contiguous axis (see the module docstring). Loads
+  outside the reduce (a bias added to each output) don't matter: 4096 x 4096, one thread's CPU time, x @ B + b 25.1 GB/s
+  of the matrix, not 6.2; A @ x + b 25.4, not 8.3."""
+  if K.ren.isa is None or len(f.outs) != 1 or len(f.reds) != 1 or (f.red_size or 0) < 256: return False
   (o,), (r,) = f.outs, f.reds
-  mat = [ld for ld in f.loads if {o, r} <= f.deps[ld]]
-  if len(mat) != 1 or not any(f.deps[ld] == {r} for ld in f.loads): return False
-  return bool(K.first(MATVEC_ROWS if r in unit_stride_axes(mat[0]) else MATVEC_COLS if o in unit_stride_axes(mat[0]) else ()))
+  reducing = [ld for ld in f.loads if r in f.deps[ld]]
+  mat = [ld for ld in reducing if o in f.deps[ld]]
+  if len(reducing) != 2 or len(mat) != 1 or not any(f.deps[ld] == {r} for ld in reducing): return False
+  if r in unit_stride_axes(mat[0]): return bool(K.first(MATVEC_ROWS))
+  return o in unit_stride_axes(mat[0]) and bool(K.first(_vecmat_walk(mat[0].dtype.itemsize, f.red_size or 0, f.sizes[0]) + MATVEC_COLS))
 
 def _group_reduce(K: _Kernel, f: _Facts) -> bool:
   """A long reduce to few outputs shared by a workgroup (partial sums in shared memory)."""
