@@ -46,6 +46,19 @@ def test_odd_functions_have_their_slope_at_zero(device):
     np.testing.assert_allclose(t.grad.numpy(), want, rtol=2e-5, atol=1e-6, err_msg=name)
   np.testing.assert_array_equal(Tensor([np.nan, -np.inf], device=device).elu().numpy(), [np.nan, -1.0])
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_erf_is_relatively_accurate_near_zero(device):
+  """math.erf as the reference, in relative error over magnitudes 1e-30..6 and both signs (erf(1e-8) was 0)."""
+  mag = np.geomspace(1e-30, 6, 200)
+  x = np.concatenate([mag, -mag, [0.5, 0.9999, 1.0, 1.0001]]).astype(np.float32)
+  want = np.array([math.erf(float(v)) for v in x])
+  np.testing.assert_allclose(Tensor(x, device=device).erf().numpy(), want, rtol=5e-7, atol=0)
+  assert np.signbit(Tensor([-0.0], device=device).erf().numpy()[0])
+  np.testing.assert_array_equal(Tensor([np.nan, np.inf, -np.inf, 30.0], device=device).erf().numpy(), [np.nan, 1, -1, 1])
+  t = Tensor([np.inf, -np.inf, 30.0, 0.9999, 1.0], device=device, requires_grad=True)
+  t.erf().sum().backward()  # each branch finite where it isn't taken: erf'(inf) was nan
+  np.testing.assert_allclose(t.grad.numpy(), 2 / np.sqrt(np.pi) * np.exp(-np.array([np.inf, np.inf, 900, 0.9999 ** 2, 1.0])), rtol=2e-5, atol=0)
+
 def test_logaddexp_copysign():
   a, b = rand(3, 4), rand(4, seed=1) * 30
   check(Tensor.logaddexp, np.logaddexp, a, b)

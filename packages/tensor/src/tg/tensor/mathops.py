@@ -1,7 +1,7 @@
 """Elementwise math built from the primitive ops: inverse and hyperbolic trigonometry, erf, log10, logaddexp, copysign,
 integer division and closeness tests. Polynomial approximations are accurate to float32 rounding (about 1e-7)."""
 from __future__ import annotations
-import math
+import functools, math
 from typing import TYPE_CHECKING, Callable
 from tg.uop import dtypes, least_upper_float
 
@@ -15,6 +15,9 @@ def _odd(x: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
   sgn = (x < 0).where(-1, 1).cast(x.dtype)
   return sgn * f(sgn * x)
 def _signbit(x: Tensor) -> Tensor: return x.bitcast({2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[x.dtype.itemsize]) < 0
+
+# erf's Maclaurin coefficients 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 0..10 (the next term is 1e-9 of erf(1))
+_ERF_SERIES = [2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(11)]
 
 class MathMixin:
   def atan(self: Tensor) -> Tensor:
@@ -44,11 +47,18 @@ class MathMixin:
     x = _as_float(self)
     return ((1 + x) / (1 - x)).log() / 2
   def erf(self: Tensor) -> Tensor:
-    """Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), odd in x."""
+    """Odd in x: from 1 on Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), below it the Maclaurin series, so small
+    values keep their relative accuracy (A&S gave 0 for erf(1e-8) and 5e-4 relative error at 1e-4)."""
     def on_positive(a: Tensor) -> Tensor:
-      t = (1 + 0.3275911 * a).reciprocal()
+      # each branch on its own range of a (0 elsewhere; A&S's capped at 10, where erf is 1 in float32), so the branch not
+      # taken stays finite and its zero share of the gradient zero: erf'(inf) was nan
+      small = a < 1
+      sa, la = small.where(a, 0), small.where(1, (a >= 10).where(10, a))  # (NaN is neither: it goes through A&S's)
+      z = sa * sa  # below 1 the Maclaurin series, to x^21: A&S's absolute 1.5e-7 is all of erf(1e-7)
+      series = functools.reduce(lambda acc, c: acc * z + c, _ERF_SERIES[-2::-1], _ERF_SERIES[-1]) * sa
+      t = (1 + 0.3275911 * la).reciprocal()
       poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-      return 1 - poly * (-a * a).exp()
+      return small.where(series, 1 - poly * (-la * la).exp())
     return _odd(_as_float(self), on_positive)
   def log10(self: Tensor) -> Tensor: return self.log2() * math.log10(2)
   def logaddexp(self: Tensor, other: Tensor | Scalar) -> Tensor:
