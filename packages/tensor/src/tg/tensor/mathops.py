@@ -14,6 +14,18 @@ def _odd(x: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
   through f as they are). sign(x) * f(|x|) had the gradient of sign at 0, which is 0: atan's, erf's and asinh's are not."""
   sgn = (x < 0).where(-1, 1).cast(x.dtype)
   return sgn * f(sgn * x)
+def _series(x: Tensor, coeffs: list[float]) -> Tensor:
+  """sum(c_n x^n for n >= 1) by Horner's rule."""
+  return functools.reduce(lambda acc, c: acc * x + c, coeffs[-2::-1], coeffs[-1]) * x
+def _near_zero(x: Tensor, limit: float, small: Callable[[Tensor], Tensor], big: Callable[[Tensor], Tensor]) -> Tensor:
+  """small(x) for |x| < limit (a series: its own formula there loses the digits of a tiny result to cancellation), else
+  big(x). Each sees 0 where it isn't taken, so it stays finite there and its zero share of the gradient stays zero."""
+  near = x.abs() < limit
+  return near.where(small(near.where(x, 0)), big(near.where(0, x)))
+_EXPM1 = [1 / math.factorial(n) for n in range(1, 12)]  # |x| < 0.5: the next term is 2e-11 of the sum
+_LOG1P = [(-1) ** (n + 1) / n for n in range(1, 16)]  # |x| < 0.25: the next term is 5e-11 of the sum
+def expm1(x: Tensor) -> Tensor: return _near_zero(x, 0.5, lambda v: _series(v, _EXPM1), lambda v: v.exp() - 1)
+def log1p(x: Tensor) -> Tensor: return _near_zero(x, 0.25, lambda v: _series(v, _LOG1P), lambda v: (1 + v).log())
 def _signbit(x: Tensor) -> Tensor: return x.bitcast({2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[x.dtype.itemsize]) < 0
 
 # erf's Maclaurin coefficients 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 0..10 (the next term is 1e-9 of erf(1))
@@ -35,17 +47,28 @@ class MathMixin:
     x = _as_float(self)
     return (x / ((1 - x) * (1 + x)).sqrt()).atan()
   def acos(self: Tensor) -> Tensor: return math.pi / 2 - self.asin()
-  def sinh(self: Tensor) -> Tensor: return (self.exp() - (-self).exp()) / 2
+  def sinh(self: Tensor) -> Tensor:
+    """(expm1(x) - expm1(-x)) / 2: exp(x) - exp(-x) cancels to 0 for a tiny x."""
+    x = _as_float(self)
+    return (expm1(x) - expm1(-x)) / 2
+  def tanh(self: Tensor) -> Tensor:
+    """Odd from x >= 0: -e / (e + 2), e = expm1(-2x), 1 at inf; as 2 sigmoid(2x) - 1 (tinygrad's) it cancelled for a tiny x
+    (tanh(4.6e-8) was 1.2e-7)."""
+    return _odd(_as_float(self), lambda a: -(e := expm1(-2 * a)) / (e + 2))
   def cosh(self: Tensor) -> Tensor: return (self.exp() + (-self).exp()) / 2
   def asinh(self: Tensor) -> Tensor:
     """Odd from x >= 0: log(x + sqrt(x^2 + 1)) cancels for negative x."""
-    return _odd(_as_float(self), lambda a: (a + (a * a + 1).sqrt()).log())
+    def on_positive(a: Tensor) -> Tensor:  # log1p of x + x^2 / (1 + sqrt(x^2 + 1)): no cancellation for a tiny x
+      big = a > 1e4  # there log(2x), before x^2 overflows (each branch sees only its own range: finite gradients)
+      sa, la = big.where(1, a), big.where(a, 1e4)
+      return big.where(la.log() + math.log(2), log1p(sa + sa * sa / (1 + (sa * sa + 1).sqrt())))
+    return _odd(_as_float(self), on_positive)
   def acosh(self: Tensor) -> Tensor:
     x = _as_float(self)
     return (x + (x * x - 1).sqrt()).log()
   def atanh(self: Tensor) -> Tensor:
     x = _as_float(self)
-    return ((1 + x) / (1 - x)).log() / 2
+    return log1p(2 * x / (1 - x)) / 2  # log((1 + x) / (1 - x)) cancelled to 0 for a tiny x
   def erf(self: Tensor) -> Tensor:
     """Odd in x: from 1 on Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), below it the Maclaurin series, so small
     values keep their relative accuracy (A&S gave 0 for erf(1e-8) and 5e-4 relative error at 1e-4)."""

@@ -19,7 +19,7 @@ from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
 from tg.tensor.indexing import IndexingMixin
 from tg.tensor.custom import CustomMixin
-from tg.tensor.mathops import MathMixin
+from tg.tensor.mathops import MathMixin, log1p
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
@@ -632,16 +632,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """alpha x + beta clipped to [0, 1], as relu6: finite at inf (tinygrad's difference of relus is nan there)."""
     y = alpha * self + beta
     return (y > 1).where(1, y.relu())
-  def tanh(self) -> Tensor: return 2.0 * (2.0 * self).sigmoid() - 1.0
   def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
-  def gelu(self) -> Tensor: return 0.5 * self * (1 + (math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).tanh())
+  def gelu(self) -> Tensor:
+    """tanh's approximation x (1 + tanh(u)) / 2, u = sqrt(2/pi) (x + 0.044715 x^3), as x sigmoid(2u) (the same function)."""
+    return self * (2 * math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).sigmoid()
   def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
   def softplus(self, beta: float = 1.0) -> Tensor:
-    """log(1 + exp(beta x)) / beta, as max(bx, 0) + log(1 + exp(-|bx|)): no overflow for large x (softplus(350) is 350)."""
+    """log(1 + exp(beta x)) / beta, as max(bx, 0) + log1p(exp(-|bx|)): no overflow for large x (softplus(350) is 350), and
+    a very negative x keeps its digits (log(1 + 1e-9) is 0)."""
     bx = self * beta
-    return (1 / beta) * (bx.maximum(0) + (1 + (-bx.abs()).exp()).log())
+    return (1 / beta) * (bx.maximum(0) + log1p((-bx.abs()).exp()))
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def softsign(self) -> Tensor: return self / (1 + self.abs())
   def hardswish(self) -> Tensor:
