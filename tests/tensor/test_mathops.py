@@ -60,7 +60,8 @@ def test_erf_is_relatively_accurate_near_zero(device):
   np.testing.assert_allclose(t.grad.numpy(), 2 / np.sqrt(np.pi) * np.exp(-np.array([np.inf, np.inf, 900, 0.9999 ** 2, 1.0])), rtol=2e-5, atol=0)
 
 @pytest.mark.parametrize("device", DEVICES)
-@pytest.mark.parametrize("name,ref,top", [("tanh", np.tanh, 20), ("sinh", np.sinh, 20), ("asinh", np.arcsinh, 1e30), ("atanh", np.arctanh, 0.99),
+@pytest.mark.parametrize("name,ref,top", [("tanh", np.tanh, 20), ("sinh", np.sinh, 20), ("expm1", np.expm1, 20), ("log1p", np.log1p, 0.99),
+                                          ("asinh", np.arcsinh, 1e30), ("atanh", np.arctanh, 0.99),
                                           ("mish", lambda v: v * np.tanh(np.log1p(np.exp(v))), 20)])
 def test_tiny_values_keep_their_digits(device, name, ref, top):
   """Relative error against numpy in float64 over magnitudes 1e-30..top, both signs: exp(x) - exp(-x), 2 sigmoid(2x) - 1,

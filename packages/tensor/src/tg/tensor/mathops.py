@@ -47,6 +47,12 @@ class MathMixin:
     x = _as_float(self)
     return (x / ((1 - x) * (1 + x)).sqrt()).atan()
   def acos(self: Tensor) -> Tensor: return math.pi / 2 - self.asin()
+  def expm1(self: Tensor) -> Tensor:
+    """exp(x) - 1, exact to float rounding for a tiny x too (as PyTorch's)."""
+    return expm1(_as_float(self))
+  def log1p(self: Tensor) -> Tensor:
+    """log(1 + x), exact to float rounding for a tiny x too (as PyTorch's)."""
+    return log1p(_as_float(self))
   def sinh(self: Tensor) -> Tensor:
     """(expm1(x) - expm1(-x)) / 2: exp(x) - exp(-x) cancels to 0 for a tiny x."""
     x = _as_float(self)
