@@ -74,6 +74,13 @@ def test_tiny_values_keep_their_digits(device, name, ref, top):
     t.tanh().sum().backward()  # each branch finite where it isn't taken
     np.testing.assert_array_equal(t.grad.numpy(), [0, 0, 1])
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_odd_functions_keep_the_sign_of_zero(device):
+  """f(-0.0) is -0.0 for the odd functions, as numpy and PyTorch (an added 0.0 turned it into +0.0)."""
+  for name in ("atan", "asin", "asinh", "atanh", "erf", "tanh", "sinh", "expm1", "log1p", "elu", "sin"):
+    got = getattr(Tensor([-0.0, 0.0], device=device), name)().numpy()
+    assert np.signbit(got).tolist() == [True, False] and (got == 0).all(), name
+
 def test_logaddexp_copysign():
   a, b = rand(3, 4), rand(4, seed=1) * 30
   check(Tensor.logaddexp, np.logaddexp, a, b)

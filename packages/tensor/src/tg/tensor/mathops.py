@@ -40,8 +40,8 @@ class MathMixin:
       big, mid = a > 2.414213562373095, a > 0.4142135623730950
       t = big.where(-big.where(a, 1).reciprocal(), mid.where((a - 1) / (a + 1), a))
       z = t * t
-      poly = (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z * t + t
-      return big.where(math.pi / 2, mid.where(math.pi / 4, 0.0)) + poly
+      poly = t * (1 + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z)
+      return mid.where(big.where(math.pi / 2, math.pi / 4) + poly, poly)  # (nothing added below: -0.0 keeps its sign)
     return _odd(_as_float(self), on_positive)
   def asin(self: Tensor) -> Tensor:
     x = _as_float(self)
@@ -67,7 +67,7 @@ class MathMixin:
     def on_positive(a: Tensor) -> Tensor:  # log1p of x + x^2 / (1 + sqrt(x^2 + 1)): no cancellation for a tiny x
       big = a > 1e4  # there log(2x), before x^2 overflows (each branch sees only its own range: finite gradients)
       sa, la = big.where(1, a), big.where(a, 1e4)
-      return big.where(la.log() + math.log(2), log1p(sa + sa * sa / (1 + (sa * sa + 1).sqrt())))
+      return big.where(la.log() + math.log(2), log1p(sa * (1 + sa / (1 + (sa * sa + 1).sqrt()))))
     return _odd(_as_float(self), on_positive)
   def acosh(self: Tensor) -> Tensor:
     x = _as_float(self)

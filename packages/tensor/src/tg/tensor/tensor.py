@@ -622,9 +622,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return (self > 6).where(6, self.relu())
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
   def elu(self, alpha: float = 1.0) -> Tensor:
-    """x above 0, else alpha (exp(x) - 1): the gradient at 0 is alpha and NaN stays NaN, as PyTorch (tinygrad's difference
+    """x above 0, else alpha expm1(x): the gradient at 0 is alpha and NaN stays NaN, as PyTorch (tinygrad's difference
     of relus has gradient 0 at 0, where elu is smooth for alpha 1, and gives 0 for NaN)."""
-    return (self > 0).where(self, (self.exp() - 1) * alpha)
+    return (self > 0).where(self, self.expm1() * alpha)
   def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
   def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
   def sigmoid(self) -> Tensor: return (1 + (self * (-1 / math.log(2))).exp2()).reciprocal()
