@@ -81,6 +81,14 @@ def test_odd_functions_keep_the_sign_of_zero(device):
     got = getattr(Tensor([-0.0, 0.0], device=device), name)().numpy()
     assert np.signbit(got).tolist() == [True, False] and (got == 0).all(), name
 
+@pytest.mark.parametrize("device", DEVICES)
+def test_acosh_near_one_and_far(device):
+  """Relative error against numpy in float64 from 1 + 1.2e-7 to 1e30 (x^2 - 1 lost the digits near 1 and overflowed
+  from 2e19), NaN below 1."""
+  x = np.concatenate([1 + np.geomspace(1.2e-7, 1, 50), np.geomspace(2, 1e30, 50)]).astype(np.float32)
+  np.testing.assert_allclose(Tensor(x, device=device).acosh().numpy(), np.arccosh(x.astype(np.float64)), rtol=1e-6, atol=0)
+  np.testing.assert_array_equal(Tensor([1.0, 0.5, np.inf], device=device).acosh().numpy(), [0.0, np.nan, np.inf])
+
 def test_logaddexp_copysign():
   a, b = rand(3, 4), rand(4, seed=1) * 30
   check(Tensor.logaddexp, np.logaddexp, a, b)

@@ -70,8 +70,12 @@ class MathMixin:
       return big.where(la.log() + math.log(2), log1p(sa * (1 + sa / (1 + (sa * sa + 1).sqrt()))))
     return _odd(_as_float(self), on_positive)
   def acosh(self: Tensor) -> Tensor:
+    """log1p(t + sqrt(t (x + 1))), t = x - 1 (exact near 1, where x^2 - 1 lost the digits), and log(2x) from 1e4 on
+    (x^2 overflowed to inf from 2e19); NaN below 1."""
     x = _as_float(self)
-    return (x + (x * x - 1).sqrt()).log()
+    big = x > 1e4  # each branch sees only its own range: finite gradients
+    sx, lx = big.where(1, x), big.where(x, 1e4)
+    return big.where(lx.log() + math.log(2), log1p((sx - 1) + ((sx - 1) * (sx + 1)).sqrt()))
   def atanh(self: Tensor) -> Tensor:
     x = _as_float(self)
     return log1p(2 * x / (1 - x)) / 2  # log((1 + x) / (1 - x)) cancelled to 0 for a tiny x
