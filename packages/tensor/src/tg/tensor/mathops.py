@@ -14,18 +14,21 @@ def _odd(x: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
   through f as they are). sign(x) * f(|x|) had the gradient of sign at 0, which is 0: atan's, erf's and asinh's are not."""
   sgn = (x < 0).where(-1, 1).cast(x.dtype)
   return sgn * f(sgn * x)
-def _series(x: Tensor, coeffs: list[float]) -> Tensor:
-  """sum(c_n x^n for n >= 1) by Horner's rule."""
-  return functools.reduce(lambda acc, c: acc * x + c, coeffs[-2::-1], coeffs[-1]) * x
+def _horner(x: Tensor, coeffs: list[float]) -> Tensor:
+  """sum(c_n x^n for n >= 0) by Horner's rule."""
+  return functools.reduce(lambda acc, c: acc * x + c, coeffs[-2::-1], coeffs[-1])
+def _branches(inside: Tensor, x: Tensor, small: Callable[[Tensor], Tensor], big: Callable[[Tensor], Tensor], small_fill: float = 0,
+              big_fill: float = 0) -> Tensor:
+  """small(x) where `inside`, else big(x). Each sees a harmless fill where it isn't taken, so it stays finite there and its
+  zero share of the gradient stays zero (an inf or nan there made the gradient nan)."""
+  return inside.where(small(inside.where(x, small_fill)), big(inside.where(big_fill, x)))
 def _near_zero(x: Tensor, limit: float, small: Callable[[Tensor], Tensor], big: Callable[[Tensor], Tensor]) -> Tensor:
-  """small(x) for |x| < limit (a series: its own formula there loses the digits of a tiny result to cancellation), else
-  big(x). Each sees 0 where it isn't taken, so it stays finite there and its zero share of the gradient stays zero."""
-  near = x.abs() < limit
-  return near.where(small(near.where(x, 0)), big(near.where(0, x)))
-_EXPM1 = [1 / math.factorial(n) for n in range(1, 12)]  # |x| < 0.5: the next term is 2e-11 of the sum
-_LOG1P = [(-1) ** (n + 1) / n for n in range(1, 16)]  # |x| < 0.25: the next term is 5e-11 of the sum
-def expm1(x: Tensor) -> Tensor: return _near_zero(x, 0.5, lambda v: _series(v, _EXPM1), lambda v: v.exp() - 1)
-def log1p(x: Tensor) -> Tensor: return _near_zero(x, 0.25, lambda v: _series(v, _LOG1P), lambda v: (1 + v).log())
+  """small(x), a series, for |x| < limit (where big's formula loses the digits of a tiny result to cancellation)."""
+  return _branches(x.abs() < limit, x, small, big)
+_EXPM1 = [1 / math.factorial(n) for n in range(1, 12)]  # x^1..x^11 for |x| < 0.5: the next term is 2e-11 of the sum
+_LOG1P = [(-1) ** (n + 1) / n for n in range(1, 16)]  # x^1..x^15 for |x| < 0.25: the next term is 5e-11 of the sum
+def expm1(x: Tensor) -> Tensor: return _near_zero(x, 0.5, lambda v: _horner(v, _EXPM1) * v, lambda v: v.exp() - 1)
+def log1p(x: Tensor) -> Tensor: return _near_zero(x, 0.25, lambda v: _horner(v, _LOG1P) * v, lambda v: (1 + v).log())
 def _signbit(x: Tensor) -> Tensor: return x.bitcast({2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[x.dtype.itemsize]) < 0
 
 # erf's Maclaurin coefficients 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 0..10 (the next term is 1e-9 of erf(1))
@@ -64,18 +67,15 @@ class MathMixin:
   def cosh(self: Tensor) -> Tensor: return (self.exp() + (-self).exp()) / 2
   def asinh(self: Tensor) -> Tensor:
     """Odd from x >= 0: log(x + sqrt(x^2 + 1)) cancels for negative x."""
-    def on_positive(a: Tensor) -> Tensor:  # log1p of x + x^2 / (1 + sqrt(x^2 + 1)): no cancellation for a tiny x
-      big = a > 1e4  # there log(2x), before x^2 overflows (each branch sees only its own range: finite gradients)
-      sa, la = big.where(1, a), big.where(a, 1e4)
-      return big.where(la.log() + math.log(2), log1p(sa * (1 + sa / (1 + (sa * sa + 1).sqrt()))))
-    return _odd(_as_float(self), on_positive)
+    # log1p of x + x^2 / (1 + sqrt(x^2 + 1)): no cancellation for a tiny x; from 1e4 log(2x), before x^2 overflows
+    return _odd(_as_float(self), lambda a: _branches(a <= 1e4, a, lambda v: log1p(v * (1 + v / (1 + (v * v + 1).sqrt()))),
+                                                      lambda v: v.log() + math.log(2), big_fill=1e4))
   def acosh(self: Tensor) -> Tensor:
     """log1p(t + sqrt(t (x + 1))), t = x - 1 (exact near 1, where x^2 - 1 lost the digits), and log(2x) from 1e4 on
     (x^2 overflowed to inf from 2e19); NaN below 1."""
     x = _as_float(self)
-    big = x > 1e4  # each branch sees only its own range: finite gradients
-    sx, lx = big.where(1, x), big.where(x, 1e4)
-    return big.where(lx.log() + math.log(2), log1p((sx - 1) + ((sx - 1) * (sx + 1)).sqrt()))
+    return _branches(x <= 1e4, x, lambda v: log1p((v - 1) + ((v - 1) * (v + 1)).sqrt()), lambda v: v.log() + math.log(2),
+                     small_fill=1, big_fill=1e4)
   def atanh(self: Tensor) -> Tensor:
     x = _as_float(self)
     return log1p(2 * x / (1 - x)) / 2  # log((1 + x) / (1 - x)) cancelled to 0 for a tiny x
@@ -83,15 +83,12 @@ class MathMixin:
     """Odd in x: from 1 on Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), below it the Maclaurin series, so small
     values keep their relative accuracy (A&S gave 0 for erf(1e-8) and 5e-4 relative error at 1e-4)."""
     def on_positive(a: Tensor) -> Tensor:
-      # each branch on its own range of a (0 elsewhere; A&S's capped at 10, where erf is 1 in float32), so the branch not
-      # taken stays finite and its zero share of the gradient zero: erf'(inf) was nan
-      small = a < 1
-      sa, la = small.where(a, 0), small.where(1, (a >= 10).where(10, a))  # (NaN is neither: it goes through A&S's)
-      z = sa * sa  # below 1 the Maclaurin series, to x^21: A&S's absolute 1.5e-7 is all of erf(1e-7)
-      series = functools.reduce(lambda acc, c: acc * z + c, _ERF_SERIES[-2::-1], _ERF_SERIES[-1]) * sa
-      t = (1 + 0.3275911 * la).reciprocal()
-      poly = t * (0.254829592 + t * (-0.284496736 + t * (1.421413741 + t * (-1.453152027 + t * 1.061405429))))
-      return small.where(series, 1 - poly * (-la * la).exp())
+      def abramowitz_stegun(v: Tensor) -> Tensor:
+        v = (v >= 10).where(10, v)  # erf is 1 in float32 there; an inf would make the gradient nan
+        t = (1 + 0.3275911 * v).reciprocal()
+        return 1 - t * _horner(t, [0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429]) * (-v * v).exp()
+      # below 1 the Maclaurin series, to x^21: A&S's absolute 1.5e-7 is all of erf(1e-7)
+      return _branches(a < 1, a, lambda v: _horner(v * v, _ERF_SERIES) * v, abramowitz_stegun, big_fill=1)
     return _odd(_as_float(self), on_positive)
   def log10(self: Tensor) -> Tensor: return self.log2() * math.log10(2)
   def logaddexp(self: Tensor, other: Tensor | Scalar) -> Tensor:
