@@ -60,6 +60,58 @@ def test_pow_gradients_at_zero():
   np.testing.assert_allclose(y.grad.numpy(), [0.0, 0.0, 0.0, 8 * math.log(2)], rtol=1e-6)
   np.testing.assert_allclose((Tensor([0.0, 0.0, 0.0, -2.0]) ** Tensor([0.0, 2.0, -1.0, 3.0])).numpy(), [1.0, 0.0, math.inf, -8.0])
 
+SPECIAL = np.array([-math.inf, -3.0, -2.0, -1.0, -0.5, -0.3, -0.0, 0.0, 0.3, 0.5, 1.0, 2.0, 2.5, 3.0, math.inf, math.nan], np.float32)
+
+def same_floats(got, want, rtol=1e-6):
+  """Equal as IEEE values: NaN where NaN, the sign of zeros and infinities, finite values within rtol."""
+  with np.errstate(invalid="ignore"):
+    ok = (np.isnan(got) & np.isnan(want)) | ((got == want) & (np.signbit(got) == np.signbit(want))) | (np.abs(got - want) <= rtol * np.abs(want))
+  return ok.all()
+
+def test_pow_special_values_are_c_pow():
+  # numpy's power is C's pow: 1 ** nan = 1, (-1) ** inf = 1, (-2) ** inf = inf, 0 ** nan = nan, (-0.0) ** -1 = -inf,
+  # (-inf) ** 0.3 = inf; each of these was wrong (nan, nan, -inf, inf, inf, nan)
+  a, b = (np.array(v, np.float32) for v in zip(*[(x, y) for x in SPECIAL for y in SPECIAL]))
+  with np.errstate(all="ignore"): want = np.power(a, b)
+  assert same_floats((Tensor(a) ** Tensor(b)).numpy(), want)
+  for c in (-1.0, 0.3, 2.5, 3.0):
+    with np.errstate(all="ignore"): assert same_floats((Tensor(SPECIAL) ** c).numpy(), np.power(SPECIAL, np.float32(c)))
+
+def test_pow_of_a_half_is_sqrt():
+  # PyTorch and tinygrad both take x ** 0.5 as sqrt(x) (and ** -0.5 as 1 / sqrt(x)): (-inf) ** 0.5 is NaN, (-0.0) ** 0.5 -0.0
+  with np.errstate(all="ignore"):
+    assert same_floats((Tensor(SPECIAL) ** 0.5).numpy(), np.sqrt(SPECIAL))
+    assert same_floats((Tensor(SPECIAL) ** -0.5).numpy(), 1 / np.sqrt(SPECIAL))
+
+def test_pow_gradient_at_special_values():
+  # d/dx x ** c = c x ** (c - 1): 0 at -inf for c = 0.3 (was NaN); (-0.0) ** -2 has slope +inf (was -inf)
+  np.testing.assert_array_equal(grad_of(lambda t: t ** 0.3, [-math.inf, math.inf]), [0.0, 0.0])
+  assert grad_of(lambda t: t ** -2, [-0.0])[0] == math.inf
+  assert grad_of(lambda t: 1.0 ** t, [math.inf])[0] == 0.0
+
+def test_integer_pow_of_negative_python_int_raises():
+  with pytest.raises(RuntimeError, match="negative power"): Tensor([-2, 0, 2]) ** -2
+  out = Tensor([-2, 0, 2]) ** 2.0  # a float power makes a float, as PyTorch and tinygrad
+  assert out.dtype == dtypes.float32 and out.numpy().tolist() == [4.0, 0.0, 4.0]
+
+def test_clip_gradient_is_one_at_the_bounds():
+  # tinygrad's clip replaces only the values strictly outside: slope 1 at the bounds (it was 0.5, from maximum's tie split)
+  np.testing.assert_array_equal(grad_of(lambda t: t.clip(-2.5, 1.5), [-3.0, -2.5, 0.0, 1.5, 2.0]), [0, 1, 1, 1, 0])
+  assert np.isnan(Tensor([math.nan]).clip(0, 1).numpy()[0])
+
+def test_copysign_gradient_at_zero_is_zero():
+  # d/dx copysign(x, y) = sign(x) sign(y): 0 at x = 0 (PyTorch, tinygrad); it was -1 for y < 0
+  x, y = Tensor([0.0, 0.0, 2.0, -2.0], requires_grad=True), Tensor([-1.0, 1.0, -1.0, -0.0])
+  x.copysign(y).sum().backward()
+  np.testing.assert_array_equal(x.grad.numpy(), [0.0, 0.0, -1.0, 1.0])
+  assert same_floats(Tensor([1.0, 1.0, -0.0]).copysign(Tensor([-0.0, 0.0, 1.0])).numpy(), np.copysign([1.0, 1.0, -0.0], [-0.0, 0.0, 1.0]))
+
+def test_cumulative_ops_check_the_axis_of_a_0d_tensor():
+  for op in (Tensor.cumsum, Tensor.cumprod, Tensor.cummax, Tensor.cummin):
+    with pytest.raises(IndexError): op(Tensor(1.0), 1)
+    out = op(Tensor(2.0), -1)
+    assert (out[0] if isinstance(out, tuple) else out).item() == 2.0
+
 def test_cumsum_carries_inf():
   np.testing.assert_array_equal(Tensor([3.0, math.inf, 1.0]).cumsum(0).numpy(), [3.0, math.inf, math.inf])
 

@@ -105,15 +105,17 @@ def test_gather_scatter_one_hot():
   check(lambda t: t.gather(0, Tensor(idx0)), lambda t: np.take_along_axis(t, idx0, 0), x)
   src = rand(2, 3, seed=5)
   sidx = np.array([[0, 2, 1], [3, 1, 0]], np.int32)  # unique per row
-  def np_scatter(t, reduce=None):
+  def np_scatter(t, src, reduce=None):
     out = t.copy()
     for i in range(2):
       for j in range(3):
-        v = src[i, j]
+        v = src[i, j] if isinstance(src, np.ndarray) else src
         out[i, sidx[i, j]] = out[i, sidx[i, j]] + v if reduce == "add" else out[i, sidx[i, j]] * v if reduce == "multiply" else v
     return out
-  for reduce in (None, "add", "multiply"):
-    check(lambda t: t.scatter(1, Tensor(sidx), Tensor(src), reduce=reduce), lambda t: np_scatter(t, reduce), x)
+  check(lambda t: t.scatter(1, Tensor(sidx), Tensor(src)), lambda t: np_scatter(t, src), x)
+  for reduce in (None, "add", "multiply"):  # a reduce takes a scalar src (tinygrad's rule; scatter_reduce takes tensors)
+    check(lambda t: t.scatter(1, Tensor(sidx), 2.5, reduce=reduce), lambda t: np_scatter(t, 2.5, reduce), x)
+  with pytest.raises(TypeError, match="scalar src"): Tensor(x).scatter(1, Tensor(sidx), Tensor(src), reduce="add")
   check(lambda t: t.one_hot(4), lambda t: np.eye(4, dtype=np.int32)[t], np.array([[0, 3], [1, 1]], np.int32))
   with pytest.raises(ValueError, match=r"gather index of shape \(2, 5\) doesn't fit a tensor of shape \(3, 4\) along dim 0"):
     Tensor(x).gather(0, Tensor(np.zeros((2, 5), np.int32)))

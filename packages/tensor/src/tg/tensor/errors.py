@@ -7,5 +7,9 @@ class TensorValueError(ValueError, RuntimeError):
 class TensorShapeError(TensorValueError):
   """Shapes that don't fit together (matmul, broadcast, permute, gather, conv, ...)."""
 
+class TensorDtypeError(TypeError, RuntimeError):
+  """A tensor of a dtype the op can't take (a bitwise op or a shift of floats, scatter of another dtype, an integer to a
+  negative power): numpy raises TypeError, PyTorch and tinygrad RuntimeError."""
+
 class TensorUnsupportedError(ValueError, NotImplementedError):
   """A mode tg doesn't have (a pad or interpolate mode): tinygrad and PyTorch raise NotImplementedError (a RuntimeError)."""

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 from tg.uop import dtypes
 from tg.codegen import CHECK_OOB
-from tg.tensor.errors import TensorShapeError, TensorValueError
+from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -44,7 +44,11 @@ class IndexingMixin:
     items: list[Any] = []
     for i in idx:  # lists, tuples in the index tuple and arrays are tensor indices; a bool index is the int indices of its True elements
       if isinstance(i, (list, tuple, np.ndarray)): i = Tensor(i, device=self.device)
-      if isinstance(i, Tensor) and i.dtype == dtypes.bool: items.extend(Tensor(n.astype(np.int32), device=self.device) for n in np.nonzero(i.numpy()))
+      if isinstance(i, Tensor) and i.dtype == dtypes.bool:
+        at = sum(1 for j in items if j is not None)
+        if not any(j is Ellipsis for j in items) and i.shape != self.shape[at:at + i.ndim]:
+          raise IndexError(f"a bool mask of shape {i.shape} at dim {at} doesn't match the tensor's {self.shape[at:at + i.ndim]} there")
+        items.extend(Tensor(n.astype(np.int32), device=self.device) for n in np.nonzero(i.numpy()))
       elif isinstance(i, bool): raise IndexError("a Python bool index is not supported; use a bool Tensor")
       else: items.append(i)
     consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
@@ -168,6 +172,10 @@ class IndexingMixin:
     d = self._axis(dim)
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
       raise TensorShapeError(f"{name} index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
+    if isinstance(src, Tensor):
+      if src.ndim != index.ndim or any(a > b for a, b in zip(index.shape, src.shape)):
+        raise TensorShapeError(f"{name} index of shape {index.shape} is larger than src of shape {src.shape}")
+      if src.dtype != self.dtype: raise TensorDtypeError(f"{name} of a {src.dtype} src into a {self.dtype} tensor: cast src first")
     _check_index(index, self.shape[d], f"{name} along dim {d}", False)
     s = src if isinstance(src, Tensor) else Tensor.full(index.shape, src, device=self.device, dtype=self.dtype)
     s = s.shrink([(0, n) for n in index.shape]).cast(self.dtype).unsqueeze(-1)
@@ -177,8 +185,11 @@ class IndexingMixin:
       return t.pad([(0, 0) if i == d else (0, n - t.shape[i]) for i, n in enumerate(self.shape)])
     return s, mask, spread
   def scatter(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, reduce: str | None = None) -> Tensor:
-    """A copy of self with self[index[i][j]][j] = src[i][j] (for dim 0); reduce 'add' or 'multiply' combines instead."""
+    """A copy of self with self[index[i][j]][j] = src[i][j] (for dim 0); reduce 'add' or 'multiply' combines a scalar src
+    instead. A tensor src with a reduce is scatter_reduce's job: tinygrad raises TypeError for it (PyTorch takes it)."""
     if reduce not in (None, "add", "multiply"): raise TensorValueError(f"scatter reduce is 'add' or 'multiply', not {reduce!r}")
+    if reduce is not None and isinstance(src, _tensor_types()):
+      raise TypeError(f"scatter with reduce={reduce!r} takes a scalar src; for a tensor src use scatter_reduce")
     s, mask, spread = self._scatter_setup(dim, index, src, "scatter")
     d = self._axis(dim)
     hit = spread(mask.any(d, keepdim=True))
@@ -208,7 +219,7 @@ class IndexingMixin:
     return (count > 0).where(agg, self)
   def masked_select(self: Tensor, mask: Tensor) -> Tensor:
     """The elements where the (broadcast) bool mask is true, flat. Its size depends on the mask: it is read to the host."""
-    if mask.dtype != dtypes.bool: raise TypeError(f"masked_select needs a bool mask, got {mask.dtype}")
+    if mask.dtype != dtypes.bool: raise TensorDtypeError(f"masked_select needs a bool mask, got {mask.dtype}")
     from tg.tensor.tensor import broadcast_shape
     shape = broadcast_shape(self.shape, mask.shape)
     return self._broadcast_to(shape).flatten()[mask._broadcast_to(shape).flatten()]

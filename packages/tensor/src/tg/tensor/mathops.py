@@ -4,6 +4,7 @@ from __future__ import annotations
 import functools, math
 from typing import TYPE_CHECKING, Callable
 from tg.uop import dtypes, least_upper_float
+from tg.tensor.errors import TensorDtypeError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor, Scalar
@@ -98,13 +99,14 @@ class MathMixin:
     safe = m.isinf().where(0, m)  # both -inf (or an inf): shift by 0, and log(exp) gives the inf back
     return safe + ((a - safe).exp() + (b - safe).exp()).log()
   def copysign(self: Tensor, other: Tensor | Scalar) -> Tensor:
-    """|self| with the sign bit of other, as float: sign bits read through a bitcast, so -0.0 and NaN's sign count."""
+    """|self| with the sign bit of other, as float: sign bits read through a bitcast, so -0.0 and NaN's sign count. Through
+    abs, so the gradient at self = 0 is 0 (PyTorch's and tinygrad's)."""
     a, b = _as_float(self)._broadcasted(other)
-    return _signbit(a).ne(_signbit(b)).where(-a, a)
+    return _signbit(b).where(-a.abs(), a.abs())
   def idiv(self: Tensor, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     """Integer division rounded toward zero (C semantics, tinygrad's idiv); Python's // rounds down instead."""
     if not dtypes.is_int(self.dtype) and self.dtype != dtypes.bool:
-      raise TypeError(f"idiv needs an integer tensor, got {self.dtype}; use div(rounding_mode='trunc') for floats")
+      raise TensorDtypeError(f"idiv needs an integer tensor, got {self.dtype}; use div(rounding_mode='trunc') for floats")
     return self.div(x, reverse, rounding_mode="trunc")
   def isclose(self: Tensor, other: Tensor | Scalar, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """|self - other| <= atol + rtol * |other| (numpy's and PyTorch's test), equal infinities close, NaN close to NaN only

@@ -125,14 +125,17 @@ class MovementMixin:
     return self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
   def pad(self: Tensor, padding: Sequence[int] | Sequence[tuple[int, int] | None], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad with (before, after) per axis, or PyTorch's flat (last_before, last_after, ...) list; modes constant, reflect,
-    replicate and circular."""
+    replicate and circular. A negative side crops, in every mode but circular, which raises as tinygrad's (PyTorch
+    crops there too)."""
     if padding and all(isinstance(p, int) for p in padding):
       flat = list(padding)
       if len(flat) % 2: raise TensorValueError(f"a flat padding has pairs, got {len(flat)} numbers")
       pads = [(0, 0)] * (self.ndim - len(flat) // 2) + [(flat[i], flat[i + 1]) for i in range(len(flat) - 2, -1, -2)]
     else: pads = [(0, 0) if p is None else tuple(p) for p in padding]  # type: ignore[misc]
     if len(pads) != self.ndim: raise TensorValueError(f"padding for {len(pads)} axes of a tensor with {self.ndim}")
-    if mode != "constant":  # negative sides crop after the padding (a circular pad wraps around the whole axis, as PyTorch)
+    if mode == "circular" and any(b < 0 or a < 0 for b, a in pads):
+      raise TensorUnsupportedError(f"negative circular padding {pads}: crop with shrink, then pad")
+    if mode != "constant":  # negative sides crop after the padding
       x = self._pad_mode([(max(0, b), max(0, a)) for b, a in pads], mode)  # type: ignore[misc]
       return x.shrink([(max(0, -b), s - max(0, -a)) for (b, a), s in zip(pads, x.shape)]) if any(b < 0 or a < 0 for b, a in pads) else x
     if any(b < 0 or a < 0 for b, a in pads):  # negative padding crops
@@ -176,7 +179,9 @@ class MovementMixin:
     return out
   def stack(self: Tensor | Sequence[Tensor], *others: Tensor, dim: int = 0) -> Tensor:
     """Tensor.stack(a, b, c) or Tensor.stack((a, b, c)), or a.stack(b, c)."""
-    if not others and isinstance(self, (list, tuple)): self, *others = self  # type: ignore[assignment]
+    if isinstance(self, (list, tuple)):
+      if others: raise TensorValueError("stack takes tensors, or one sequence of them, not both")
+      self, *others = self  # type: ignore[assignment]
     return self.unsqueeze(dim).cat(*[t.unsqueeze(dim) for t in others], dim=dim)  # type: ignore[union-attr]
   def split(self: Tensor, sizes: int | Sequence[int], dim: int = 0) -> list[Tensor]:
     d = self._axis(dim)

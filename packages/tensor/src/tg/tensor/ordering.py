@@ -23,8 +23,8 @@ def _lowest(x: Tensor) -> float | int | bool:
 class OrderingMixin:
   def _last(self: Tensor, axis: int) -> tuple[Tensor, int]:
     """self with `axis` moved last, and the axis resolved."""
-    if self.ndim == 0: return self.reshape(1), 0
     ax = self._axis(axis)
+    if self.ndim == 0: return self.reshape(1), 0
     return self.permute([i for i in range(self.ndim) if i != ax] + [ax]), ax
   def _unlast(self: Tensor, ax: int, ndim: int) -> Tensor:
     """The inverse of _last for a tensor of `ndim` dims (0-d comes back 0-d)."""

@@ -19,11 +19,11 @@ from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
 from tg.tensor.indexing import IndexingMixin
 from tg.tensor.custom import CustomMixin
-from tg.tensor.mathops import MathMixin, log1p
+from tg.tensor.mathops import MathMixin, log1p, _signbit
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
-from tg.tensor.errors import TensorShapeError, TensorValueError
+from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
 from tg.tensor.live import LiveTensors
 
 Scalar = int | float | bool
@@ -267,6 +267,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def linspace(start: float, stop: float, steps: int, **kw: Any) -> Tensor:
     dt = to_dtype(kw.pop("dtype", None) or dtypes.default_float)
+    if dt == dtypes.bool: raise TensorValueError("linspace of bools: give a number dtype")
+    if steps < 0: raise TensorValueError(f"linspace needs a non-negative number of steps, got {steps}")
     if steps == 1: return Tensor([float(start)], **kw).cast(dt)
     return (Tensor.arange(steps, **kw).float() * ((stop - start) / (steps - 1)) + start).cast(dt)
   @staticmethod
@@ -436,23 +438,28 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return a - a._floordiv(b) * b
   def neg(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self * -1
   def pow(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """C's pow (numpy's and PyTorch's), special values included. An integer tensor to an int power stays integer, and a
+    negative Python int power of it raises (PyTorch and tinygrad do)."""
     if not reverse and isinstance(x, int) and not isinstance(x, bool) and not dtypes.is_float(self.dtype) and self.dtype != dtypes.bool:
+      if x < 0: raise TensorDtypeError(f"an integer tensor to the negative power {x}: cast it to float first")
       return self._int_pow(x)
-    if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4:
+    if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4 and \
+        (dtypes.is_float(self.dtype) or isinstance(x, int)):
       # x ** 0 is 1 (also for NaN and inf) and stays in the graph: its gradient is 0, not "no tensor requires grad"
       ret = (self.eq(self) | self.ne(self)).cast(self.dtype) if dtypes.is_float(self.dtype) or x == 0 else None
       for _ in range(int(x)): ret = self if ret is None else ret * self
       return ret if ret is not None else self.ones_like()
+    if not reverse and isinstance(x, float) and abs(x) == 0.5 and dtypes.is_float(self.dtype):  # sqrt's special values, as
+      return self.sqrt() if x > 0 else self.sqrt().reciprocal()  # PyTorch's and tinygrad's: (-inf) ** 0.5 is NaN, (-0.0) ** 0.5 -0.0
     a, b = self._broadcasted(x, reverse)
     if not dtypes.is_float(a.dtype): return a._int_pow(b)
-    # |a|**b, with the sign of a for odd integer b, nan for a negative base and a fractional b; a base of 0 takes its
-    # own branch (log2(0) inside the other would be nan)
-    zero = a.eq(0)
-    mag = (b * zero.where(1.0, a.abs()).log2()).exp2()
-    is_int_b = b.eq(b.trunc())
-    odd = is_int_b & (b - (b / 2).floor() * 2).ne(0)
-    ret = (a < 0).where(is_int_b.where(odd.where(-mag, mag), mag._const(math.nan)), mag)
-    ret = zero.where(b.eq(1).where(a, (b > 0).where(0.0, b.eq(0).where(1.0, math.inf))), ret)
+    # |a|**b as exp2(b log2|a|), which gets 0 and inf bases and infinite powers right by itself; 1 where C gives 1 whatever
+    # the other operand is (a == 1, b == 0) and for -1 to an infinite power; the sign bit of a (-0.0's too) for an odd
+    # integer b; NaN for a finite negative base to a non-integer power (an infinite b counts as an even integer)
+    mag = (a.eq(1) | b.eq(0) | (a.eq(-1) & b.isinf())).where(1.0, (b * a.abs().log2()).exp2())
+    is_int, half = b.eq(b.trunc()), b * 0.5
+    odd = is_int & half.ne(half.trunc())
+    ret = ((a < 0) & (a > -math.inf) & is_int.logical_not()).where(math.nan, (_signbit(a) & odd).where(-mag, mag))
 
     def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
       """PyTorch's and tinygrad's: d/da = b * a**(b - 1) (0 where b == 0; inf at a == 0 for 0 < b < 1, nan for a negative
@@ -521,23 +528,23 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     a, b = self._broadcasted(x, reverse)
     return Tensor(UOp(op, dtypes.bool, (a.uop, b.uop)))
   def _bitwise(self, op: Ops, x: Any) -> Tensor:
-    if dtypes.is_float(self.dtype): raise TypeError(f"bitwise {op.name.lower()} needs an integer or bool tensor, got {self.dtype}")
+    if dtypes.is_float(self.dtype): raise TensorDtypeError(f"bitwise {op.name.lower()} needs an integer or bool tensor, got {self.dtype}")
     return self._binop(op, x)
   def bitwise_and(self, x: Any) -> Tensor: return self._bitwise(Ops.AND, x)
   def bitwise_or(self, x: Any) -> Tensor: return self._bitwise(Ops.OR, x)
   def bitwise_xor(self, x: Any) -> Tensor: return self._bitwise(Ops.XOR, x)
   def bitwise_not(self) -> Tensor:
-    if dtypes.is_float(self.dtype): raise TypeError(f"bitwise not (~) needs an integer or bool tensor, got {self.dtype}")
+    if dtypes.is_float(self.dtype): raise TensorDtypeError(f"bitwise not (~) needs an integer or bool tensor, got {self.dtype}")
     return self.logical_not() if self.dtype == dtypes.bool else self.bitwise_xor(-1)
   def logical_not(self) -> Tensor: return Tensor(UOp(Ops.CMPNE, dtypes.bool, (self.bool().uop, self._const(True, dtypes.bool).uop)))
   def logical_and(self, x: Any) -> Tensor: return self.bool().bitwise_and(x if not isinstance(x, Tensor) else x.bool())
   def logical_or(self, x: Any) -> Tensor: return self.bool().bitwise_or(x if not isinstance(x, Tensor) else x.bool())
   def logical_xor(self, x: Any) -> Tensor: return self.bool().bitwise_xor(x if not isinstance(x, Tensor) else x.bool())
   def lshift(self, x: int) -> Tensor:
-    if not dtypes.is_int(self.dtype): raise TypeError(f"shift needs an integer tensor, got {self.dtype}")
+    if not dtypes.is_int(self.dtype): raise TensorDtypeError(f"shift needs an integer tensor, got {self.dtype}")
     return self * (2 ** x)
   def rshift(self, x: int) -> Tensor:
-    if not dtypes.is_int(self.dtype): raise TypeError(f"shift needs an integer tensor, got {self.dtype}")
+    if not dtypes.is_int(self.dtype): raise TensorDtypeError(f"shift needs an integer tensor, got {self.dtype}")
     return self._apply(lambda u: u.alu(Ops.SHR, u.const_like(x)))
   def where(self, x: Tensor | Scalar, y: Tensor | Scalar) -> Tensor:
     """self ? x : y, broadcasting all three."""
@@ -562,13 +569,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return dtypes.max(self.dtype) - self if dtypes.is_unsigned(self.dtype) else ~self
   def clip(self, min_: Scalar | Tensor | None = None, max_: Scalar | Tensor | None = None) -> Tensor:
     """An int bound an integer tensor's dtype can't hold saturates to the dtype's range, as PyTorch's clamp: a uint8 clipped
-    to [-10, 10] keeps its 7 (the bound cast to uint8 would wrap to 246 and make every element 10)."""
+    to [-10, 10] keeps its 7 (the bound cast to uint8 would wrap to 246 and make every element 10). A bound replaces only
+    the values strictly past it, so the gradient is 1 at the bounds, as tinygrad's (PyTorch 2.x gives 0 there) and NaN
+    stays NaN."""
     if min_ is None and max_ is None: raise TensorValueError("clip needs a min or a max")
     if dtypes.is_int(self.dtype):
       lo, hi = dtypes.min(self.dtype), dtypes.max(self.dtype)
       min_, max_ = (min(max(b, lo), hi) if type(b) is int else b for b in (min_, max_))
-    ret = self if min_ is None else self.maximum(min_)
-    return ret if max_ is None else ret.minimum(max_)
+    ret = self
+    if min_ is not None: ret, lo = ret._broadcasted(min_); ret = (ret < lo).where(lo, ret)  # noqa: E702
+    if max_ is not None: ret, hi = ret._broadcasted(max_); ret = (ret > hi).where(hi, ret)  # noqa: E702
+    return ret
   clamp = clip
 
   def _unary(self, op: Ops) -> Tensor:
@@ -770,8 +781,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return self._flipped().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
     """Running sum along an axis (as a masked sum: fine for the sizes tensors here have)."""
-    if self.ndim == 0: return self
     axis = self._axis(axis)
+    if self.ndim == 0: return self
     n = self.shape[axis]
     x = self.transpose(axis, -1)
     mask = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()

@@ -296,8 +296,11 @@ truncate: dict[DType, Callable[[object], object]] = {
   **{d: _wrap_int(8 * d.itemsize, d in dtypes.sints) for d in dtypes.ints},
   **{d: _to_float(d) for d in dtypes.floats}}
 
+class DTypeNameError(TypeError, AttributeError):
+  """A name that is no dtype: tinygrad's lookup raises AttributeError, PyTorch's TypeError."""
+
 def to_dtype(x: DType | str) -> DType:
   """A dtype from a dtype or its name ('float32', 'half', ...)."""
   if isinstance(x, DType): return x
   if (d := getattr(dtypes, x, None)) is not None and isinstance(d, DType): return d
-  raise TypeError(f"unknown dtype {x!r}; known: {sorted(dtypes.fields())}")
+  raise DTypeNameError(f"unknown dtype {x!r}; known: {sorted(dtypes.fields())}")
