@@ -128,3 +128,11 @@ def test_constant_leaves_get_their_own_gradients():
   e = Tensor.zeros(0, 3, requires_grad=True)
   e.clone().sum().backward()
   assert e.grad.shape == (0, 3)
+
+def test_setting_requires_grad_makes_a_leaf():
+  # `w.requires_grad = True` after creation (tinygrad's and PyTorch's idiom) gave w no gradient: only requires_grad_() did
+  w, c = Tensor.ones(3), Tensor.ones(3)
+  w.requires_grad = True
+  (w * c * Tensor([1.0, 2.0, 3.0])).sum().backward()
+  np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0, 3.0])
+  assert c.grad is None

@@ -140,5 +140,11 @@ def test_load_state_dict_num_batches_tracked():
   del sd["num_batches_tracked"]
   load_state_dict(bn, sd)
   assert bn.num_batches_tracked.item() == 7 and bn.weight.tolist() == [1.0, 2.0, 3.0]
+  plain = nn.BatchNorm(1, track_running_stats=False)  # no counter of its own: a saved one is not "unexpected"
+  load_state_dict(plain, {"weight": Tensor([2.0]), "bias": Tensor([1.0]), "num_batches_tracked": Tensor.ones(1)})
+  assert plain.weight.tolist() == [2.0] and not hasattr(plain, "num_batches_tracked")
+  plain.num_batches_tracked = Tensor.ones(1)  # a float counter takes a 0-d value
+  load_state_dict(plain, {"weight": Tensor([2.0]), "bias": Tensor([1.0]), "num_batches_tracked": Tensor(5.0)})
+  assert plain.num_batches_tracked.tolist() == [5.0]
   with pytest.raises(ValueError, match=r"Shape mismatch in layer `weight`: Expected shape \(2, 2\), but found \(4, 4\) in state dict."):
     load_state_dict(nn.Linear(2, 2, bias=False), {"weight": Tensor.zeros(4, 4)})

@@ -101,7 +101,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if uop.op is not _RESHAPE or uop.src[0].op is not _BUFFER: Tensor.live.add(self)  # (else _lazy's default: False)
     self.grad: Tensor | None = None
     if requires_grad: self.requires_grad_(requires_grad)
-    else: self.requires_grad = requires_grad
+    else: self._requires_grad = requires_grad
+
+  @property
+  def requires_grad(self) -> bool | None: return self._requires_grad
+  @requires_grad.setter
+  def requires_grad(self, requires_grad: bool | None) -> None: self.requires_grad_(requires_grad)  # `t.requires_grad = True` makes a leaf too
 
   @property
   def uop(self) -> UOp:
@@ -346,7 +351,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def requires_grad_(self, requires_grad: bool | None = True) -> Tensor:
     """A constant made a leaf gets a buffer of its own (filled when first realized): equal constants are one UOp, and two
     of them as leaves (Tensor.full((3,), 3.5, requires_grad=True) twice) would otherwise share one gradient, their sum."""
-    self.requires_grad = requires_grad
+    self._requires_grad = requires_grad
     if requires_grad:
       Tensor.live.grad.add(self)
       if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self._uop.toposort()):

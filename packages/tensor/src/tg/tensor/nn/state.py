@@ -29,15 +29,15 @@ def _is_counter(name: str) -> bool: return name.rsplit(".", 1)[-1] == "num_batch
 def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = True, realize: bool = True) -> None:
   """Copy each tensor of state_dict into the model's tensor of that name (in place: optimizers holding them see the values).
   strict: the names must match exactly. Shapes and dtypes must always match, but for BatchNorm's num_batches_tracked, a
-  one-element counter: PyTorch saves it 0-d int64 (here (1,) int32), and a checkpoint without it (as PyTorch's own older
-  ones) leaves it as it is."""
+  one-element counter: PyTorch saves it 0-d int64 (here (1,) int32), a checkpoint without it (as PyTorch's own older
+  ones) leaves it as it is, and one with it loads into a model without it (a BatchNorm that tracks no running stats)."""
   own = get_state_dict(model)
   missing = sorted(k for k in set(own) - set(state_dict) if not _is_counter(k))
-  unexpected = sorted(set(state_dict) - set(own))
+  unexpected = sorted(k for k in set(state_dict) - set(own) if not _is_counter(k))
   if strict and (missing or unexpected): raise KeyError(f"state dict mismatch: missing {missing}, unexpected {unexpected}")
   for name in own.keys() & state_dict.keys():
     t, v = own[name], state_dict[name]
-    if _is_counter(name) and v.numel() == t.numel() == 1 and dtypes.is_int(v.dtype): v = v.reshape(t.shape).cast(t.dtype)
+    if _is_counter(name) and v.numel() == t.numel() == 1: v = v.reshape(t.shape).cast(t.dtype)
     if t.shape != v.shape: raise ValueError(f"Shape mismatch in layer `{name}`: Expected shape {t.shape}, but found {v.shape} in state dict.")
     if t.dtype != v.dtype: raise TypeError(f"{name}: the model has dtype {t.dtype}, the state dict {v.dtype}")
     t.assign(v.to(t.device))
