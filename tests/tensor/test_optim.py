@@ -35,6 +35,23 @@ def np_lamb(lr, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False):
     return w - lr * up
   return step
 
+def np_newton_schulz(g, steps, coeffs, eps=1e-7):
+  x = g.T if g.shape[0] > g.shape[1] else g
+  x = x / (np.linalg.norm(x) + eps)
+  for _ in range(steps): x = sum(c * np.linalg.matrix_power(x @ x.T, i) @ x for i, c in enumerate(coeffs))
+  return x.T if g.shape[0] > g.shape[1] else x
+
+def np_muon(lr, momentum=0.95, weight_decay=0.1, ns_steps=5, coeffs=(3.4445, -4.775, 2.0315), nesterov=True):
+  """Keller Jordan's Muon as tinygrad has it: SGD momentum, the step orthogonalized, weight decay after."""
+  b = 0
+  def step(w):
+    nonlocal b
+    g = grad_of(w)
+    b = momentum * b + g
+    d = np_newton_schulz(g + momentum * b if nesterov else b, ns_steps, coeffs)
+    return w - lr * (d + weight_decay * w)
+  return step
+
 CASES = {
   "sgd": (lambda p: optim.SGD(p, lr=0.01), np_sgd(0.01)),
   "sgd_momentum_wd": (lambda p: optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.1), np_sgd(0.01, 0.9, 0.1)),
@@ -42,7 +59,35 @@ CASES = {
   "adam": (lambda p: optim.Adam(p, lr=0.01), np_lamb(0.01, eps=1e-8, adam=True)),
   "adamw": (lambda p: optim.AdamW(p, lr=0.01, weight_decay=0.1), np_lamb(0.01, eps=1e-8, weight_decay=0.1, adam=True)),
   "lamb": (lambda p: optim.LAMB(p, lr=0.01, weight_decay=0.05), np_lamb(0.01, weight_decay=0.05)),
+  "muon": (lambda p: optim.Muon(p, lr=0.01), np_muon(0.01)),
+  "muon_plain_cubic": (lambda p: optim.Muon(p, lr=0.02, momentum=0.9, weight_decay=0.0, ns_steps=3, ns_coefficients=(1.5, -0.5), nesterov=False),
+                       np_muon(0.02, 0.9, 0.0, 3, (1.5, -0.5), nesterov=False)),
 }
+
+def test_newton_schulz_converges_to_the_polar_factor():
+  # the cubic iteration (1.5, -0.5) converges to U V^T of the SVD G = U S V^T, for a wide and a tall (transposed) matrix
+  for shape in ((3, 5), (6, 2)):
+    g = np.random.default_rng(3).standard_normal(shape)
+    u, _, vt = np.linalg.svd(g, full_matrices=False)
+    np.testing.assert_allclose(Tensor(g.astype(np.float32)).newton_schulz(40, (1.5, -0.5)).numpy(), u @ vt, atol=1e-5)
+  with pytest.raises(ValueError, match="needs a matrix"): Tensor.ones(3).newton_schulz(1, (1.0,))
+
+def test_lr_is_float32_and_updates_keep_the_param_dtype():
+  # a half default float made the learning rate of 1e10 inf; the update of a half parameter lands in half
+  from tg.tensor import dtypes
+  old, dtypes.default_float = dtypes.default_float, dtypes.half
+  try:
+    w = Tensor(np.ones(2, np.float32), requires_grad=True)
+    opt = optim.SGD([w], lr=1e10)
+    (w * 2).sum().backward()
+    opt.step()
+    np.testing.assert_array_equal(w.numpy(), np.float32(1) - np.float32(1e10) * 2)
+    h = Tensor(np.ones(2, np.float16), requires_grad=True)
+    opt = optim.Adam([h], lr=0.5)
+    (h * 2).sum().backward()
+    opt.step()
+    assert h.dtype == dtypes.half and h.numpy().tolist() == [0.5, 0.5]
+  finally: dtypes.default_float = old
 
 @pytest.mark.parametrize("name", CASES)
 def test_steps_match_numpy(name):

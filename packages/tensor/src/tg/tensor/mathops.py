@@ -4,7 +4,7 @@ from __future__ import annotations
 import functools, math
 from typing import TYPE_CHECKING, Callable
 from tg.uop import dtypes, least_upper_float
-from tg.tensor.errors import TensorDtypeError
+from tg.tensor.errors import TensorDtypeError, TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor, Scalar
@@ -108,6 +108,20 @@ class MathMixin:
     if not dtypes.is_int(self.dtype) and self.dtype != dtypes.bool:
       raise TensorDtypeError(f"idiv needs an integer tensor, got {self.dtype}; use div(rounding_mode='trunc') for floats")
     return self.div(x, reverse, rounding_mode="trunc")
+  def newton_schulz(self: Tensor, steps: int, params: tuple[float, ...], eps: float = 1e-7) -> Tensor:
+    """tinygrad's Newton-Schulz iteration over the last two dims: X <- sum_i params[i] (X X^T)^i X, from X = self / |self|
+    (Frobenius, plus eps). With Muon's (3.4445, -4.775, 2.0315) it pushes every singular value towards 1: about the
+    nearest semi-orthogonal matrix. A tall matrix is iterated transposed, so that X X^T is the small product."""
+    if self.ndim < 2: raise TensorValueError(f"newton_schulz needs a matrix (two or more dims), got shape {self.shape}")
+    if self.shape[-2] > self.shape[-1]: return self.transpose(-2, -1).newton_schulz(steps, params, eps).transpose(-2, -1)
+    x = self / (self.square().sum((-2, -1), keepdim=True).sqrt() + eps)
+    for _ in range(steps):
+      gram, term, nxt = x @ x.transpose(-2, -1), x, params[0] * x
+      for p in params[1:]:
+        term = gram @ term
+        nxt = nxt + p * term
+      x = nxt
+    return x
   def isclose(self: Tensor, other: Tensor | Scalar, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
     """|self - other| <= atol + rtol * |other| (numpy's and PyTorch's test), equal infinities close, NaN close to NaN only
     with equal_nan."""

@@ -12,7 +12,7 @@ class Optimizer:
     self.params = list({id(p): p for p in params if p.requires_grad}.values())
     if not self.params: raise ValueError("the optimizer got no parameters that require grad")
     self.buffers: list[Tensor] = []  # state realized with the params
-    self.lr = Tensor([lr], device=self.params[0].device, requires_grad=False)
+    self.lr = Tensor([lr], device=self.params[0].device, dtype=dtypes.float32, requires_grad=False)  # a half lr of 1e10 is inf
   def zero_grad(self) -> None:
     for p in self.params: p.grad = None
   def step(self) -> None:
@@ -29,6 +29,9 @@ class Optimizer:
     self._step([g.detach() for g in grads])
     return self.params + self.buffers + grads
   def _step(self, grads: list[Tensor]) -> None: raise NotImplementedError
+  def _update(self, p: Tensor, new: Tensor) -> None:
+    """p's new value, computed in float32 (or wider) for a lower-precision parameter, stored in p's dtype."""
+    p.assign(new.cast(p.dtype))
   def _zeros(self) -> list[Tensor]:
     ts = [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
     self.buffers += ts
@@ -43,11 +46,27 @@ class SGD(Optimizer):
     self.b = self._zeros() if momentum else []
   def _step(self, grads: list[Tensor]) -> None:
     for i, (p, g) in enumerate(zip(self.params, grads)):
-      if self.wd: g = g + self.wd * p.detach()
-      if self.momentum:
-        b = self.b[i].assign(self.momentum * self.b[i] + g)
-        g = g + self.momentum * b if self.nesterov else b
-      p.assign(p.detach() - self.lr * g)
+      self._update(p, p.detach() - self.lr * self._direction(i, g + self.wd * p.detach() if self.wd else g))
+  def _direction(self, i: int, g: Tensor) -> Tensor:
+    """The step for gradient g of parameter i: g, or with momentum b = m*b + g, b (or g + m*b with nesterov)."""
+    if not self.momentum: return g
+    b = self.b[i].assign(self.momentum * self.b[i] + g)
+    return g + self.momentum * b if self.nesterov else b
+
+class Muon(SGD):
+  """Muon (Keller Jordan's; tinygrad's): SGD whose momentum step is orthogonalized by ns_steps Newton-Schulz iterations
+  (Tensor.newton_schulz, a parameter of more than two dims as (shape[0], -1)), with decoupled weight decay after it.
+  PyTorch's torch.optim.Muon differs as tinygrad does: it also scales the step of a tall matrix by sqrt(rows / cols), and
+  it iterates in bfloat16 (tg in the parameters' dtype)."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.95, weight_decay: float = 0.1, ns_steps: int = 5,
+               ns_coefficients: tuple[float, ...] = (3.4445, -4.775, 2.0315), nesterov: bool = True):
+    super().__init__(params, lr, momentum, 0.0, nesterov and momentum != 0)
+    self.post_wd, self.ns_steps, self.coeffs = weight_decay, ns_steps, ns_coefficients
+  def _step(self, grads: list[Tensor]) -> None:
+    for i, (p, g) in enumerate(zip(self.params, grads)):
+      d = self._direction(i, g)
+      d = d.reshape(d.shape[0], -1).newton_schulz(self.ns_steps, self.coeffs).reshape(d.shape)
+      self._update(p, p.detach() - self.lr * (d + self.post_wd * p.detach()))
 
 class LAMB(Optimizer):
   """LAMB (You et al. 2019): Adam's bias-corrected update plus decoupled weight decay, scaled per tensor by the trust
@@ -69,7 +88,7 @@ class LAMB(Optimizer):
       if not self.adam:
         wn, un = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
         up = up * ((wn > 0) & (un > 0)).where(wn / un, 1.0)
-      p.assign(p.detach() - self.lr * up)
+      self._update(p, p.detach() - self.lr * up)
 
 def AdamW(params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-8, weight_decay: float = 0.01) -> LAMB:
   """Adam with decoupled weight decay (Loshchilov & Hutter): the decay is added to the step, not the gradient."""
