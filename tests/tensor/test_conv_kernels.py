@@ -68,3 +68,24 @@ def test_conv_input_gradient_is_the_adjoint_conv():
   kernels = [ei for ei in input_grad().schedule() if ei.ast.op is Ops.SINK]
   assert sum(1 for ei in kernels if any(u.op is Ops.REDUCE for u in ei.ast.toposort())) == 1
   assert max(ei.bufs[0].size for ei in kernels) <= xn.size  # no per-tap products (9x the input) written out
+
+def test_trained_conv_of_an_activation_copies_it_channels_last_once():
+  """A computed input of a conv with a trained weight is stored channels-last by the kernel computing it, and the
+  forward and the weight gradient both read that copy (the backward made a second, channels-last copy of the stored
+  activation); the bias gradient is a sum over the channels-last copy of the output's gradient. All against numpy."""
+  rng = np.random.default_rng(3)
+  xn, wn, bn, gn = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 8, 9, 9, 4), (16, 8, 3, 3), (16,), (2, 16, 7, 7)))
+  def step() -> tuple[Tensor, Tensor, Tensor]:
+    w, b = Tensor(wn, requires_grad=True), Tensor(bn, requires_grad=True)
+    out = Tensor(xn).sum(-1).relu().conv2d(w, b)  # the activation of a reduce (a conv's, in a CNN) is stored
+    (out * Tensor(gn)).sum().backward()
+    return out, w.grad, b.grad
+  xr = np.maximum(xn.astype(np.float64).sum(-1), 0)
+  out, gw, gb = step()
+  np.testing.assert_allclose(out.numpy(), _np_conv(xr, wn, 0) + bn.reshape(1, 16, 1, 1), rtol=1e-4, atol=1e-4)
+  want_gw = np.stack([np.stack([np.einsum("nchw,nohw->oc", xr[:, :, i:i + 7, j:j + 7], gn) for j in range(3)], -1) for i in range(3)], -2)
+  np.testing.assert_allclose(gw.numpy(), want_gw, rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(gb.numpy(), gn.sum((0, 2, 3)), rtol=1e-5, atol=1e-4)
+  out, gw, gb = step()
+  kernels = [ei for ei in Tensor.schedule(out, gw, gb) if ei.ast.op is Ops.SINK]
+  assert sum(1 for ei in kernels if ei.bufs[0].size == xr.size) == 1, [get_runner(ei.ast, "CPU").p.name for ei in kernels]

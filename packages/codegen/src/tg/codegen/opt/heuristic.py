@@ -359,7 +359,9 @@ def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
     n, m = range_size(outs[-1]) or 0, range_size(reds[-1]) or 0
     rows = (Opt(OptOps.UNROLL, len(reds) - 1, STREAM_ROWS),) if m % STREAM_ROWS == 0 and m >= 2 * STREAM_ROWS else ()
     # (without rows in flight, twice the lanes: each row's piece is then twice as long)
-    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) + rows for a in (upcasts[1:] if rows else upcasts) if n % a == 0 and n >= 2 * a))
+    # (a narrow axis, a bias gradient's 16 or 32 channels-last channels: all of it)
+    amts = [a for a in (upcasts[1:] if rows else upcasts) if n % a == 0 and n >= 2 * a] or ([n] if 1 < n <= acc else [])
+    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) + rows for a in amts))
   return False
 
 def _unit_stride(r: UOp, loads: list[UOp]) -> bool:
