@@ -51,8 +51,9 @@ def _channels_last(t: Tensor) -> Tensor:
   return t.permute(0, *range(2, t.ndim), 1).contiguous().permute(*back)
 
 def _stored(u: UOp) -> bool:
-  """u is a view (movement ops) of a buffer or of a value that will be one (CONTIGUOUS): reading it needs no kernel of its own."""
-  while u.op in GroupOp.Movement: u = u.src[0]
+  """u is a view (movement ops, a detach) of a buffer or of a value that will be one (CONTIGUOUS): reading it needs no
+  kernel of its own."""
+  while u.op in GroupOp.Movement or u.op is Ops.DETACH: u = u.src[0]
   return u.op is Ops.CONTIGUOUS or names_buffer(u)
 
 class NNMixin:
