@@ -3,7 +3,7 @@ heuristics give them (a gather of scalars where memory is contiguous is a slow k
 import math
 import numpy as np
 from tg.uop import Ops, dtypes
-from tg.codegen import OptOps
+from tg.codegen import Opt, OptOps
 from tg.tensor import Tensor, Device
 from tg.tensor.realize import get_runner
 
@@ -68,3 +68,40 @@ def test_conv_input_gradient_is_the_adjoint_conv():
   kernels = [ei for ei in input_grad().schedule() if ei.ast.op is Ops.SINK]
   assert sum(1 for ei in kernels if any(u.op is Ops.REDUCE for u in ei.ast.toposort())) == 1
   assert max(ei.bufs[0].size for ei in kernels) <= xn.size  # no per-tap products (9x the input) written out
+
+def test_trained_conv_of_an_activation_copies_it_channels_last_once():
+  """A computed input of a conv with a trained weight is stored channels-last by the kernel computing it, and the
+  forward and the weight gradient both read that copy (the backward made a second, channels-last copy of the stored
+  activation); the bias gradient is a sum over the channels-last copy of the output's gradient. All against numpy."""
+  rng = np.random.default_rng(3)
+  xn, wn, bn, gn = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 8, 9, 9, 4), (16, 8, 3, 3), (16,), (2, 16, 7, 7)))
+  def step() -> tuple[Tensor, Tensor, Tensor]:
+    w, b = Tensor(wn, requires_grad=True), Tensor(bn, requires_grad=True)
+    out = Tensor(xn).sum(-1).relu().conv2d(w, b)  # the activation of a reduce (a conv's, in a CNN) is stored
+    (out * Tensor(gn)).sum().backward()
+    return out, w.grad, b.grad
+  xr = np.maximum(xn.astype(np.float64).sum(-1), 0)
+  out, gw, gb = step()
+  np.testing.assert_allclose(out.numpy(), _np_conv(xr, wn, 0) + bn.reshape(1, 16, 1, 1), rtol=1e-4, atol=1e-4)
+  want_gw = np.stack([np.stack([np.einsum("nchw,nohw->oc", xr[:, :, i:i + 7, j:j + 7], gn) for j in range(3)], -1) for i in range(3)], -2)
+  np.testing.assert_allclose(gw.numpy(), want_gw, rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(gb.numpy(), gn.sum((0, 2, 3)), rtol=1e-5, atol=1e-4)
+  out, gw, gb = step()
+  kernels = [ei for ei in Tensor.schedule(out, gw, gb) if ei.ast.op is Ops.SINK]
+  assert sum(1 for ei in kernels if ei.bufs[0].size == xr.size) == 1, [get_runner(ei.ast, "CPU").p.name for ei in kernels]
+
+def test_padded_conv_input_gradient_unrolls_the_window_of_its_rows():
+  """The small CNN's second conv (16 -> 32 channels, 3x3, no padding): its input gradient is a conv padded by 2, tiled
+  as rows x one register of channels; the window axis the padding gate pairs with the rows is unrolled, so each row's
+  gate is a constant. Equal to the adjoint numpy computes."""
+  rng = np.random.default_rng(4)
+  xn, wn, gn = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 16, 14, 14), (32, 16, 3, 3), (2, 32, 12, 12)))
+  def input_grad() -> Tensor:
+    x = Tensor(xn, requires_grad=True)
+    (x.conv2d(Tensor(wn)) * Tensor(gn)).sum().backward()
+    return x.grad
+  np.testing.assert_allclose(input_grad().numpy(), _np_conv(gn, wn.transpose(1, 0, 2, 3)[:, :, ::-1, ::-1], 2), rtol=1e-4, atol=1e-3)
+  isa = Device["CPU"].renderer.isa
+  p = get_runner(input_grad().schedule()[-1].ast, "CPU").p
+  if isa is None or isa.lanes(4) != 16: return  # the tile (and whether it is one register of channels) is the host's
+  assert Opt(OptOps.UNROLL, 1, 3) in p.applied_opts, p.applied_opts

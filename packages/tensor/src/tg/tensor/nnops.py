@@ -3,7 +3,8 @@ one fused multiply-and-reduce kernel), normalization, dropout, losses, attention
 from __future__ import annotations
 import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
-from tg.uop import UOp, Ops, dtypes, cdiv
+from tg.uop import UOp, Ops, GroupOp, dtypes, cdiv
+from tg.tensor.schedule import is_buffer_view, names_buffer
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError, TensorValueError
 from tg.tensor.indexing import _check_index, _last_only
 from tg.tensor import flash_attention
@@ -41,8 +42,19 @@ def _reduce_loss(loss: Tensor, reduction: str, count: Tensor | None = None) -> T
   return loss.sum() if reduction == "sum" else loss
 
 def _channels_last(t: Tensor) -> Tensor:
-  """t (bs, c, *spatial) as a copy with the channels innermost in memory, viewed in the same shape."""
-  return t.permute(0, *range(2, t.ndim), 1).contiguous().permute(0, t.ndim - 1, *range(1, t.ndim - 1))
+  """t (bs, c, *spatial) as a copy with the channels innermost in memory, viewed in the same shape; t itself when it is
+  such a view already (a conv's input stored so for its forward is read by its weight gradient, no second copy)."""
+  from tg.tensor.tensor import Tensor
+  back = (0, t.ndim - 1, *range(1, t.ndim - 1))
+  u = t.uop
+  if u.op is Ops.PERMUTE and u.arg == back and (u.src[0].op is Ops.CONTIGUOUS or is_buffer_view(u.src[0])): return Tensor(u)
+  return t.permute(0, *range(2, t.ndim), 1).contiguous().permute(*back)
+
+def _stored(u: UOp) -> bool:
+  """u is a view (movement ops, a detach) of a buffer or of a value that will be one (CONTIGUOUS): reading it needs no
+  kernel of its own."""
+  while u.op in GroupOp.Movement or u.op is Ops.DETACH: u = u.src[0]
+  return u.op is Ops.CONTIGUOUS or names_buffer(u)
 
 class NNMixin:
   def _window_last(self: Tensor, k: int, stride: int, dilation: int) -> Tensor:
@@ -111,7 +123,9 @@ class NNMixin:
     if cin != cin_g * groups: raise TensorShapeError(f"input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
     if cout % groups: raise TensorShapeError(f"{cout} output channels don't split into {groups} groups")
     pads, st, dil, k = _resolve_pads(padding, nd), _tuple(stride, nd), _tuple(dilation, nd), weight.shape[2:]
-    x = self.pad([(0, 0), (0, 0)] + pads) if any(b or a for b, a in pads) else self
+    # a computed input (an activation) of a trained conv is stored channels-last, as its weight gradient reads it: one copy for both
+    src = self if _stored(self.uop) or not weight.requires_grad else _channels_last(self)
+    x = src.pad([(0, 0), (0, 0)] + pads) if any(b or a for b, a in pads) else src
     win = x._pool(k, st, dil)  # (bs, cin, *o, *k)
     win = win.reshape(bs, groups, 1, cin_g, *win.shape[2:])
     osz = win.shape[4:4 + nd]
@@ -119,8 +133,9 @@ class NNMixin:
     wl = weight.permute(*range(1, nd + 2), 0).contiguous().permute(nd + 1, *range(nd + 1))
     w = wl.reshape(1, groups, cout // groups, cin_g, *[1] * nd, *k)
     out = (win * w).sum([3] + list(range(4 + nd, 4 + 2 * nd))).reshape(bs, cout, *osz)
+    if bias is not None: out = out + bias.reshape(1, cout, *[1] * nd)
 
-    def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
+    def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, ...]:
       gt, wt = Tensor(g), Tensor(call.src[2])
       xt = Tensor(call.src[1]).pad([(0, 0), (0, 0)] + pads)
       # stride 1: the adjoint conv, as fast as the forward, no products summed in memory (ResNet's 64->64 56x56 single-
@@ -129,15 +144,17 @@ class NNMixin:
       if all(s == 1 for s in st):
         gx = gt.conv_transpose2d(wt, groups=groups, dilation=dil, padding=[v for p in reversed(pads) for v in p])
       else: gx = gt._conv_input_grad(wt, xt.shape[2:], st, dil, groups).pad([(0, 0), (0, 0)] + [(-b, -a) for b, a in pads])
-      # the weight's gradient sums over batch and positions; with channels innermost (copies of x and g) the kernel's
-      # innermost output axis (cin) is contiguous in memory and the reduce is an outer product of cout and cin
+      # the weight's gradient sums over batch and positions; with channels innermost (copies of x and g; x's is the forward's
+      # when it made one) the kernel's innermost output axis (cin) is contiguous in memory and the reduce is an outer product
+      # of cout and cin
       xw = _channels_last(xt)._pool(k, st, dil).reshape(bs, groups, cin_g, *osz, *k)
       xw = xw.permute(0, *range(3, 3 + nd), 1, *range(3 + nd, 3 + 2 * nd), 2).reshape(bs, *osz, groups, 1, *k, cin_g)
-      gl = _channels_last(gt).reshape(bs, groups, cout // groups, *osz).permute(0, *range(3, 3 + nd), 1, 2)
-      gw = (xw * gl.reshape(bs, *osz, groups, cout // groups, *[1] * nd, 1)).sum(list(range(1 + nd)))
-      return gx.uop, gw.reshape(cout, *k, cin_g).permute(0, nd + 1, *range(1, nd + 1)).uop
-    out = Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, self.uop, weight.uop), grad_fxn))
-    return out + bias.reshape(1, cout, *[1] * nd) if bias is not None else out
+      gl = _channels_last(gt)  # read by the weight's and the bias's gradients (channels contiguous: a column sum)
+      gw = (xw * gl.reshape(bs, groups, cout // groups, *osz).permute(0, *range(3, 3 + nd), 1, 2)
+            .reshape(bs, *osz, groups, cout // groups, *[1] * nd, 1)).sum(list(range(1 + nd)))
+      gb = (gl.sum([0, *range(2, 2 + nd)]).uop,) if bias is not None else ()
+      return gx.uop, gw.reshape(cout, *k, cin_g).permute(0, nd + 1, *range(1, nd + 1)).uop, *gb
+    return Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, src.uop, weight.uop, *(() if bias is None else (bias.uop,))), grad_fxn))
 
   def conv_transpose2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
                        dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, output_padding: int | Sequence[int] = 0) -> Tensor:
