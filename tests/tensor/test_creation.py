@@ -66,3 +66,24 @@ def test_element_size_and_distinct_buffers():
     a.assign(Tensor.full(a.shape, 1.0)).realize()
     b.assign(Tensor.full(b.shape, 2.0)).realize()  # writing one leaves the other as it was
     assert (a.numpy() == 1).all() and (b.numpy() == 2).all()
+
+def test_list_values_out_of_the_dtype_wrap_as_numpy_casts():
+  # PyTorch's and C's conversion: uint8 -1 is 255, 2**33 in uint32 is 0; floats to ints truncate (this raised OverflowError)
+  data = [-1, 0, 1, 2, 3, 1 << 33, 1 << 31]
+  for dt in (dtypes.uint8, dtypes.int32, dtypes.uint32, dtypes.int8):
+    np.testing.assert_array_equal(Tensor(data, dtype=dt).numpy(), np.array(data).astype(dt.fmt))
+  np.testing.assert_array_equal(Tensor([-3.5, -2.5, 0, 2.5, 3.5], dtype=dtypes.int32).numpy(), [-3, -2, 0, 2, 3])
+  np.testing.assert_array_equal(Tensor([True, False], dtype=dtypes.float32).numpy(), [1.0, 0.0])
+
+def test_none_is_an_empty_tensor_and_a_dtype_must_be_one():
+  assert Tensor(None).shape == (0,) and Tensor(None).numpy().size == 0
+  for bad in ("typo", (dtypes.int32,)):  # tinygrad raises AttributeError, PyTorch TypeError: both catch it
+    for cls in (AttributeError, TypeError):
+      with pytest.raises(cls, match="unknown dtype"): Tensor([3], dtype=bad)
+
+def test_clone_copies_the_gradient_as_tinygrad():
+  a = Tensor([1.0, 2.0], requires_grad=True)
+  (a * 5).sum().backward()
+  b = a.clone()
+  np.testing.assert_array_equal(b.numpy(), [1.0, 2.0])
+  np.testing.assert_array_equal(b.grad.numpy(), [5.0, 5.0])

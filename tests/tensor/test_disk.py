@@ -24,3 +24,10 @@ def test_disk_runs_no_kernels(tmp_path):
   t = Tensor.empty(4, device=f"disk:{tmp_path / 'x.bin'}")
   with pytest.raises(RuntimeError, match="runs no kernels: copy the tensor to a compute device"): (t + 1).numpy()
   with pytest.raises(RuntimeError, match="names its file"): Device["disk"]
+
+def test_a_view_of_a_disk_tensor_reads_through_the_cpu(tmp_path):
+  # a slice of a file (tinygrad's test_copy_from_disk; a safetensors blob's tensor is one) made DISK run the shrink
+  x = np.arange(24, dtype=np.float32).reshape(4, 6)
+  t = Tensor(x).to(f"disk:{tmp_path / 'v.bin'}")
+  np.testing.assert_array_equal(t[1:3].to(Device.DEFAULT).numpy(), x[1:3])
+  np.testing.assert_array_equal(t[1:3, ::2].T.numpy(), x[1:3, ::2].T)

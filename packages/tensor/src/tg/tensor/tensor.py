@@ -7,7 +7,7 @@ from __future__ import annotations
 import contextlib, ctypes, math
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
-from tg.uop import UOp, Ops, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
+from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.uop import cdiv, round_up
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
@@ -83,6 +83,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       data = Tensor(data, device[0], dtype).shard(device).uop
     dev = Device.canonicalize(device[0] if isinstance(device, (tuple, list)) else device or Device.DEFAULT)
     dt = to_dtype(dtype) if dtype is not None else None
+    if data is None: data = []  # tinygrad's empty tensor
     if isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
     elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or dtypes.from_py(data), dev, ())
@@ -93,7 +94,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(data, (list, tuple)):
       flat, shape = _flatten_py(data)
       if dt is None: dt = dtypes.from_py(flat) if flat else dtypes.default_float
-      uop = _buffer_from(np.array(flat, dtype=_np_dtype(dt) if dt.fmt else np.float64).reshape(shape), dev, dt)
+      # numpy's conversion wraps an int the dtype can't hold, as C and PyTorch (uint8 -1 is 255); a direct one raises
+      uop = _buffer_from(np.array(flat).astype(_np_dtype(dt) if dt.fmt else np.float64).reshape(shape), dev, dt)
     else: raise TypeError(f"can't make a Tensor from {type(data).__name__}")
     self._init(uop, requires_grad)
   def _init(self, uop: UOp, requires_grad: bool | None) -> None:
@@ -184,6 +186,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
   def numpy(self) -> np.ndarray:
+    if isinstance(self.device, str) and self.device.startswith("DISK") and not self._as_one_view(): return self.to("CPU").numpy()
     if self.is_sharded:  # gathered on one device; a whole copy on each (a loss) is read from the first, no copy scheduled
       return self.to(self.device[0]).numpy() if self.shard_axis is not None else Tensor(self.uop.src[0]).numpy()
     if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return self.float().numpy()
@@ -200,12 +203,22 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     dev = canonical(device or Device.DEFAULT)
     if dev == self.device: return self
     if isinstance(dev, tuple): return (self if not self.is_sharded else self.to(dev[0])).shard(dev)
-    ret = Tensor(UOp(Ops.COPY, self.dtype, (self.contiguous().uop, device_uop(dev))).reshape(self.shape), requires_grad=self.requires_grad)
-    return ret
+    if isinstance(self.device, str) and self.device.startswith("DISK") and not self._as_one_view():
+      # DISK runs no kernels: a view of a file (a slice of a safetensors blob) copies what it views over, and is viewed there
+      chain, u = [], self.uop
+      while u.op in GroupOp.Movement: chain, u = chain + [u], u.src[0]
+      out = Tensor(u).realize().to(dev).uop  # (realized: the file's bytes, a buffer view)
+      for m in reversed(chain): out = m.replace(src=(out, *m.src[1:]))
+      return Tensor(out, requires_grad=self.requires_grad)
+    return Tensor(UOp(Ops.COPY, self.dtype, (self.contiguous().uop, device_uop(dev))).reshape(self.shape), requires_grad=self.requires_grad)
   def to_(self, device: str | tuple[str, ...] | None) -> Tensor:
     self.uop = self.to(device).uop
     return self
-  def clone(self) -> Tensor: return Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self._uop,)), requires_grad=self.requires_grad)
+  def clone(self) -> Tensor:
+    """A copy in a buffer of its own, with a copy of .grad (tinygrad's; PyTorch's clone leaves .grad None)."""
+    ret = Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self._uop,)), requires_grad=self.requires_grad)
+    if self.grad is not None: ret.grad = self.grad.clone()
+    return ret
   def contiguous(self) -> Tensor:
     if self._as_one_view(): return self
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))

@@ -302,5 +302,5 @@ class DTypeNameError(TypeError, AttributeError):
 def to_dtype(x: DType | str) -> DType:
   """A dtype from a dtype or its name ('float32', 'half', ...)."""
   if isinstance(x, DType): return x
-  if (d := getattr(dtypes, x, None)) is not None and isinstance(d, DType): return d
+  if isinstance(x, str) and (d := getattr(dtypes, x, None)) is not None and isinstance(d, DType): return d
   raise DTypeNameError(f"unknown dtype {x!r}; known: {sorted(dtypes.fields())}")
