@@ -132,3 +132,23 @@ def test_ordering_comparisons_with_nan_are_false():
   a, b = np.array([np.nan, 1.0, np.nan, 2.0], np.float32), np.array([np.nan, np.nan, 1.0, 2.0], np.float32)
   check(lambda x, y: x <= y, np.less_equal, a, b)
   check(lambda x, y: x >= y, np.greater_equal, a, b)
+
+NARROW_FNS = {"exp": np.exp, "log": np.log, "cos": np.cos, "tan": np.tan, "tanh": np.tanh, "sinh": np.sinh, "atan": np.arctan,
+              "rsqrt": lambda v: 1 / np.sqrt(v), "sigmoid": lambda v: 1 / (1 + np.exp(-v)), "log1p": np.log1p, "erf": np.vectorize(math.erf)}
+
+@pytest.mark.parametrize("name", NARROW_FNS)
+def test_half_math_is_rounded_once(name):
+  # computed in float32 and rounded to half once, as PyTorch: each step rounded to half was off by up to 8 ulps (exp(10))
+  x = np.random.default_rng(4).uniform(0.05, 9.0, 400).astype(np.float16)
+  with np.errstate(all="ignore"): want = NARROW_FNS[name](x.astype(np.float64)).astype(np.float16)
+  got = getattr(Tensor(x), name)()
+  assert got.dtype == dtypes.half
+  ulps = np.abs(got.numpy().astype(np.float64) - want) / np.spacing(np.abs(want).astype(np.float16)).astype(np.float64)
+  assert ulps.max() <= 1, f"{name}: {ulps.max()} ulps at {x[ulps.argmax()]}"
+
+def test_narrow_float_math_examples():
+  # the nearest representable values, worked out by hand: e5m2 22026 -> 20480 (next 24576), e4m3 -0.839 -> -0.8125 (-0.875),
+  # bfloat16 22026 -> 22016 (spacing 128)
+  assert Tensor([10.0], dtype=dtypes.fp8e5m2).exp().item() == 20480.0
+  assert Tensor([10.0], dtype=dtypes.fp8e4m3).cos().item() == -0.8125
+  assert Tensor([10.0], dtype=dtypes.bfloat16).exp().item() == 22016.0

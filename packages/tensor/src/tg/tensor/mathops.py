@@ -2,12 +2,20 @@
 integer division and closeness tests. Polynomial approximations are accurate to float32 rounding (about 1e-7)."""
 from __future__ import annotations
 import functools, math
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 from tg.uop import dtypes, least_upper_float
 from tg.tensor.errors import TensorDtypeError, TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor, Scalar
+
+def in_float32(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
+  """fn of a half, bfloat16 or fp8 tensor computed in float32 and rounded once, as PyTorch does: a composite's steps each
+  rounded to the narrow type drifted (half exp(10) was 21950, not 22030; fp8e5m2 exp(10) its max 57344, not 20480)."""
+  @functools.wraps(fn)
+  def wrapper(self: Tensor, *args: Any, **kw: Any) -> Tensor:
+    return fn(self.float(), *args, **kw).cast(self.dtype) if dtypes.is_float(self.dtype) and self.dtype.itemsize < 4 else fn(self, *args, **kw)
+  return wrapper
 
 def _as_float(x: Tensor) -> Tensor: return x if dtypes.is_float(x.dtype) else x.cast(least_upper_float(x.dtype))
 def _odd(x: Tensor, f: Callable[[Tensor], Tensor]) -> Tensor:
@@ -36,6 +44,7 @@ def _signbit(x: Tensor) -> Tensor: return x.bitcast({2: dtypes.int16, 4: dtypes.
 _ERF_SERIES = [2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(11)]
 
 class MathMixin:
+  @in_float32
   def atan(self: Tensor) -> Tensor:
     """Cephes' range reduction (|x| > tan(3pi/8): pi/2 - atan(1/|x|); > tan(pi/8): pi/4 + atan((|x|-1)/(|x|+1))) and its
     degree-9 odd polynomial on |t| <= tan(pi/8). Each branch divides by a safe operand, so no unselected branch's inf
@@ -47,39 +56,50 @@ class MathMixin:
       poly = t * (1 + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z)
       return mid.where(big.where(math.pi / 2, math.pi / 4) + poly, poly)  # (nothing added below: -0.0 keeps its sign)
     return _odd(_as_float(self), on_positive)
+  @in_float32
   def asin(self: Tensor) -> Tensor:
     x = _as_float(self)
     return (x / ((1 - x) * (1 + x)).sqrt()).atan()
+  @in_float32
   def acos(self: Tensor) -> Tensor: return math.pi / 2 - self.asin()
+  @in_float32
   def expm1(self: Tensor) -> Tensor:
     """exp(x) - 1, exact to float rounding for a tiny x too (as PyTorch's)."""
     return expm1(_as_float(self))
+  @in_float32
   def log1p(self: Tensor) -> Tensor:
     """log(1 + x), exact to float rounding for a tiny x too (as PyTorch's)."""
     return log1p(_as_float(self))
+  @in_float32
   def sinh(self: Tensor) -> Tensor:
     """(expm1(x) - expm1(-x)) / 2: exp(x) - exp(-x) cancels to 0 for a tiny x."""
     x = _as_float(self)
     return (expm1(x) - expm1(-x)) / 2
+  @in_float32
   def tanh(self: Tensor) -> Tensor:
     """Odd from x >= 0: -e / (e + 2), e = expm1(-2x), 1 at inf; as 2 sigmoid(2x) - 1 (tinygrad's) it cancelled for a tiny x
     (tanh(4.6e-8) was 1.2e-7)."""
     return _odd(_as_float(self), lambda a: -(e := expm1(-2 * a)) / (e + 2))
+  @in_float32
   def cosh(self: Tensor) -> Tensor: return (self.exp() + (-self).exp()) / 2
+  @in_float32
   def asinh(self: Tensor) -> Tensor:
     """Odd from x >= 0: log(x + sqrt(x^2 + 1)) cancels for negative x."""
     # log1p of x + x^2 / (1 + sqrt(x^2 + 1)): no cancellation for a tiny x; from 1e4 log(2x), before x^2 overflows
     return _odd(_as_float(self), lambda a: _branches(a <= 1e4, a, lambda v: log1p(v * (1 + v / (1 + (v * v + 1).sqrt()))),
                                                       lambda v: v.log() + math.log(2), big_fill=1e4))
+  @in_float32
   def acosh(self: Tensor) -> Tensor:
     """log1p(t + sqrt(t (x + 1))), t = x - 1 (exact near 1, where x^2 - 1 lost the digits), and log(2x) from 1e4 on
     (x^2 overflowed to inf from 2e19); NaN below 1."""
     x = _as_float(self)
     return _branches(x <= 1e4, x, lambda v: log1p((v - 1) + ((v - 1) * (v + 1)).sqrt()), lambda v: v.log() + math.log(2),
                      small_fill=1, big_fill=1e4)
+  @in_float32
   def atanh(self: Tensor) -> Tensor:
     x = _as_float(self)
     return log1p(2 * x / (1 - x)) / 2  # log((1 + x) / (1 - x)) cancelled to 0 for a tiny x
+  @in_float32
   def erf(self: Tensor) -> Tensor:
     """Odd in x: from 1 on Abramowitz & Stegun 7.1.26 (absolute error <= 1.5e-7), below it the Maclaurin series, so small
     values keep their relative accuracy (A&S gave 0 for erf(1e-8) and 5e-4 relative error at 1e-4)."""
@@ -91,6 +111,7 @@ class MathMixin:
       # below 1 the Maclaurin series, to x^21: A&S's absolute 1.5e-7 is all of erf(1e-7)
       return _branches(a < 1, a, lambda v: _horner(v * v, _ERF_SERIES) * v, abramowitz_stegun, big_fill=1)
     return _odd(_as_float(self), on_positive)
+  @in_float32
   def log10(self: Tensor) -> Tensor: return self.log2() * math.log10(2)
   def logaddexp(self: Tensor, other: Tensor | Scalar) -> Tensor:
     """log(exp(self) + exp(other)) without overflow: the larger one factored out (detached: the value doesn't depend on it)."""

@@ -19,7 +19,7 @@ from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
 from tg.tensor.indexing import IndexingMixin
 from tg.tensor.custom import CustomMixin
-from tg.tensor.mathops import MathMixin, log1p, _signbit
+from tg.tensor.mathops import MathMixin, in_float32, log1p, _signbit
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
@@ -605,12 +605,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return x._apply(lambda u: u.alu(op))
   def exp2(self) -> Tensor: return self._unary(Ops.EXP2)
   def log2(self) -> Tensor: return self._unary(Ops.LOG2)
+  @in_float32
   def exp(self) -> Tensor: return (self * (1 / math.log(2))).exp2() if dtypes.is_float(self.dtype) else self.float().exp()
+  @in_float32
   def log(self) -> Tensor: return self.log2() * math.log(2)
   def sqrt(self) -> Tensor: return self._unary(Ops.SQRT)
+  @in_float32
   def rsqrt(self) -> Tensor: return self.sqrt().reciprocal()
   def sin(self) -> Tensor: return self._unary(Ops.SIN)
+  @in_float32
   def cos(self) -> Tensor: return (self.float() if not dtypes.is_float(self.dtype) else self).mul(-1).add(math.pi / 2).sin()
+  @in_float32
   def tan(self) -> Tensor: return self.sin() / self.cos()
   def reciprocal(self) -> Tensor: return self._unary(Ops.RECIPROCAL)
   def trunc(self) -> Tensor: return self._apply(lambda u: u.alu(Ops.TRUNC)) if dtypes.is_float(self.dtype) else self
@@ -650,34 +655,40 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """min(relu(x), 6), as a where: relu(x) - relu(x - 6) (tinygrad's; the same gradient) is inf - inf = nan at inf."""
     return (self > 6).where(6, self.relu())
   def leaky_relu(self, neg_slope: float = 0.01) -> Tensor: return (self > 0).where(self, self * neg_slope)
+  @in_float32
   def elu(self, alpha: float = 1.0) -> Tensor:
     """x above 0, else alpha expm1(x): the gradient at 0 is alpha and NaN stays NaN, as PyTorch (tinygrad's difference
     of relus has gradient 0 at 0, where elu is smooth for alpha 1, and gives 0 for NaN)."""
     return (self > 0).where(self, self.expm1() * alpha)
   def celu(self, alpha: float = 1.0) -> Tensor: return self.maximum(0) + (alpha * ((self / alpha).exp() - 1)).minimum(0)
   def selu(self, alpha: float = 1.67326, gamma: float = 1.0507) -> Tensor: return gamma * (self >= 0).where(self, alpha * (self.exp() - 1))
+  @in_float32
   def sigmoid(self) -> Tensor: return (1 + (self * (-1 / math.log(2))).exp2()).reciprocal()
   def hardsigmoid(self, alpha: float = 1 / 6, beta: float = 0.5) -> Tensor:
     """alpha x + beta clipped to [0, 1], as relu6: finite at inf (tinygrad's difference of relus is nan there)."""
     y = alpha * self + beta
     return (y > 1).where(1, y.relu())
   def hardtanh(self, min_val: float = -1, max_val: float = 1) -> Tensor: return self.clip(min_val, max_val)
+  @in_float32
   def gelu(self) -> Tensor:
     """tanh's approximation x (1 + tanh(u)) / 2, u = sqrt(2/pi) (x + 0.044715 x^3), as x sigmoid(2u) (the same function)."""
     return self * (2 * math.sqrt(2 / math.pi) * (self + 0.044715 * self * self * self)).sigmoid()
   def quick_gelu(self) -> Tensor: return self * (self * 1.702).sigmoid()
   def silu(self) -> Tensor: return self * self.sigmoid()
   swish = silu
+  @in_float32
   def softplus(self, beta: float = 1.0) -> Tensor:
     """log(1 + exp(beta x)) / beta, as max(bx, 0) + log1p(exp(-|bx|)): no overflow for large x (softplus(350) is 350), and
     a very negative x keeps its digits (log(1 + 1e-9) is 0)."""
     bx = self * beta
     return (1 / beta) * (bx.maximum(0) + log1p((-bx.abs()).exp()))
+  @in_float32
   def mish(self) -> Tensor: return self * self.softplus().tanh()
   def softsign(self) -> Tensor: return self / (1 + self.abs())
   def hardswish(self) -> Tensor:
     """x relu6(x + 3) / 6, as written: -0.0 below -3 and NaN at -inf (-inf * 0), as PyTorch and tinygrad both give."""
     return self * (self + 3).relu6() * (1 / 6)
+  @in_float32
   def logsigmoid(self) -> Tensor: return -(-self).softplus()
 
   # ***** reductions *****

@@ -106,7 +106,8 @@ class dtypes:
   default_float: DType = float32
   default_int: DType = int32
 
-  floats: Final = (fp8e4m3, fp8e5m2, float16, bfloat16, float32, float64)
+  fp8s: Final = (fp8e4m3, fp8e5m2)
+  floats: Final = (*fp8s, float16, bfloat16, float32, float64)
   uints: Final = (uint8, uint16, uint32, uint64)
   sints: Final = (int8, int16, int32, int64)
   ints: Final = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
