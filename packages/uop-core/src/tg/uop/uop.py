@@ -22,11 +22,24 @@ class UOpMetaClass(type):
   def __call__(cls, op: Ops, dtype: DType = dtypes.void, src: tuple[UOp, ...] = (), arg: Any = None) -> UOp:
     key = (op, dtype, src, arg if arg is None else (arg, int) if type(arg) is int else _argkey(arg))
     if (ref := _ucache_get(key)) is not None and (live := ref()) is not None: return live
-    uop = _new(cls)
-    _set_op(uop, op); _set_dtype(uop, dtype); _set_src(uop, src); _set_arg(uop, arg)  # noqa: E702 (the slots, past the immutability guard)
+    uop = _new(_Building)
+    uop.op = op
+    uop.dtype = dtype
+    uop.src = src
+    uop.arg = arg
+    uop.__class__ = cls
     ref = _ucache[key] = _CacheRef(uop, _evict)
     ref.key = key
     return uop
+
+class _UOpFields:
+  """UOp's storage. A UOp is built as a _Building (the same layout without UOp's immutability guard), whose fields are
+  plain attribute stores, and then becomes a UOp: a quarter fewer instructions than four slot setters called past
+  the guard."""
+  __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "__dict__")
+
+class _Building(_UOpFields):
+  __slots__ = ()
 
 class _CacheRef(weakref.ref):
   """The cache's reference to a UOp, knowing its key: one callback for all entries instead of a closure per UOp."""
@@ -77,9 +90,9 @@ def _range(u: UOp) -> tuple[Any, Any]:
   d["vmin"], d["vmax"] = d["_min_max"] = r = min_max(u)
   return r
 
-class UOp(metaclass=UOpMetaClass):
+class UOp(_UOpFields, metaclass=UOpMetaClass):
   """A node of the IR: op, dtype, sources and arg. Immutable; build a changed one with `replace`."""
-  __slots__ = ("op", "dtype", "src", "arg", "__weakref__", "__dict__")
+  __slots__ = ()
   op: Ops
   dtype: DType
   src: tuple[UOp, ...]
@@ -429,8 +442,6 @@ def _value_dtype(u: UOp) -> DType: return u.dtype.base if isinstance(u.dtype, Pt
 def _dims(args: tuple) -> tuple:
   """Shape-like arguments given as one sequence or as separate numbers."""
   return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
-
-_set_op, _set_dtype, _set_src, _set_arg = (getattr(UOp, f).__set__ for f in ("op", "dtype", "src", "arg"))
 
 def _fill_cache(u: UOp, attr: str) -> None:
   """Compute a cached property for the sources first, without recursion, so that deep graphs don't overflow the stack."""
