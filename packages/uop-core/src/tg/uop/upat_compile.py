@@ -11,7 +11,7 @@ condition, so a node the guard rejects costs no call; the interpreted matcher ca
 UPAT_INTERPRET=1 (or `with Context(UPAT_INTERPRET=1)`) rewrites with the interpreted matcher instead: bench/uop.py
 measures both in one run."""
 from __future__ import annotations
-import ast, builtins, inspect
+import ast, builtins, inspect, re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from tg.uop.helpers import ContextVar
 from tg.uop.ops import Ops
@@ -52,6 +52,16 @@ class _Specialise(ast.NodeTransformer):
   def __init__(self, to: dict[str, str], root: str | None, op: Ops, names: dict[str, Any]):
     self.to, self.root, self.op, self.names = to, root, op, names
   def visit_Name(self, n: ast.Name) -> ast.AST: return ast.copy_location(ast.Name(self.to.get(n.id, n.id), n.ctx), n)
+  def visit_Attribute(self, n: ast.Attribute) -> ast.AST:
+    if isinstance(n.value, ast.Name) and n.value.id == self.root and n.attr in _ROOT_FIELDS:  # the locals compile_op binds
+      return ast.copy_location(ast.Name(_ROOT_FIELDS[n.attr], ast.Load()), n)
+    return self.generic_visit(n)
+  def visit_Subscript(self, n: ast.Subscript) -> ast.AST:
+    v, i = n.value, n.slice
+    if isinstance(v, ast.Attribute) and isinstance(v.value, ast.Name) and v.value.id == self.root and v.attr == "src" and \
+       isinstance(i, ast.Constant) and type(i.value) is int and i.value >= 0:
+      return ast.copy_location(ast.Name(f"s{i.value}", ast.Load()), n)  # a source compile_op binds
+    return self.generic_visit(n)
   def visit_Compare(self, n: ast.Compare) -> ast.AST:
     l, r = n.left, n.comparators[0]
     if len(n.ops) == 1 and isinstance(n.ops[0], (ast.Is, ast.IsNot)) and isinstance(l, ast.Attribute) and l.attr == "op" and \
@@ -121,14 +131,15 @@ def _alternatives(p: UPat) -> int | None:
 def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False) -> list[tuple[list[str], dict[str, str]]]:
   """Each way p can match the UOp in local `var`: its conditions (joined with `and`) and the capture names bound to
   locals by then (each way has its own copy of `bound`). The root's op is known: the function is per op."""
+  src, n, dtype = ("src", "n", "dt") if root else (f"{var}.src", f"len({var}.src)", f"{var}.dtype")  # the root's: locals (see compile_op)
   head: list[str] = []
   if p.op is not None and not root: head.append(f"{var}.op is {g.const(next(iter(p.op)))}" if len(p.op) == 1 else f"{var}.op in {g.const(p.op)}")
   if p.arg is not None: head.append(f"{var}.arg == {g.const(p.arg)}")
-  if p.allowed_len != -1: head.append(f"len({var}.src) == {p.allowed_len}")
-  elif p.min_len: head.append(f"len({var}.src) >= {p.min_len}")
+  if p.allowed_len != -1: head.append(f"{n} == {p.allowed_len}")
+  elif p.min_len: head.append(f"{n} >= {p.min_len}")
   if p.dtype is not None:
     dt = g.const(p.dtype)
-    head.append(f"({var}.dtype in {dt} or {var}.dtype.scalar() in {dt})")
+    head.append(f"({dtype} in {dt} or {dtype}.scalar() in {dt})")
   out: list[tuple[list[str], dict[str, str]]] = []
   for order in (_orderings(p) or [()]):
     c, b = list(head), dict(bound)
@@ -138,11 +149,12 @@ def _ways(g: _Gen, p: UPat, var: str, bound: dict[str, str], root: bool = False)
     ways = [(c, b)]
     if (rep := _repeated(p)) is not None:  # nameless, one way (_alternatives checked): the same test on every source
       (conds, _), = _ways(g, rep, "s", b)
-      (first, _), = _ways(g, rep, f"{var}.src[0]", b)  # most nodes fail on their first source: test it without a generator
-      c.append(f"(not {var}.src or {' and '.join(first) or 'True'}) and all({' and '.join(conds) or 'True'} for s in {var}.src)")
+      (first, _), = _ways(g, rep, "s0" if root else f"{var}.src[0]", b)  # most nodes fail on their first source: test it without a generator
+      c.append(f"(not {src} or {' and '.join(first) or 'True'}) and all({' and '.join(conds) or 'True'} for s in {src})")
     for i, q in enumerate(order):
-      sv = g.tmp()
-      ways = [(c2 + [f"({sv} := {var}.src[{i}]) is not None"] + c3, b3) for c2, b2 in ways for c3, b3 in _ways(g, q, sv, b2)]
+      if root: sv, bind = f"s{i}", []  # compile_op binds the root's sources
+      else: sv = g.tmp(); bind = [f"({sv} := {var}.src[{i}]) is not None"]
+      ways = [(c2 + bind + c3, b3) for c2, b2 in ways for c3, b3 in _ways(g, q, sv, b2)]
     out.extend(ways)
   return out
 
@@ -171,12 +183,24 @@ def compile_op(pats: list[tuple[UPat, Callable]], op: Ops) -> Callable[[UOp, Any
     for conds, bound in _ways(g, pat, "u", {}, root=True):
       test = " and ".join(conds + ([] if grd is None else [grd.inline(g, bound, op)])) or "True"
       body += [f"  if {test}:", f"    if (r := {f}({_call_args(params, bound)})) is not None and r is not u: return r"]
-  src = f"def rewrite_{op.name}(u, ctx):\n" + "\n".join(body) + "\n  return None\n"
+  src = f"def rewrite_{op.name}(u, ctx):\n" + "".join(_prelude("\n".join(body))) + "\n".join(body) + "\n  return None\n"
   namespace = dict(g.consts)
   exec(compile(src, f"<upat {op.name}>", "exec"), namespace)  # noqa: S102 - our own generated source
   fn = namespace[f"rewrite_{op.name}"]
   fn.source = src
   return fn
+
+_ROOT_FIELDS = {"src": "src", "dtype": "dt"}
+
+def _prelude(body: str) -> list[str]:
+  """The root's fields the body reads, bound once to locals: `src`, `n` (its length), `dt`, and `s0`, `s1`, ... (its
+  sources, None past the end: every read of one comes after a test of `n`). Each pattern read them again before."""
+  used = set(re.findall(r"\b(src|n|dt|s\d+)\b", body))
+  sources = sorted(int(v[1:]) for v in used if v[0] == "s" and v[1:].isdigit())
+  out = ["  src = u.src\n"] if used - {"dt"} else []
+  if "n" in used or sources: out.append("  n = len(src)\n")
+  if "dt" in used: out.append("  dt = u.dtype\n")
+  return out + [f"  s{i} = src[{i}] if n > {i} else None\n" for i in sources]
 
 def compile_matcher(patterns: list[tuple[UPat, Callable]]) -> dict[Ops, Callable[[UOp, Any], UOp | None]]:
   """op -> the compiled function for the patterns that can match it, in their order."""
