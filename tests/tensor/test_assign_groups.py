@@ -1,7 +1,7 @@
 """ASSIGNs of one shape computed by one kernel (schedule._assign_groups): fewer kernels, and every read sees the value the
 unfused order gives it (numpy reference)."""
 import numpy as np
-from tg.tensor import Tensor, Counters
+from tg.tensor import Tensor, Counters, dtypes
 
 def realized(*vals):
   return [Tensor(np.array(v, np.float32)).realize() for v in vals]
@@ -54,3 +54,16 @@ def test_an_assign_that_reads_the_old_value_of_a_later_target():
   Tensor.realize_all(a, c)
   np.testing.assert_array_equal(a.numpy(), an + cn[::-1])
   np.testing.assert_array_equal(c.numpy(), cn * 2)
+
+def test_assign_to_a_slice_writes_into_the_tensor():
+  # a[:4].assign(b) (tinygrad's assign, PyTorch's copy_) wrote into a copy of the slice and left a as it was
+  a = Tensor.full((8,), 1.0, dtype=dtypes.half).contiguous().realize()
+  a[:4].assign(Tensor.full((4,), 2.0, dtype=dtypes.half)).realize()
+  np.testing.assert_array_equal(a.numpy(), [2, 2, 2, 2, 1, 1, 1, 1])
+  b = Tensor.zeros(4, 6).contiguous().realize()
+  view = b[1:3, 2:]
+  view.assign(Tensor.ones(2, 4) * 7).realize()
+  want = np.zeros((4, 6), np.float32)
+  want[1:3, 2:] = 7
+  np.testing.assert_array_equal(b.numpy(), want)
+  np.testing.assert_array_equal(view.numpy(), want[1:3, 2:])

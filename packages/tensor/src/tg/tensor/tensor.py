@@ -236,6 +236,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       if not realized_multi(self._uop): self.realize()
       self.uop = UOp(Ops.ASSIGN, self.dtype, (self._uop, x.uop))
       return self
+    if _slice_of_buffer(self._uop):  # a[:4].assign(b) writes into a, as tinygrad's assign and PyTorch's copy_
+      inner, pads = Tensor(self._uop.src[0]), [(b, n - e) for (b, e), n in zip(self._uop.arg, self._uop.src[0].shape)]
+      inner.assign(Tensor.ones(*self.shape, dtype=dtypes.bool, device=self.device).pad(pads).where(x.pad(pads), inner))
+      self.uop = inner.shrink(self._uop.arg).uop
+      return self
     if not is_buffer_view(self._uop): self.realize()
     base = view_base(self._uop)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
@@ -883,6 +888,12 @@ class _NoGrad(contextlib.ContextDecorator):
   def __enter__(self) -> None: self.prev, Tensor.no_grad = Tensor.no_grad, True
   def __exit__(self, *exc: Any) -> None: Tensor.no_grad = self.prev
 no_grad = _NoGrad
+
+def _slice_of_buffer(u: UOp) -> bool:
+  """u is slices (SHRINKs, static) of a realized buffer: an assign to it writes into that buffer."""
+  if u.op is not Ops.SHRINK: return False
+  while u.op is Ops.SHRINK and all(isinstance(e, int) for _, e in u.arg): u = u.src[0]
+  return is_buffer_view(u)
 
 def _shape(shape: tuple) -> tuple[int, ...]:
   """Shape from f(2, 3) or f((2, 3))."""
