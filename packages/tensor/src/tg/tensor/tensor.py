@@ -177,6 +177,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if (base := view_base(self._uop)) is None: return False
     if self._uop.op is Ops.RESHAPE and self._uop.src[0] is not base: self.uop = base.reshape(self.shape)
     return True
+  def _disk_view(self) -> bool:
+    """A view (a slice, a permute) of a DISK tensor: DISK runs no kernels, so it is read by copying what it views to a
+    compute device (a safetensors blob's tensor is such a view)."""
+    return isinstance(self.device, str) and self.device.startswith("DISK") and not self._as_one_view()
   def _buffer(self) -> Buffer:
     self.realize()
     if (buf := buffers[view_base(self._uop)]) in unrun:
@@ -186,7 +190,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """The realized contents as a memoryview of the buffer's bytes, shaped."""
     return memoryview(self.numpy())
   def numpy(self) -> np.ndarray:
-    if isinstance(self.device, str) and self.device.startswith("DISK") and not self._as_one_view(): return self.to("CPU").numpy()
+    if self._disk_view(): return self.to("CPU").numpy()
     if self.is_sharded:  # gathered on one device; a whole copy on each (a loss) is read from the first, no copy scheduled
       return self.to(self.device[0]).numpy() if self.shard_axis is not None else Tensor(self.uop.src[0]).numpy()
     if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return self.float().numpy()
@@ -203,8 +207,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     dev = canonical(device or Device.DEFAULT)
     if dev == self.device: return self
     if isinstance(dev, tuple): return (self if not self.is_sharded else self.to(dev[0])).shard(dev)
-    if isinstance(self.device, str) and self.device.startswith("DISK") and not self._as_one_view():
-      # DISK runs no kernels: a view of a file (a slice of a safetensors blob) copies what it views over, and is viewed there
+    if self._disk_view():  # copy what the view reads over, and view it there
       chain, u = [], self.uop
       while u.op in GroupOp.Movement: chain, u = chain + [u], u.src[0]
       out = Tensor(u).realize().to(dev).uop  # (realized: the file's bytes, a buffer view)
@@ -399,7 +402,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # ***** building the graph *****
   def _apply(self, fn: Callable[..., UOp], *others: Tensor) -> Tensor:
     """A new tensor from fn over the UOps of self and others; it needs grad if any input does."""
-    rg = True if (self.requires_grad or any(t.requires_grad for t in others)) and not Tensor.no_grad else None
+    rg = True if (self._requires_grad or any(t._requires_grad for t in others)) and not Tensor.no_grad else None
     return Tensor(fn(self._uop, *[t._uop for t in others]), requires_grad=rg)
   def _const(self, v: Scalar, dtype: DType | None = None) -> Tensor:
     return Tensor(const_uop(v, dtype or self.dtype, self.device, self.shape))
