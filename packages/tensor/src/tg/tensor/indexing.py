@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
-from tg.uop import dtypes
+from tg.uop import dtypes, prod
 from tg.codegen import CHECK_OOB
 from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
 
@@ -103,56 +103,67 @@ class IndexingMixin:
 
   def __getitem__(self: Tensor, indices: Any) -> Tensor:
     sels, layout, tensors = self._index_plan(indices)
+    x = self._basic_view(sels, layout)
+    return x._gather_adv(_adv_dims(sels, layout), tensors) if tensors else x
+  def _basic_view(self: Tensor, sels: list[_Sel], layout: list[Any]) -> Tensor:
+    """The view the basic indices select: a tensor-indexed axis whole, a new axis of size 1, an int index's axis gone."""
     x = self
     for ax, s in enumerate(sels):
       if not s.adv and (s.start, s.m, s.step) != (0, self.shape[ax], 1): x = x._select(ax, s)
-    x = x.reshape(tuple(1 if li is None else sels[li].m for li in layout))
-    if not tensors: return x
-    return x._gather_adv([p for p, li in enumerate(layout) if li is not None and sels[li].adv], tensors)
+    return x.reshape(tuple(1 if li is None else sels[li].m for li in layout))
   def _gather_adv(self: Tensor, dims: list[int], tensors: list[Tensor]) -> Tensor:
     """x indexed by integer tensors at axes dims (numpy's advanced indexing): the broadcast index shape replaces the
     axes, in place if they are adjacent, else in front."""
-    Tensor = _tensor_types()
+    idxs, b, rest, order = self._adv_plan(dims, tensors)
+    k, ns = len(dims), [self.shape[d] for d in dims]
+    x = self.permute(rest + dims).reshape(*[self.shape[i] for i in rest], *(1,) * len(b), *ns)
+    mask = _one_hot(idxs, ns, self.device).reshape(*b, *ns)
+    axes = tuple(range(x.ndim - k, x.ndim))
+    return _pick(mask, x, axes).permute(order)
+  def _scatter_adv(self: Tensor, dims: list[int], tensors: list[Tensor], v: Tensor) -> Tensor:
+    """The inverse of _gather_adv: a copy of self with the elements it would gather replaced by v (of the gather's
+    shape); of an element indexed twice, the last write (numpy's). A one-hot over the indexed axes only: its size is
+    the count of indices times the size of those axes."""
+    idxs, b, rest, order = self._adv_plan(dims, tensors)
+    ns, nb, nr = [self.shape[d] for d in dims], prod(b), len(rest)
+    v = v.permute([order.index(i) for i in range(len(order))]).reshape(*[self.shape[i] for i in rest], nb, *(1,) * len(dims))
+    mask = _last_only(_one_hot(idxs, ns, self.device).reshape(nb, *ns), 0)
+    written = _pick(mask, v, (nr,))
+    x = self.permute(rest + dims)
+    x = mask.any(0).where(written, x)
+    return x.permute([(rest + dims).index(i) for i in range(self.ndim)])
+  def _adv_plan(self: Tensor, dims: list[int], tensors: list[Tensor]) -> tuple[list[Tensor], tuple[int, ...], list[int], list[int]]:
+    """For tensor indices at axes dims: the indices broadcast (flat, negatives wrapped), their shape b, the other axes,
+    and the permutation from (other axes, b) to numpy's layout of the result."""
     idxs = _broadcast_all(tensors)
     b = idxs[0].shape
+    for ix, d in zip(idxs, dims): _check_index(ix, self.shape[d], f"tensor index on axis {d}", True)
+    idxs = [(ix < 0).where(ix + self.shape[d], ix).flatten() for ix, d in zip(idxs, dims)]
     rest = [i for i in range(self.ndim) if i not in dims]
-    ns = [self.shape[d] for d in dims]
-    for ix, d, n in zip(idxs, dims, ns): _check_index(ix, n, f"tensor index on axis {d}", True)
-    k = len(dims)
-    x = self.permute(rest + dims).reshape(*[self.shape[i] for i in rest], *(1,) * len(b), *ns)
-    masks = [((ix < 0).where(ix + n, ix).reshape(*b, *(1,) * k) ==
-              Tensor.arange(n, device=self.device).reshape(*(1,) * len(b), *(n if j == i else 1 for j in range(k))))
-             for i, (ix, n) in enumerate(zip(idxs, ns))]
-    mask = functools.reduce(lambda p, q: p & q, masks)
-    axes = tuple(range(x.ndim - k, x.ndim))
-    out = mask.where(x, False).max(axes) if x.dtype == dtypes.bool else mask.where(x, 0).sum(axes, acc_dtype=x.dtype)
     nr = len(rest)
-    front = dims[0] if dims == list(range(dims[0], dims[0] + k)) else 0
-    return out.permute(list(range(front)) + list(range(nr, nr + len(b))) + list(range(front, nr)))
+    front = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0
+    return idxs, b, rest, list(range(front)) + list(range(nr, nr + len(b))) + list(range(front, nr))
 
   def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
-    """Write value into the selected elements, in place (the tensor's buffer is updated, as with assign)."""
+    """Write value into the selected elements, in place and at once (tinygrad's: every view of the buffer sees it; a
+    view's write goes to the tensor it views, as in PyTorch). Not differentiable: a target or value that requires grad
+    raises NotImplementedError, as in tinygrad (PyTorch records the write)."""
     Tensor = _tensor_types()
     v = value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)
+    if self.requires_grad or v.requires_grad: raise NotImplementedError("setitem of a tensor that requires grad, or with a value that does")
     sels, layout, tensors = self._index_plan(indices)
     target = self[indices]
     if v.shape != target.shape:
       try: v = v._broadcast_to(target.shape)
       except ValueError: raise TensorShapeError(f"can't set a value of shape {v.shape} into a selection of shape {target.shape}") from None
+    if any(s.m == 0 for s in sels) or target.numel() == 0: return
     v = v.cast(self.dtype)
-    if tensors:  # scatter through the flat positions the index selects
-      pos = Tensor.arange(self.numel(), device=self.device).reshape(self.shape)[indices].flatten()
-      hit = _last_only(pos.unsqueeze(0) == Tensor.arange(self.numel(), device=self.device).unsqueeze(1), 1)
-      flat = self.flatten()
-      vals = hit.where(v.flatten(), False).max(1) if self.dtype == dtypes.bool else hit.where(v.flatten(), 0).sum(1, acc_dtype=self.dtype)
-      self.assign(hit.any(1).where(vals, flat).reshape(self.shape))
-      return
-    if any(s.m == 0 for s in sels): return
+    if tensors: v = self._basic_view(sels, layout)._scatter_adv(_adv_dims(sels, layout), tensors, v)
     v = v.reshape(tuple(s.m for s in sels))
     mask = v.ones_like(dtype=dtypes.bool)
     for ax, s in enumerate(sels):
       if (s.start, s.m, s.step) != (0, self.shape[ax], 1): v, mask = v._place(ax, s, self.shape[ax]), mask._place(ax, s, self.shape[ax])
-    self.assign(mask.where(v, self))
+    self.assign(mask.where(v, self)).realize()
 
   def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j] = self[index[i][j]][j] (for dim 0): index has self's rank, and no axis longer than self's."""
@@ -163,8 +174,7 @@ class IndexingMixin:
     n = self.shape[d]
     _check_index(index, n, f"gather along dim {d}", False)
     x = self.shrink([None if i == d else (0, s) for i, s in enumerate(index.shape)]).unsqueeze(-1).transpose(d, -1)
-    mask = index.unsqueeze(-1) == Tensor.arange(n, device=self.device)
-    return mask.where(x, False).max(-1) if x.dtype == dtypes.bool else mask.where(x, 0).sum(-1, acc_dtype=x.dtype)
+    return _pick(index.unsqueeze(-1) == Tensor.arange(n, device=self.device), x, (-1,))
   def _scatter_setup(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, name: str) -> tuple[Tensor, Tensor, Any]:
     """For scatter-like ops along dim: src as (index shape + (1,)) in self's dtype, the one-hot mask (index shape + (n,))
     of where each goes, and `spread`, which puts a (index shape with 1 at dim, n) reduction back into self's shape."""
@@ -229,6 +239,22 @@ class IndexingMixin:
     Tensor = _tensor_types()
     return Tensor(np.argwhere(self.numpy() != 0).astype(np.int32).reshape(-1, self.ndim), device=self.device)
   def masked_fill(self: Tensor, mask: Tensor, value: Tensor | float | int | bool) -> Tensor: return mask.where(value, self)
+
+def _adv_dims(sels: list[_Sel], layout: list[Any]) -> list[int]:
+  """The axes of the basic view (_basic_view) that tensor indices index."""
+  return [p for p, li in enumerate(layout) if li is not None and sels[li].adv]
+
+def _one_hot(idxs: list[Tensor], ns: list[int], device: str) -> Tensor:
+  """(B, *ns) bool: index i (of the flat indices idxs, one per axis) hits element (j1, j2, ...) of axes of sizes ns."""
+  Tensor = _tensor_types()
+  k = len(ns)
+  masks = [ix.reshape(-1, *(1,) * k) == Tensor.arange(n, device=device).reshape(1, *(n if j == a else 1 for j in range(k)))
+           for a, (ix, n) in enumerate(zip(idxs, ns))]
+  return functools.reduce(lambda p, q: p & q, masks)
+
+def _pick(mask: Tensor, x: Tensor, axes: tuple[int, ...]) -> Tensor:
+  """The element of x where mask is True along axes (0, or False, where none is): a one-hot select, by sum (max for bool)."""
+  return mask.where(x, False).max(axes) if x.dtype == dtypes.bool else mask.where(x, 0).sum(axes, acc_dtype=x.dtype)
 
 def _last_only(mask: Tensor, axis: int) -> Tensor:
   """mask with only its last True along axis: a repeated index writes one value (the last, as numpy), not their sum."""

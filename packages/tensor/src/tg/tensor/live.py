@@ -12,7 +12,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import KeysView
 from typing import TYPE_CHECKING, Any
-from tg.uop import UOp, Ops, PatternMatcher, UPat, graph_rewrite
+from tg.uop import UOp, Ops, GroupOp, PatternMatcher, UPat, graph_rewrite
 from tg.tensor.schedule import view_base, names_buffer, stored_params
 
 if TYPE_CHECKING: from tg.tensor.tensor import Tensor
@@ -115,7 +115,8 @@ class LiveTensors:
     """The live lazy tensors that read a buffer the ASSIGNs and custom kernels among ts write (and not through them): they
     are realized in the same schedule, before the writes, so that a loss realized after opt.step() is the loss of the
     weights it was built on, and x * 10 built before a kernel that adds one to x in place is ten times the old x. What the
-    writes themselves consume (the gradients of a step) is left to fuse into them, as it was."""
+    writes themselves consume (the gradients of a step) is left to fuse into them, as it was; a view of a written buffer
+    shares its memory (as PyTorch's views do) and shows the new values."""
     assigns = {u for t in ts for u in t.uop.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
     consumed = {u for a in assigns for u in a.toposort()}
     targets = {a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0] for a in assigns if a.op is Ops.ASSIGN}
@@ -124,10 +125,15 @@ class LiveTensors:
     mine = {id(t) for t in ts}
     out = []
     for t in self.pending():
-      if id(t) in mine or t.uop in consumed: continue
+      if id(t) in mine or t.uop in consumed or _moved(t.uop) in targets: continue
       topo = t.uop.toposort()
       if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
     return out
+
+def _moved(u: UOp) -> UOp:
+  """What the movement ops at the top of u view."""
+  while u.op in GroupOp.Movement: u = u.src[0]
+  return u
 
 def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp]], x: UOp) -> Any:
   realized, reaching = ctx

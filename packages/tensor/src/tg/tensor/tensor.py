@@ -8,7 +8,7 @@ import contextlib, ctypes, math
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
-from tg.uop import cdiv, round_up
+from tg.uop import cdiv, round_up, move_index
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical, private_copy
@@ -208,8 +208,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if dev == self.device: return self
     if isinstance(dev, tuple): return (self if not self.is_sharded else self.to(dev[0])).shard(dev)
     if self._disk_view():  # copy what the view reads over, and view it there
-      chain, u = [], self.uop
-      while u.op in GroupOp.Movement: chain, u = chain + [u], u.src[0]
+      chain, u = _view_chain(self.uop, GroupOp.Movement)
       out = Tensor(u).realize().to(dev).uop  # (realized: the file's bytes, a buffer view)
       for m in reversed(chain): out = m.replace(src=(out, *m.src[1:]))
       return Tensor(out, requires_grad=self.requires_grad)
@@ -239,10 +238,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       if not realized_multi(self._uop): self.realize()
       self.uop = UOp(Ops.ASSIGN, self.dtype, (self._uop, x.uop))
       return self
-    if _slice_of_buffer(self._uop):  # a[:4].assign(b) writes into a, as tinygrad's assign and PyTorch's copy_
-      inner, pads = Tensor(self._uop.src[0]), [(b, n - e) for (b, e), n in zip(self._uop.arg, self._uop.src[0].shape)]
-      inner.assign(Tensor.ones(*self.shape, dtype=dtypes.bool, device=self.device).pad(pads).where(x.pad(pads), inner))
-      self.uop = inner.shrink(self._uop.arg).uop
+    if (base := _writable_base(self)) is not None:  # a[:4].assign(b), a.T.assign(b): written into a, as PyTorch's copy_
+      _write_through(self._uop, base, x)
       return self
     if not is_buffer_view(self._uop): self.realize()
     base = view_base(self._uop)
@@ -892,11 +889,65 @@ class _NoGrad(contextlib.ContextDecorator):
   def __exit__(self, *exc: Any) -> None: Tensor.no_grad = self.prev
 no_grad = _NoGrad
 
-def _slice_of_buffer(u: UOp) -> bool:
-  """u is slices (SHRINKs, static) of a realized buffer: an assign to it writes into that buffer."""
-  if u.op is not Ops.SHRINK: return False
-  while u.op is Ops.SHRINK and all(isinstance(e, int) for _, e in u.arg): u = u.src[0]
-  return is_buffer_view(u)
+_VIEWS = frozenset({Ops.RESHAPE, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP, Ops.PAD})  # a view's elements, each one of its source's (a
+# PAD only where no element of the view lies in it: a strided slice pads its axis to reshape it, _pads_unseen)
+
+def _view_chain(u: UOp, ops: frozenset[Ops] = _VIEWS) -> tuple[list[UOp], UOp]:
+  """The movement ops of `ops` (a shrink only with static bounds) from u down, u first, and the UOp under them."""
+  chain = []
+  while u.op in ops and (u.op is not Ops.SHRINK or all(isinstance(e, int) for _, e in u.arg)): chain, u = chain + [u], u.src[0]
+  return chain, u
+
+def _writable_base(t: Tensor) -> UOp | None:
+  """The BUFFER a write into view t goes to, when t is more than reshapes of it (a slice, a transpose, a flip: PyTorch's
+  views, which share their source's memory); a lazy source is realized first, so its tensor and every other view of it
+  see the write. None when t is a buffer view itself (assigned as such), or a value of its own: a pad, and a broadcast
+  constant (Tensor.ones(4)), are copies. A broadcast of stored values raises, as in PyTorch (tinygrad raises for any
+  view that is not contiguous)."""
+  chain, base = _view_chain(t.uop)
+  if base.op is Ops.EXPAND and any(w.op is Ops.BUFFER for w in base.toposort()):
+    raise RuntimeError("a write into an expanded view: several of its elements are one element of the source; clone() it first")
+  if all(v.op is Ops.RESHAPE for v in chain) or not _pads_unseen(chain): return None
+  if base.op in GroupOp.Movement or base.op is Ops.CONST: return None
+  if base.op is not Ops.BUFFER:  # the tensor the view was taken of (or a new one) is realized, and LiveTensors.become
+    # points every tensor holding it, t among them, at its buffer
+    owner = next((s for s in Tensor.live.pending({base: None}.keys()) if s.uop is base), None)
+    (Tensor(base) if owner is None else owner).realize()
+    chain, base = _view_chain(t.uop)
+  return base if base.op is Ops.BUFFER else None
+
+def _pads_unseen(chain: list[UOp]) -> bool:
+  """Does every element of view chain[0] lie inside each PAD of the chain under it? Decided on the index math of the
+  view over symbolic indices (x[::2] pads an odd axis to reshape it by 2, and reads none of the pad)."""
+  if not any(v.op is Ops.PAD for v in chain): return True
+  idx: tuple[UOp, ...] = tuple(UOp.variable(f"i{d}", 0, n - 1) for d, n in enumerate(chain[0].shape))
+  for v in chain:
+    idx, inside = move_index(v, idx)
+    if inside is not None and inside.simplify().vmin is not True: return False
+  return True
+
+def _write_through(u: UOp, base: UOp, x: Tensor) -> None:
+  """Write x, the new value of view u of BUFFER base, into base: the view ops are undone from u down (a shrink's pad
+  masks off the elements u doesn't see), and the write runs at once, so every view of base sees it."""
+  chain, _ = _view_chain(u)
+  mask: Tensor | None = None
+  for v in chain:
+    shape = v.src[0].shape
+    if v.op is Ops.RESHAPE: x, mask = x.reshape(shape), mask if mask is None else mask.reshape(shape)
+    elif v.op is Ops.PERMUTE:
+      order = [v.arg.index(i) for i in range(len(v.arg))]
+      x, mask = x.permute(order), mask if mask is None else mask.permute(order)
+    elif v.op is Ops.FLIP:
+      axes = [i for i, f in enumerate(v.arg) if f]
+      x, mask = x.flip(axes), mask if mask is None else mask.flip(axes)
+    elif v.op is Ops.PAD:
+      keep = [(b, b + n) for (b, _), n in zip(v.arg, shape)]
+      x, mask = x.shrink(keep), mask if mask is None else mask.shrink(keep)
+    else:
+      pads = [(b, n - e) for (b, e), n in zip(v.arg, shape)]
+      x, mask = x.pad(pads), (x.ones_like(dtype=dtypes.bool) if mask is None else mask).pad(pads)
+  target = Tensor(base)
+  target.assign(x if mask is None else mask.where(x, target)).realize()
 
 def _shape(shape: tuple) -> tuple[int, ...]:
   """Shape from f(2, 3) or f((2, 3))."""

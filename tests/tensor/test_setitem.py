@@ -1,0 +1,116 @@
+"""__setitem__ and writes through views, against numpy (whose views share memory as PyTorch's do)."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+from tg.tensor import Tensor
+
+def realized(n: np.ndarray) -> Tensor: return Tensor(n.copy()).realize()
+
+@pytest.mark.parametrize("write", [
+  lambda x: x.T.__setitem__(0, 5), lambda x: x[:, 1].__setitem__(0, 5), lambda x: x.reshape(4, 3).__setitem__(1, 7),
+  lambda x: x[1:, ::2].__setitem__(0, 9), lambda x: x[:, ::-1].__setitem__((0, 0), 9), lambda x: x[1].__setitem__(2, -1),
+  lambda x: x[::2, 1::3].__setitem__((slice(None), 0), -4), lambda x: x.T[::-2].__setitem__(..., 3)],
+  ids=["T", "column", "reshape", "strided", "flipped", "row", "two strides", "T reversed strided"])
+def test_write_into_view_reaches_source(write):
+  """x.T[0] = 5 writes x (it wrote a copy of the view, leaving x as it was)."""
+  n = np.arange(12, dtype=np.float32).reshape(3, 4)
+  x = realized(n)
+  write(x)
+  write(n)
+  np.testing.assert_array_equal(x.numpy(), n)
+
+def test_assign_into_view_reaches_source():
+  n = np.arange(12, dtype=np.float32).reshape(3, 4)
+  x = realized(n)
+  x.T.assign(Tensor(np.ones((4, 3), np.float32) * np.arange(3, dtype=np.float32)))
+  x[:, 1:3].assign(Tensor.zeros(3, 2))
+  n.T[...] = np.arange(3)
+  n[:, 1:3] = 0
+  np.testing.assert_array_equal(x.numpy(), n)
+
+def test_write_into_view_of_lazy_tensor():
+  """The viewed tensor is realized first, so it sees the write; an earlier lazy reader keeps the old value."""
+  z = Tensor.arange(6).reshape(2, 3).float() + 1
+  before = z * 1
+  zt = z.T
+  zt[0] = 100
+  np.testing.assert_array_equal(z.numpy(), [[100, 2, 3], [100, 5, 6]])
+  np.testing.assert_array_equal(zt.numpy(), [[100, 100], [2, 5], [3, 6]])
+  np.testing.assert_array_equal(before.numpy(), [[1, 2, 3], [4, 5, 6]])
+
+def test_copies_are_not_views():
+  """A pad is a copy (PyTorch's pad makes a new tensor), and so is a broadcast constant: writes stay in them. A write
+  into a broadcast of stored values would write one element several times: it raises, as in PyTorch."""
+  x = realized(np.arange(3, dtype=np.float32))
+  p = x.pad(((1, 1),))
+  p[0] = 9
+  np.testing.assert_array_equal(x.numpy(), [0, 1, 2])
+  np.testing.assert_array_equal(p.numpy(), [9, 0, 1, 2, 0])
+  o = Tensor.ones(4)
+  o[1] = 5
+  np.testing.assert_array_equal(o.numpy(), [1, 5, 1, 1])
+  with pytest.raises(RuntimeError, match="expanded view"): x.reshape(1, 3).expand(2, 3)[0, 1] = 5
+
+def test_setitem_is_seen_at_once():
+  """Every view of the buffer sees a setitem at once (tinygrad realizes it), a reshape too."""
+  x = realized(np.zeros(6, np.float32))
+  r = x.reshape(2, 3)
+  r[1] = 4
+  np.testing.assert_array_equal(x.numpy(), [0, 0, 0, 4, 4, 4])
+
+def test_setitem_with_grad_raises():
+  """tinygrad's rule (PyTorch records the write in the graph)."""
+  w = Tensor.ones(3, requires_grad=True)
+  with pytest.raises(NotImplementedError): w[0] = 2
+  x = Tensor.zeros(3)
+  with pytest.raises(NotImplementedError): x[0] = w[1]
+
+def test_tensor_index_setitem_is_not_quadratic():
+  """A tensor-indexed write builds a one-hot over the indexed axis only: 4096 rows of a 4096 x 256 matrix would be
+  a 1M x 4096 one-hot over every element (minutes); here it is 4096 x 4096 x 256 multiply-adds."""
+  n = np.zeros((4096, 256), np.float32)
+  rows = np.random.default_rng(0).permutation(4096)[:1000].astype(np.int32)
+  vals = np.random.default_rng(1).standard_normal((1000, 256)).astype(np.float32)
+  x = realized(n)
+  x[Tensor(rows)] = Tensor(vals)
+  n[rows] = vals
+  np.testing.assert_array_equal(x.numpy(), n)
+
+def test_repeated_index_writes_the_last():
+  x = realized(np.zeros(5, np.float32))
+  x[Tensor([1, 3, 1])] = Tensor([5.0, 7.0, 2.0])
+  np.testing.assert_array_equal(x.numpy(), [0, 2, 0, 7, 0])
+
+@st.composite
+def _indexing(draw):
+  shape = tuple(draw(st.lists(st.integers(1, 4), min_size=1, max_size=3)))
+  key = []
+  for n in shape:
+    kind = draw(st.sampled_from(["slice", "int", "tensor", "all"]))
+    if kind == "slice":
+      key.append(slice(draw(st.integers(-n, n)), draw(st.integers(-n, n)), draw(st.sampled_from([1, 2, -1, -2, 3]))))
+    elif kind == "int": key.append(draw(st.integers(-n, n - 1)))
+    elif kind == "tensor": key.append(np.array(draw(st.lists(st.integers(-n, n - 1), min_size=1, max_size=3)), np.int32))
+    else: key.append(slice(None))
+  tensors = [k for k in key if isinstance(k, np.ndarray)]
+  if len({len(k) for k in tensors}) > 1:  # indices broadcast together: give them one length
+    m = min(len(k) for k in tensors)
+    key = [k[:m] if isinstance(k, np.ndarray) else k for k in key]
+  if draw(st.booleans()): key.insert(draw(st.integers(0, len(key))), None)
+  return shape, tuple(key), draw(st.booleans())
+
+@settings(max_examples=60, deadline=None)
+@given(_indexing())
+def test_setitem_matches_numpy(case):
+  """Any mix of ints, slices (steps, negatives), tensor indices and new axes; a scalar or a value of the target's shape.
+  Distinct values, so which write wins a repeated index shows (numpy's last)."""
+  shape, key, scalar = case
+  n = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
+  target = n[key]
+  if target.size == 0: return
+  if len(np.unique(np.arange(n.size).reshape(shape)[key])) != target.size: return  # a repeated position (its own test)
+  v = -1.0 if scalar else -np.arange(1, target.size + 1, dtype=np.float32).reshape(target.shape)
+  x = realized(n)
+  x[tuple(Tensor(k) if isinstance(k, np.ndarray) else k for k in key)] = v if scalar else Tensor(v)
+  n[key] = v
+  np.testing.assert_array_equal(x.numpy(), n)
