@@ -25,6 +25,9 @@ def test_creation_matches_numpy():
   np.testing.assert_allclose(Tensor.linspace(-1, 1, 5).numpy(), np.linspace(-1, 1, 5), atol=1e-7)
   np.testing.assert_array_equal(Tensor.eye(3, 4).numpy(), np.eye(3, 4, dtype=np.float32))
   np.testing.assert_array_equal(Tensor.full((2, 2), 7).numpy(), np.full((2, 2), 7, np.int32))
+  # fill_value by keyword, as tinygrad and PyTorch name it
+  np.testing.assert_array_equal(Tensor.full((2,), fill_value=1.5).numpy(), np.full((2,), 1.5, np.float32))
+  np.testing.assert_array_equal(Tensor.zeros(3).full_like(fill_value=4).numpy(), np.full(3, 4, np.float32))
   assert Tensor(np.arange(3)).dtype == dtypes.int64 and Tensor(b"\x01\x02").tolist() == [1, 2] and Tensor(2.5).item() == 2.5
   u = Tensor.uniform(1000, low=2, high=3).numpy()
   assert 2 <= u.min() and u.max() < 3 and abs(u.mean() - 2.5) < 0.05

@@ -266,15 +266,16 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     buf = Buffer(dev, n, dt, opaque=(ctypes.c_uint8 * (n * dt.itemsize)).from_address(ptr)) if n else None
     return Tensor(new_buffer(dev, n, dt, buf).reshape(shp), **kw)
   @staticmethod
-  def full(shape: Any, fill: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+  def full(shape: Any, fill_value: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     shp = _shape((shape,) if isinstance(shape, int) else shape)
-    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill)
-    return Tensor(const_uop(fill, dt, canonical(device or Device.DEFAULT), shp), **kw)
+    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
+    return Tensor(const_uop(fill_value, dt, canonical(device or Device.DEFAULT), shp), **kw)
   @staticmethod
   def zeros(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 0.0, **{"dtype": dtypes.default_float, **kw})
   @staticmethod
   def ones(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 1.0, **{"dtype": dtypes.default_float, **kw})
-  def full_like(self, fill: Scalar, **kw: Any) -> Tensor: return Tensor.full(self.shape, fill, **{"dtype": self.dtype, "device": self.device, **kw})
+  def full_like(self, fill_value: Scalar, **kw: Any) -> Tensor:
+    return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kw})
   def zeros_like(self, **kw: Any) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw: Any) -> Tensor: return self.full_like(1, **kw)
   def empty_like(self, **kw: Any) -> Tensor: return Tensor.empty(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
