@@ -1,4 +1,4 @@
-"""__setitem__ and writes through views, against numpy (whose views share memory as PyTorch's do)."""
+"""__setitem__ and assigns into views, against numpy (whose views share memory as PyTorch's do)."""
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -6,50 +6,63 @@ from tg.tensor import Tensor
 
 def realized(n: np.ndarray) -> Tensor: return Tensor(n.copy()).realize()
 
-@pytest.mark.parametrize("write", [
-  lambda x: x.T.__setitem__(0, 5), lambda x: x[:, 1].__setitem__(0, 5), lambda x: x.reshape(4, 3).__setitem__(1, 7),
-  lambda x: x[1:, ::2].__setitem__(0, 9), lambda x: x[:, ::-1].__setitem__((0, 0), 9), lambda x: x[1].__setitem__(2, -1),
-  lambda x: x[::2, 1::3].__setitem__((slice(None), 0), -4), lambda x: x.T[::-2].__setitem__(..., 3)],
-  ids=["T", "column", "reshape", "strided", "flipped", "row", "two strides", "T reversed strided"])
-def test_write_into_view_reaches_source(write):
-  """x.T[0] = 5 writes x (it wrote a copy of the view, leaving x as it was)."""
+VIEWS = [(lambda x: x.T, lambda n: n.T), (lambda x: x[:, 1], lambda n: n[:, 1]), (lambda x: x[1:, ::2], lambda n: n[1:, ::2]),
+         (lambda x: x.flip(1), lambda n: n[:, ::-1]), (lambda x: x[1], lambda n: n[1]), (lambda x: x.T[::-2], lambda n: n.T[::-2]),
+         (lambda x: x[::2, 1::3], lambda n: n[::2, 1::3]), (lambda x: x.reshape(4, 3)[1:], lambda n: n.reshape(4, 3)[1:])]
+
+@pytest.mark.parametrize("view", VIEWS, ids=["T", "column", "strided", "flipped", "row", "T reversed strided", "two strides", "reshaped"])
+def test_assign_into_view_reaches_source(view):
+  """x.T.assign(v) writes x (tinygrad's assign, PyTorch's copy_): it wrote v flat into x's buffer, or into a copy."""
+  n = np.arange(12, dtype=np.float32).reshape(3, 4)
+  x = realized(n)
+  vt, vn = view[0](x), view[1](n)
+  new = -np.arange(vn.size, dtype=np.float32).reshape(vn.shape)
+  vt.assign(Tensor(new))
+  vn[...] = new
+  np.testing.assert_array_equal(x.numpy(), n)
+  np.testing.assert_array_equal(vt.numpy(), new)
+
+def test_inplace_op_on_permuted_view():
+  """tinygrad's test_permuted_assignment: a = a.permute(1, 0); a += b writes a's buffer."""
+  n = np.arange(16, dtype=np.float32).reshape(4, 4)
+  x = realized(n)
+  a = x.permute(1, 0)
+  a += Tensor(n)
+  np.testing.assert_array_equal(a.numpy(), n.T + n)
+  np.testing.assert_array_equal(x.numpy(), (n.T + n).T)
+
+def test_assign_into_view_of_lazy_tensor():
+  """The viewed tensor is realized first, so it sees the write; an earlier lazy reader keeps the old value."""
+  z = Tensor.arange(6).reshape(2, 3).float() + 1
+  before = z * 1
+  zt = z.T
+  zt.assign(Tensor.full((3, 2), 100.0))
+  np.testing.assert_array_equal(z.numpy(), np.full((2, 3), 100))
+  np.testing.assert_array_equal(before.numpy(), [[1, 2, 3], [4, 5, 6]])
+
+@pytest.mark.parametrize("write", [lambda x: x[0].__setitem__(2, -1), lambda x: x.reshape(4, 3).__setitem__(1, 7),
+                                   lambda x: x[:2].__setitem__((1, slice(1, 3)), 5), lambda x: x[0, :2].__setitem__(1, 8)],
+                         ids=["first row", "reshape", "prefix rows", "prefix of a row"])
+def test_setitem_into_contiguous_view_reaches_source(write):
+  """A view that is its buffer's first elements takes a setitem, written through (tinygrad's and PyTorch's)."""
   n = np.arange(12, dtype=np.float32).reshape(3, 4)
   x = realized(n)
   write(x)
   write(n)
   np.testing.assert_array_equal(x.numpy(), n)
 
-def test_assign_into_view_reaches_source():
-  n = np.arange(12, dtype=np.float32).reshape(3, 4)
-  x = realized(n)
-  x.T.assign(Tensor(np.ones((4, 3), np.float32) * np.arange(3, dtype=np.float32)))
-  x[:, 1:3].assign(Tensor.zeros(3, 2))
-  n.T[...] = np.arange(3)
-  n[:, 1:3] = 0
-  np.testing.assert_array_equal(x.numpy(), n)
+@pytest.mark.parametrize("target", [lambda: realized(np.zeros((3, 4), np.float32)).T, lambda: realized(np.zeros((3, 4), np.float32))[1],
+                                    lambda: realized(np.zeros((3, 4), np.float32))[:, ::2], lambda: Tensor.ones(4),
+                                    lambda: realized(np.zeros(3, np.float32)).pad(((1, 1),))],
+                         ids=["T", "second row", "strided", "broadcast constant", "pad"])
+def test_setitem_into_noncontiguous_raises(target):
+  """tinygrad's rule (PyTorch writes through any view): not silently into a copy."""
+  with pytest.raises(RuntimeError, match="contiguous"): target()[0] = 5
 
-def test_write_into_view_of_lazy_tensor():
-  """The viewed tensor is realized first, so it sees the write; an earlier lazy reader keeps the old value."""
-  z = Tensor.arange(6).reshape(2, 3).float() + 1
-  before = z * 1
-  zt = z.T
-  zt[0] = 100
-  np.testing.assert_array_equal(z.numpy(), [[100, 2, 3], [100, 5, 6]])
-  np.testing.assert_array_equal(zt.numpy(), [[100, 100], [2, 5], [3, 6]])
-  np.testing.assert_array_equal(before.numpy(), [[1, 2, 3], [4, 5, 6]])
-
-def test_copies_are_not_views():
-  """A pad is a copy (PyTorch's pad makes a new tensor), and so is a broadcast constant: writes stay in them. A write
-  into a broadcast of stored values would write one element several times: it raises, as in PyTorch."""
+def test_write_into_expanded_view_raises():
+  """Several of its elements are one element of the source (PyTorch's rule)."""
   x = realized(np.arange(3, dtype=np.float32))
-  p = x.pad(((1, 1),))
-  p[0] = 9
-  np.testing.assert_array_equal(x.numpy(), [0, 1, 2])
-  np.testing.assert_array_equal(p.numpy(), [9, 0, 1, 2, 0])
-  o = Tensor.ones(4)
-  o[1] = 5
-  np.testing.assert_array_equal(o.numpy(), [1, 5, 1, 1])
-  with pytest.raises(RuntimeError, match="expanded view"): x.reshape(1, 3).expand(2, 3)[0, 1] = 5
+  with pytest.raises(RuntimeError, match="expanded view"): x.reshape(1, 3).expand(2, 3).assign(Tensor.ones(2, 3))
 
 def test_setitem_is_seen_at_once():
   """Every view of the buffer sees a setitem at once (tinygrad realizes it), a reshape too."""
@@ -62,7 +75,7 @@ def test_setitem_with_grad_raises():
   """tinygrad's rule (PyTorch records the write in the graph)."""
   w = Tensor.ones(3, requires_grad=True)
   with pytest.raises(NotImplementedError): w[0] = 2
-  x = Tensor.zeros(3)
+  x = realized(np.zeros(3, np.float32))
   with pytest.raises(NotImplementedError): x[0] = w[1]
 
 def test_tensor_index_setitem_is_not_quadratic():

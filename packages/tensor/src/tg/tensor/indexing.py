@@ -145,10 +145,15 @@ class IndexingMixin:
     return idxs, b, rest, list(range(front)) + list(range(nr, nr + len(b))) + list(range(front, nr))
 
   def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
-    """Write value into the selected elements, in place and at once (tinygrad's: every view of the buffer sees it; a
-    view's write goes to the tensor it views, as in PyTorch). Not differentiable: a target or value that requires grad
-    raises NotImplementedError, as in tinygrad (PyTorch records the write)."""
+    """Write value into the selected elements, in place and at once (tinygrad's: every view of the buffer sees it).
+    Following tinygrad where PyTorch differs: the target must be contiguous (a buffer, a value, or a view that is its
+    source's first elements: x[0] but not x[1], x.T or a broadcast constant; PyTorch writes through any view), else
+    RuntimeError; a target or value that requires grad raises NotImplementedError (PyTorch records the write)."""
     Tensor = _tensor_types()
+    from tg.tensor.tensor import contiguous_view
+    if not contiguous_view(self.uop):
+      raise RuntimeError(f"setitem target needs to be contiguous: this {self.shape} tensor is a transpose, an offset slice or a "
+                         "broadcast; index the tensor it views (x[:, 1] = v, not x.T[1] = v), or .assign() the whole view")
     v = value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)
     if self.requires_grad or v.requires_grad: raise NotImplementedError("setitem of a tensor that requires grad, or with a value that does")
     sels, layout, tensors = self._index_plan(indices)

@@ -917,6 +917,20 @@ def _writable_base(t: Tensor) -> UOp | None:
     chain, base = _view_chain(t.uop)
   return base if base.op is Ops.BUFFER else None
 
+def contiguous_view(u: UOp) -> bool:
+  """Is u its source's first elements in row-major order (offset 0, no gaps): reshapes, a prefix shrink (x[0], x[:2]), a
+  permute that keeps the order of the axes longer than 1? A value that no movement op tops is. tinygrad's test for a
+  setitem target."""
+  chain, base = _view_chain(u)
+  if base.op in GroupOp.Movement: return False
+  for v in chain:
+    if v.op is Ops.PERMUTE and [a for a in v.arg if v.src[0].shape[a] != 1] != sorted(a for a in v.arg if v.src[0].shape[a] != 1): return False
+    if v.op in (Ops.FLIP, Ops.PAD): return False
+    if v.op is Ops.SHRINK:  # (from 0 on every axis; before the last axis it cuts, one element of each)
+      cut = [i for i, ((_, e), n) in enumerate(zip(v.arg, v.src[0].shape)) if e != n]
+      if any(b for b, _ in v.arg) or cut and any(e != 1 for _, e in v.arg[:cut[-1]]): return False
+  return True
+
 def _pads_unseen(chain: list[UOp]) -> bool:
   """Does every element of view chain[0] lie inside each PAD of the chain under it? Decided on the index math of the
   view over symbolic indices (x[::2] pads an odd axis to reshape it by 2, and reads none of the pad)."""
