@@ -31,3 +31,18 @@ def test_a_view_of_a_disk_tensor_reads_through_the_cpu(tmp_path):
   t = Tensor(x).to(f"disk:{tmp_path / 'v.bin'}")
   np.testing.assert_array_equal(t[1:3].to(Device.DEFAULT).numpy(), x[1:3])
   np.testing.assert_array_equal(t[1:3, ::2].T.numpy(), x[1:3, ::2].T)
+
+def test_assign_writes_the_file(tmp_path):
+  """tinygrad's test_disk_assignment: DISK runs no kernels, so an assign (the ASSIGN kernel) raised; the bytes are
+  computed on the CPU and written into the file, into the part a view of it views too."""
+  path = tmp_path / "a.bin"
+  np.testing.assert_array_equal(Tensor.empty(5, device=f"disk:{path}").assign(Tensor.ones(5)).numpy(), np.ones(5))
+  t = Tensor.empty(2, 3, device=f"disk:{path}")
+  t.assign(Tensor(np.arange(6, dtype=np.float32).reshape(2, 3)))
+  t[1].assign(Tensor([7.0, 8.0, 9.0]))
+  t.T[0].assign(Tensor([-1.0, -2.0]))
+  np.testing.assert_array_equal(np.fromfile(path, np.float32)[:6], [-1, 1, 2, -2, 8, 9])
+  b = Tensor.empty(3, dtype=dtypes.bfloat16, device=f"disk:{tmp_path / 'b.bin'}")
+  b.assign(Tensor([1.5, 2.0, -3.0], dtype=dtypes.bfloat16))  # (reading a bfloat16 file ran a cast on DISK)
+  np.testing.assert_array_equal(b.numpy(), [1.5, 2.0, -3.0])
+  np.testing.assert_array_equal(np.fromfile(tmp_path / "b.bin", np.uint16), [0x3FC0, 0x4000, 0xC040])

@@ -180,7 +180,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _disk_view(self) -> bool:
     """A view (a slice, a permute) of a DISK tensor: DISK runs no kernels, so it is read by copying what it views to a
     compute device (a safetensors blob's tensor is such a view)."""
-    return isinstance(self.device, str) and self.device.startswith("DISK") and not self._as_one_view()
+    return self._on_disk() and not self._as_one_view()
+  def _on_disk(self) -> bool: return isinstance(self.device, str) and self.device.startswith("DISK")
   def _buffer(self) -> Buffer:
     self.realize()
     if (buf := buffers[view_base(self._uop)]) in unrun:
@@ -193,7 +194,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if self._disk_view(): return self.to("CPU").numpy()
     if self.is_sharded:  # gathered on one device; a whole copy on each (a loss) is read from the first, no copy scheduled
       return self.to(self.device[0]).numpy() if self.shard_axis is not None else Tensor(self.uop.src[0]).numpy()
-    if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return self.float().numpy()
+    if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return (self.to("CPU") if self._on_disk() else self).float().numpy()
     if self.numel() == 0: return np.zeros(self.shape, _np_dtype(self.dtype))
     out = np.empty(self.shape, _np_dtype(self.dtype))
     self.realize()._buffer().copyout(memoryview(out.reshape(-1)).cast("B"))  # self becomes its buffer: an ASSIGN runs once
@@ -209,9 +210,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if isinstance(dev, tuple): return (self if not self.is_sharded else self.to(dev[0])).shard(dev)
     if self._disk_view():  # copy what the view reads over, and view it there
       chain, u = _view_chain(self.uop, GroupOp.Movement)
-      out = Tensor(u).realize().to(dev).uop  # (realized: the file's bytes, a buffer view)
-      for m in reversed(chain): out = m.replace(src=(out, *m.src[1:]))
-      return Tensor(out, requires_grad=self.requires_grad)
+      return Tensor(_replay(chain, Tensor(u).realize().to(dev).uop), requires_grad=self.requires_grad)  # (realized: the file's bytes)
     return Tensor(UOp(Ops.COPY, self.dtype, (self.contiguous().uop, device_uop(dev))).reshape(self.shape), requires_grad=self.requires_grad)
   def to_(self, device: str | tuple[str, ...] | None) -> Tensor:
     self.uop = self.to(device).uop
@@ -233,6 +232,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
     if x.shape != self.shape: raise TensorShapeError(f"assign of shape {x.shape} to a tensor of shape {self.shape}")
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
+    if self._on_disk(): return self._assign_disk(x)
     if x.device != self.device: x = x.to(self.device)
     if self.is_sharded:  # unshard splits the write by the target's pieces
       if not realized_multi(self._uop): self.realize()
@@ -244,6 +244,19 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not is_buffer_view(self._uop): self.realize()
     base = view_base(self._uop)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
+    return self
+  def _assign_disk(self, x: Tensor) -> Tensor:
+    """DISK runs no kernels: x's bytes are computed on the CPU and copied into the file, at once. A view of the file is
+    written through on a CPU copy of the buffer it views, which is then written back whole."""
+    chain, u = _view_chain(self.uop, GroupOp.Movement)
+    if chain and not all(v.op is Ops.RESHAPE for v in chain):
+      whole = Tensor(u).to("CPU")
+      Tensor(_replay(chain, whole.uop)).assign(x.to("CPU"))
+      x = whole
+    src = x.to("CPU").contiguous().realize()._buffer()
+    raw = memoryview(bytearray(src.nbytes))
+    src.copyout(raw)
+    Tensor(u).realize()._buffer().copyin(raw)
     return self
   def replace(self, x: Tensor) -> Tensor:
     if x.shape != self.shape: raise TensorShapeError(f"replace with shape {x.shape} on a tensor of shape {self.shape}")
@@ -898,6 +911,11 @@ def _view_chain(u: UOp, ops: frozenset[Ops] = _VIEWS) -> tuple[list[UOp], UOp]:
   chain = []
   while u.op in ops and (u.op is not Ops.SHRINK or all(isinstance(e, int) for _, e in u.arg)): chain, u = chain + [u], u.src[0]
   return chain, u
+
+def _replay(chain: list[UOp], u: UOp) -> UOp:
+  """The view ops of chain (top first, as _view_chain gives them) applied again, over u."""
+  for m in reversed(chain): u = m.replace(src=(u, *m.src[1:]))
+  return u
 
 def _writable_base(t: Tensor) -> UOp | None:
   """The BUFFER a write into view t goes to, when t is more than reshapes of it (a slice, a transpose, a flip: PyTorch's
