@@ -35,3 +35,21 @@ def test_jit_symbolic_replays_without_recapture():
     np.testing.assert_allclose(f(tx, n(k)).numpy(), (x[:k] * 2).sum(), rtol=1e-5, err_msg=f"n={k}")
     if i >= 2: assert (Counters.scheduled, Counters.compiled, Counters.kernels) == (0, 0, 1), "a replay only launches the kernel"
   assert len(f.steps) == 1
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_symbolic_sizes_that_cancel_are_ints(device):
+  """A KV cache's update: the first start_pos rows, the new row cat after them, padded by max - start_pos - 1, is max
+  long whatever start_pos is: an int shape, realized by one kernel for every value (its pad's symbolic amounts raised
+  in the index math, and the shape's start_pos terms did not cancel)."""
+  cache = Tensor.zeros(8, 2, device=device).contiguous().realize()
+  want = np.zeros((8, 2), np.float32)
+  for i, k in enumerate((1, 2, 5)):
+    Counters.reset()
+    v = UOp.variable("start_pos", 1, 7).bind(k)
+    row = Tensor(np.full((1, 2), k, np.float32), device=device).realize()
+    new = cache.shrink(((0, v), None)).cat(row).pad(((0, 7 - v), None))
+    assert new.shape == (8, 2)
+    cache.assign(new).realize()
+    want[k] = k
+    np.testing.assert_array_equal(cache.numpy(), want)
+    if i: assert Counters.compiled == 0, f"start_pos={k} reuses the kernel compiled for another value"

@@ -473,8 +473,8 @@ def _shape(u: UOp) -> tuple:
   if isinstance(u.dtype, PtrDType) and u.op in GroupOp.Defines: return (u.dtype.size,)
   if u.op in (Ops.BUFFER, Ops.IOTA): return (u.arg,) if isinstance(u.arg, int) else (u.arg[0],)
   if u.op is Ops.PERMUTE: return tuple(u.src[0].shape[i] for i in u.arg)
-  if u.op is Ops.PAD: return tuple(s + b + a for s, (b, a) in zip(u.src[0].shape, u.arg))
-  if u.op is Ops.SHRINK: return tuple(e - b for b, e in u.arg)
+  if u.op is Ops.PAD: return tuple(_size(s + b + a) for s, (b, a) in zip(u.src[0].shape, u.arg))
+  if u.op is Ops.SHRINK: return tuple(_size(e - b) for b, e in u.arg)
   if u.op is Ops.REDUCE_AXIS: return tuple(1 if i in u.arg[1] else s for i, s in enumerate(u.src[0].shape))
   if u.op in (Ops.CONST, Ops.VCONST, Ops.DEFINE_VAR, Ops.BIND, Ops.RANGE, Ops.SPECIAL, Ops.SINK, Ops.INDEX, Ops.LOAD, Ops.STORE): return ()
   if u.op is Ops.WHERE: return u.src[1].shape
@@ -482,6 +482,19 @@ def _shape(u: UOp) -> tuple:
     return tuple(sum(s.shape[i] for s in u.src) if i == u.arg else d for i, d in enumerate(u.src[0].shape))
   if u.src: return u.src[0].shape
   return ()
+
+def _size(x: Any) -> Any:
+  """A size: an int, or a symbolic one simplified over its variables (an int when they cancel: a KV cache's start_pos + 1
+  padded by max_context - start_pos - 1 is max_context). Not over their bound values, which would fold every size to an
+  int, and a kernel built on it would hold the value."""
+  if isinstance(x, int): return x
+  binds = {u.src[0]: u for u in x.toposort() if u.op is Ops.BIND}
+  x = x.substitute({b: v for v, b in binds.items()}).simplify()
+  if x.op is Ops.CONST: return x.arg
+  made: dict[UOp, UOp] = {}  # the variables bound again (substitute refuses a node into a graph that holds it)
+  for u in x.toposort():
+    made[u] = binds[u] if u in binds else u if all(made[s] is s for s in u.src) else u.replace(src=tuple(made[s] for s in u.src))
+  return made[x]
 
 # ***** readable rendering *****
 _INFIX = {Ops.ADD: "+", Ops.MUL: "*", Ops.IDIV: "//", Ops.MOD: "%", Ops.FDIV: "/", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "==",

@@ -36,14 +36,19 @@ def move_index(u: UOp, idx: Sequence[UOp]) -> tuple[tuple[UOp, ...], UOp | None]
     new = [UOp.const(dtypes.index, 0)] * len(idx)
     for i, p in enumerate(u.arg): new[p] = idx[i]
     return tuple(new), None
-  if op is Ops.SHRINK: return tuple(i + b if b else i for i, (b, _) in zip(idx, u.arg)), None
+  if op is Ops.SHRINK: return tuple(i + b if _nonzero(b) else i for i, (b, _) in zip(idx, u.arg)), None
   if op is Ops.FLIP: return tuple((s - 1 - i) if f else i for i, f, s in zip(idx, u.arg, u.shape)), None
   if op is Ops.PAD:
-    conds = [c for i, (b, a), s in zip(idx, u.arg, src.shape) for c in ((i >= b) if b else None, (i < b + s) if a else None) if c is not None]
+    conds = [c for i, (b, a), s in zip(idx, u.arg, src.shape)
+             for c in ((i >= b) if _nonzero(b) else None, (i < b + s) if _nonzero(a) else None) if c is not None]
     inside = None
     for c in conds: inside = c if inside is None else inside & c
-    return tuple(i - b if b else i for i, (b, _) in zip(idx, u.arg)), inside
+    return tuple(i - b if _nonzero(b) else i for i, (b, _) in zip(idx, u.arg)), inside
   raise ValueError(f"{op} is not a movement op")
+
+def _nonzero(x: int | UOp) -> bool:
+  """Might x (a pad or shrink amount, an int or symbolic) be nonzero?"""
+  return not isinstance(x, int) or x != 0
 
 def is_view(u: UOp) -> bool:
   """A movement op over a buffer other than the plain shape of a buffer (RESHAPE of a PARAM/DEFINE_*/AFTER)."""
