@@ -23,7 +23,7 @@ def test_symbolic_shrink_sum(device):
 def test_symbolic_shape_limits():
   x = Tensor(np.arange(8, dtype=np.float32)).realize()
   with pytest.raises(ValueError, match="out of bounds"): x.shrink(((0, UOp.variable("n", 1, 9).bind(3)),))
-  with pytest.raises(NotImplementedError, match="symbolic shape"): (x.shrink(((0, n(3)),)) + 1).realize()
+  with pytest.raises(IndexError, match="symbolic slice takes step 1"): x[:n(3):2]
 
 def test_jit_symbolic_replays_without_recapture():
   x = rng.standard_normal(8).astype(np.float32)
@@ -53,3 +53,35 @@ def test_symbolic_sizes_that_cancel_are_ints(device):
     want[k] = k
     np.testing.assert_array_equal(cache.numpy(), want)
     if i: assert Counters.compiled == 0, f"start_pos={k} reuses the kernel compiled for another value"
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_realize_symbolic_shape(device):
+  """A tensor of symbolic shape realizes into a buffer with room for its largest value (it raised NotImplementedError),
+  reads back through a slice to the bound value, feeds later kernels, and every value runs the kernels of the first."""
+  a, b = rng.standard_normal((3, 10)).astype(np.float32), rng.standard_normal((10, 4)).astype(np.float32)
+  ta, tb = Tensor(a, device).realize(), Tensor(b, device).realize()
+  for i, k in enumerate((2, 7, 4)):
+    Counters.reset()
+    v = UOp.variable("i", 1, 10).bind(k)
+    s = (ta[:, :v] + 1).realize()
+    d = (s * 2).realize()
+    m = (ta[:, :v] @ tb[:v]).realize()
+    if i: assert Counters.compiled == 0, f"i={k} reuses the kernels compiled for another value"
+    assert s.shape == (3, v)
+    np.testing.assert_allclose(s[:, :k].numpy(), a[:, :k] + 1, rtol=1e-6)
+    np.testing.assert_allclose(d[:2, :k].numpy(), 2 * (a[:2, :k] + 1), rtol=1e-6)
+    np.testing.assert_allclose(m.numpy(), a[:, :k] @ b[:k], rtol=1e-5, atol=1e-6)
+
+def test_kv_cache_with_symbolic_start():
+  """tinygrad's test_assign_kv_cache: the cache's first start_pos rows cat the new ones, realized (a symbolic shape), then
+  padded back to the cache's size and assigned, under TinyJit."""
+  class Attn:
+    @TinyJit
+    def __call__(self, xk: Tensor, start_pos: UOp | int) -> None:
+      if not hasattr(self, "cache_k"): self.cache_k = Tensor.zeros(2, 8, 1, 1).contiguous()
+      keys = self.cache_k.shrink((None, (0, start_pos), None, None)).cat(xk, dim=1).contiguous() if not isinstance(start_pos, int) else xk
+      self.cache_k.assign(keys.pad((None, (0, 8 - start_pos - xk.shape[1]), None, None)).contiguous()).realize()
+  attn = Attn()
+  attn(Tensor.ones(2, 3, 1, 1).contiguous(), 0)
+  for i in range(3, 6): attn(Tensor.ones(2, 1, 1, 1).contiguous(), UOp.variable("start_pos", 1, 8).bind(i))
+  np.testing.assert_array_equal(attn.cache_k.flatten().numpy(), [1, 1, 1, 1, 1, 1, 0, 0] * 2)

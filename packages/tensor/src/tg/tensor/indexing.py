@@ -8,7 +8,7 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
-from tg.uop import dtypes, prod
+from tg.uop import UOp, dtypes, prod
 from tg.codegen import CHECK_OOB
 from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
 
@@ -17,12 +17,19 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class _Sel:
-  """Elements start, start+step, ... (m of them) of one axis; `drop` for an int index, `adv` for a tensor index."""
-  start: int
-  m: int
+  """Elements start, start+step, ... (m of them) of one axis; `drop` for an int index, `adv` for a tensor index. start
+  and m may be symbolic (a slice to a bound variable, step 1)."""
+  start: Any
+  m: Any
   step: int
   drop: bool = False
   adv: bool = False
+  def whole(self, n: Any) -> bool: return self.step == 1 and _is(self.start, 0) and _is(self.m, n)
+  def empty(self) -> bool: return _is(self.m, 0)
+
+def _is(x: Any, n: Any) -> bool:
+  """x == n, for sizes that may be symbolic (a symbolic one is only itself)."""
+  return x is n or isinstance(x, int) and isinstance(n, int) and x == n
 
 def _check_index(ix: Tensor, n: int, what: str, negative: bool) -> None:
   """With CHECK_OOB=1, an index tensor with a value outside the axis raises (reading it back: a debugging aid); without
@@ -69,6 +76,12 @@ class IndexingMixin:
         if i.device != self.device: raise RuntimeError(f"index on {i.device} for a tensor on {self.device}")
         sels.append(_Sel(0, n, 1, adv=True))
         tensors.append(i)
+      elif isinstance(i, slice) and (isinstance(n, UOp) or any(isinstance(e, UOp) for e in (i.start, i.stop, i.step))):
+        # x[:, :v] (v a bound variable), or a slice of a symbolic axis
+        if i.step not in (None, 1): raise IndexError(f"a symbolic slice takes step 1, not {i.step}")
+        if any(isinstance(e, int) and e < 0 for e in (i.start, i.stop)): raise IndexError(f"a symbolic slice takes no negative bounds: {i}")
+        start, stop = 0 if i.start is None else i.start, n if i.stop is None else i.stop
+        sels.append(_Sel(start, stop if _is(start, 0) else stop - start, 1))
       elif isinstance(i, slice):
         start, stop, step = i.indices(n)
         sels.append(_Sel(start, len(range(start, stop, step)), step))
@@ -81,7 +94,8 @@ class IndexingMixin:
 
   def _select(self: Tensor, ax: int, s: _Sel) -> Tensor:
     """Axis ax restricted to the elements of s, by shrink, flip and a pad+reshape+shrink for the stride."""
-    if s.m == 0: return self._shrink_axis(ax, 0, 0)
+    if s.empty(): return self._shrink_axis(ax, 0, 0)
+    if not isinstance(s.m, int): return self._shrink_axis(ax, s.start, s.m if _is(s.start, 0) else s.start + s.m)  # (symbolic: step 1)
     lo = s.start + (s.m - 1) * s.step if s.step < 0 else s.start
     x = self._shrink_axis(ax, lo, lo + (s.m - 1) * abs(s.step) + 1)
     if s.step < 0: x = x.flip(ax)
@@ -109,7 +123,7 @@ class IndexingMixin:
     """The view the basic indices select: a tensor-indexed axis whole, a new axis of size 1, an int index's axis gone."""
     x = self
     for ax, s in enumerate(sels):
-      if not s.adv and (s.start, s.m, s.step) != (0, self.shape[ax], 1): x = x._select(ax, s)
+      if not s.adv and not s.whole(self.shape[ax]): x = x._select(ax, s)
     return x.reshape(tuple(1 if li is None else sels[li].m for li in layout))
   def _gather_adv(self: Tensor, dims: list[int], tensors: list[Tensor]) -> Tensor:
     """x indexed by integer tensors at axes dims (numpy's advanced indexing): the broadcast index shape replaces the
@@ -161,13 +175,13 @@ class IndexingMixin:
     if v.shape != target.shape:
       try: v = v._broadcast_to(target.shape)
       except ValueError: raise TensorShapeError(f"can't set a value of shape {v.shape} into a selection of shape {target.shape}") from None
-    if any(s.m == 0 for s in sels) or target.numel() == 0: return
+    if any(s.empty() for s in sels) or _is(target.numel(), 0): return
     v = v.cast(self.dtype)
     if tensors: v = self._basic_view(sels, layout)._scatter_adv(_adv_dims(sels, layout), tensors, v)
     v = v.reshape(tuple(s.m for s in sels))
     mask = v.ones_like(dtype=dtypes.bool)
     for ax, s in enumerate(sels):
-      if (s.start, s.m, s.step) != (0, self.shape[ax], 1): v, mask = v._place(ax, s, self.shape[ax]), mask._place(ax, s, self.shape[ax])
+      if not s.whole(self.shape[ax]): v, mask = v._place(ax, s, self.shape[ax]), mask._place(ax, s, self.shape[ax])
     self.assign(mask.where(v, self)).realize()
 
   def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:

@@ -9,10 +9,13 @@ from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupport
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
-def _fits(b: int, e: int | UOp, s: int | UOp) -> bool:
-  if isinstance(s, UOp): return b == 0 and e is s  # all of a symbolic axis
-  if isinstance(e, UOp): return e.op is Ops.BIND and 0 <= b <= e.src[0].vmin and e.src[0].vmax <= s
-  return 0 <= b <= e <= s
+def _fits(b: int | UOp, e: int | UOp, s: int | UOp) -> bool:
+  """Is 0 <= b <= e <= s for every value of the variables (sizes may be symbolic)? Of an axis of symbolic size, for the
+  values they are bound to (x[:, :3] of an axis bound to 5 is for that value)."""
+  if isinstance(s, UOp) and e is s and isinstance(b, int): return 0 <= b  # (up to the end of a symbolic axis)
+  def holds(unbind: bool) -> bool:
+    return all((x if isinstance(x, int) else (x.unbound() if unbind else x).simplify().vmin) >= 0 for x in (b, e - b, s - e))
+  return holds(True) or not isinstance(s, int) and holds(False)
 
 def _einops_side(side: str, formula: str, ell: list[str]) -> list[list[str]]:
   """One side of an einops formula as its axes, each the list of names merged into it ("(h w)": two; "1" or "()": none);

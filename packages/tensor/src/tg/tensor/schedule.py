@@ -285,14 +285,23 @@ def names_buffer(u: UOp) -> bool:
 
 def view_base(u: UOp) -> UOp | None:
   """The BUFFER under u if u is that buffer or reshapes of it (a reshape of a buffer is that buffer, indexed row-major),
-  else None."""
+  or of the first elements of it a tensor of symbolic shape is stored in (buffer_view), else None."""
   while u.op is Ops.RESHAPE: u = u.src[0]
+  if u.op is Ops.SHRINK and u.src[0].op is Ops.BUFFER and not all_int(u.shape): u = u.src[0]
   return u if u.op is Ops.BUFFER else None
 
-def buffer_view(b: UOp, shape: tuple[int, ...]) -> UOp:
+def buffer_view(b: UOp, shape: tuple) -> UOp:
   """BUFFER b read in `shape` (of b's size): what b.reshape(shape) gives, without its checks and without computing the
-  shape of a fresh buffer (a tiny op's Python time)."""
-  return b if len(shape) == 1 and shape[0] == b.arg else UOp(Ops.RESHAPE, b.dtype, (b,), shape)
+  shape of a fresh buffer (a tiny op's Python time). A symbolic shape is stored in the buffer's first elements (the
+  buffer has room for its largest value): a shrink of them, reshaped."""
+  if not all_int(shape): b = UOp(Ops.SHRINK, b.dtype, (b,), ((0, prod(shape)),))
+  elif len(shape) == 1 and shape[0] == b.arg: return b
+  return b if b.shape == shape else UOp(Ops.RESHAPE, b.dtype, (b,), shape)
+
+def _max_elements(shape: tuple) -> int:
+  """The most elements a tensor of this shape holds, over its variables' ranges."""
+  n = prod(shape)
+  return n if isinstance(n, int) else int(n.vmax)
 
 def is_buffer_view(u: UOp) -> bool:
   """A BUFFER or reshapes of it: already realized, contiguous (no kernel copies it)."""
@@ -471,14 +480,14 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   for ei in items: ei.var_vals = dict(var_vals)
   if unbound:  # back to the UOps of the graph that was asked for
     original = {v: k for k, v in unbound.items()}
-    becomes = {original[u]: b for u, b in becomes.items()}
+    becomes = {original[u]: b if all_int(b.shape) else buffer_view(view_base(b), original[u].shape) for u, b in becomes.items()}
   refs: dict[int, Ref] = {id(buffers[b]): ("in", k) for k, b in enumerate(ins)}
   new_specs: list[tuple[str, int, Any]] = []
   for ei in items:
     for b in ei.bufs:
       if id(b) not in refs: refs[id(b)] = ("new", len(new_specs)); new_specs.append((b.device, b.size, b.dtype))
   row = {u: i for i, u in enumerate(nodes)}
-  becomes_refs = [(row[u], refs.get(id(buffers[b if b.op is Ops.BUFFER else b.src[0]]))) for u, b in becomes.items()]
+  becomes_refs = [(row[u], refs.get(id(buffers[view_base(b)]))) for u, b in becomes.items()]
   if all(r is not None for _, r in becomes_refs):  # else (a buffer no kernel uses) don't cache
     _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs]) for ei in items], new_specs, [(i, r) for i, r in becomes_refs if r is not None])
   return items, becomes
@@ -500,15 +509,13 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   bufmap: dict[UOp, UOp] = {}
   items: list[ExecItem] = []
   for p in points:  # toposort order: inputs first
-    if not all_int(p.shape):
-      raise NotImplementedError(f"can't realize a tensor of symbolic shape {p.shape}: reduce over the symbolic dimension first")
     if p.op is Ops.CUSTOM_KERNEL:  # the user's AST runs on its inputs' buffers, PARAM i = src i
       if SPEC: type_verify(p.arg.ast, kernel_spec)
       items.append(ExecItem(p.arg.ast, [buffers[_buffer_of(s, bufmap)] for s in p.src]))
       continue
     if p.op is Ops.ASSIGN:
       bufmap[p] = tb = _target(p)
-    else: bufmap[p] = tb = new_buffer(device_of(p), prod(p.shape), p.dtype)
+    else: bufmap[p] = tb = new_buffer(device_of(p), _max_elements(p.shape), p.dtype)
     if p.op is Ops.COPY and prod(p.shape):
       items.append(ExecItem(p, [buffers[tb], buffers[_buffer_of(p.src[0], bufmap)]]))
       continue
@@ -522,8 +529,8 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs (it wrote into them) and
   # a BUFFER copied before an ASSIGN wrote it (the copy is the old value, the buffer holds the new one)
   written = {s for p in points if p.op is Ops.CUSTOM_KERNEL for s in p.src}
-  becomes = {p: b.reshape(p.shape) for p, b in bufmap.items() if p not in written and p.op is not Ops.BUFFER}
-  becomes.update({o: _buffer_of(o, bufmap).reshape(o.shape) for o in outs if not is_buffer_view(o)})
+  becomes = {p: buffer_view(b, p.shape) for p, b in bufmap.items() if p not in written and p.op is not Ops.BUFFER}
+  becomes.update({o: buffer_view(_buffer_of(o, bufmap), o.shape) for o in outs if not is_buffer_view(o)})
   return items, becomes
 
 def _buffer_of(u: UOp, bufmap: dict[UOp, UOp]) -> UOp:

@@ -436,6 +436,11 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
   vmin: Any = _Range(0)
   vmax: Any = _Range(1)
 
+  def unbound(self) -> UOp:
+    """This expression with each bound variable (BIND) replaced by the variable: its range is then the variable's, not
+    the one value it is bound to."""
+    binds = {u: u.src[0] for u in self.toposort() if u.op is Ops.BIND}
+    return self.substitute(binds) if binds else self
   def render(self, simplify: bool = True) -> str:
     """The expression as readable text, e.g. `((x*2)+1)`."""
     return render(self.simplify() if simplify else self)
@@ -489,7 +494,7 @@ def _size(x: Any) -> Any:
   int, and a kernel built on it would hold the value."""
   if isinstance(x, int): return x
   binds = {u.src[0]: u for u in x.toposort() if u.op is Ops.BIND}
-  x = x.substitute({b: v for v, b in binds.items()}).simplify()
+  x = x.unbound().simplify()
   if x.op is Ops.CONST: return x.arg
   made: dict[UOp, UOp] = {}  # the variables bound again (substitute refuses a node into a graph that holds it)
   for u in x.toposort():

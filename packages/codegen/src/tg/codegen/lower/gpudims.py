@@ -1,5 +1,5 @@
 """GPU dims: on a device with workgroups, GLOBAL and LOCAL (and GROUP_REDUCE) ranges become SPECIAL thread ids instead of
-loops.
+loops (but an axis of symbolic size).
 
 The innermost axis gets dimension 0. With more axes than the device has dimensions, the outer ones share the
 last dimension (split again with div/mod). A dimension may not exceed the device's limit (global_max, local_max): when
@@ -17,7 +17,6 @@ def _groups(rngs: list[UOp], maxes: tuple[int, ...]) -> list[list[UOp]]:
   first assignment of axes to dimensions under every limit."""
   inner_first, dims = list(reversed(rngs)), len(maxes)
   sizes = {r: range_size(r) for r in rngs}
-  if any(s is None for s in sizes.values()): raise NotImplementedError("symbolic GPU dims")
   def fits(gs: list[list[UOp]]) -> bool: return all(prod([sizes[r] for r in g]) <= m for g, m in zip(gs, maxes))  # type: ignore[misc]
   default = [[r] for r in inner_first[:dims - 1]] + [inner_first[dims - 1:]]
   if fits(default): return default
@@ -53,7 +52,8 @@ pm_gpudims = PatternMatcher([
 def add_gpudims(sink: UOp, ren: Renderer) -> UOp:
   if ren.global_max is None: return sink
   rngs = all_ranges(sink)
-  sub = _ids([r for r in rngs if r.arg[1] is AxisType.GLOBAL], "gidx", ren.global_max)
+  # (a GLOBAL axis of symbolic size stays a loop: a launch's sizes are fixed when the kernel is built)
+  sub = _ids([r for r in rngs if r.arg[1] is AxisType.GLOBAL and range_size(r) is not None], "gidx", ren.global_max)
   sub |= _ids([r for r in rngs if r.arg[1] in (AxisType.LOCAL, AxisType.GROUP_REDUCE)], "lidx", ren.local_max or ())
   return graph_rewrite(sink, pm_gpudims, ctx=sub, bottom_up=True, name="gpudims") if sub else sink
 
