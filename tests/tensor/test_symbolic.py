@@ -85,3 +85,16 @@ def test_kv_cache_with_symbolic_start():
   attn(Tensor.ones(2, 3, 1, 1).contiguous(), 0)
   for i in range(3, 6): attn(Tensor.ones(2, 1, 1, 1).contiguous(), UOp.variable("start_pos", 1, 8).bind(i))
   np.testing.assert_array_equal(attn.cache_k.flatten().numpy(), [1, 1, 1, 1, 1, 1, 0, 0] * 2)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_bound_variable_as_a_value(device):
+  """Tensor(v) and t * v for a bound variable v (tinygrad's test_tensor_variable), and a mean over a symbolic axis (its
+  count is symbolic): the kernels take v as an argument, the same kernels for every value."""
+  for i, k in enumerate((1, 2, 7)):
+    Counters.reset()
+    v = UOp.variable("a", 0, 10).bind(k)
+    assert (Tensor(v, device) + 3).item() == k + 3
+    assert (Tensor(3, device) * (v * 4)).item() == 12 * k
+    ones = Tensor.ones(2, 10, device=device).contiguous()[:, :UOp.variable("b", 1, 10).bind(k + 1)]
+    assert ones.sum().item() == 2 * (k + 1) and ones.mean().item() == 1.0 and ones.var().item() == 0.0
+    if i: assert Counters.compiled == 0, f"a={k} reuses the kernels compiled for another value"

@@ -48,6 +48,12 @@ def _const_uop(val: Any, key: tuple | None, dtype: DType, device: Devices, shape
   c = UOp(Ops.CONST, dtype, (device_uop(device),), UOp.const(dtype, val).arg)
   return c.reshape((1,) * len(shape)).expand(shape) if shape else c
 
+def symbolic_value(x: UOp, dtype: DType, device: Devices, shape: tuple) -> UOp:
+  """A symbolic int (an expression of bound variables, Tensor(v) or t * v) as a tensor graph of `dtype`: its kernels take
+  the variables as arguments, the same kernels for every value."""
+  v = UOp(Ops.ADD, dtype, (UOp(Ops.CONST, dtype, (device_uop(device),), UOp.const(dtype, 0).arg), x.cast(dtype)))
+  return v.reshape((1,) * len(shape)).expand(shape) if shape else v
+
 _devices: weakref.WeakKeyDictionary[UOp, Any] = weakref.WeakKeyDictionary()
 
 def device_of(u: UOp) -> Any:

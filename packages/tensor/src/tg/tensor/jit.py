@@ -26,7 +26,7 @@ from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers
-from tg.tensor.schedule import ExecItem
+from tg.tensor.schedule import ExecItem, view_base
 from tg.tensor.realize import capturing, get_runner, run_item, launch, count_launch, report_batch
 
 R = TypeVar("R")
@@ -66,12 +66,11 @@ class _Args:
   def signature(self) -> tuple:
     return (tuple((n, t.shape, t.dtype, t.device) for n, t in self.tensors), tuple(self.values), tuple(sorted(self.var_vals)))
 
-def _buffer(t: Tensor) -> Buffer:
-  return buffers[t.uop if t.uop.op is Ops.BUFFER else t.uop.src[0]]
+def _buffer(t: Tensor) -> Buffer: return buffers[view_base(t.uop)]
 
 def _buffers(t: Tensor) -> list[Buffer]:
   """A realized tensor's buffers: one, or a sharded tensor's one per device."""
-  return [buffers[u if u.op is Ops.BUFFER else u.src[0]] for u in (t.uop.src if t.uop.op is Ops.MULTI else (t.uop,))]
+  return [buffers[view_base(u)] for u in (t.uop.src if t.uop.op is Ops.MULTI else (t.uop,))]
 
 def _map_outputs(ret: Any, fn: Callable[[Any], Any]) -> Any:
   """fn applied to every output (the leaves of lists, tuples and dicts); a non-tensor output is an error (None is fine)."""

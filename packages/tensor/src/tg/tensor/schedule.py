@@ -365,6 +365,7 @@ class KernelBuilder:
     if 0 in u.shape: return UOp.const(u.dtype, 0)  # an empty tensor is only ever read where a PAD masks it out
     if op is Ops.BUFFER: return self.param(u).index(idx[0].valid(valid) if valid is not None else idx[0])
     if op is Ops.CONST: return UOp.const(u.dtype, u.arg)
+    if op is Ops.DEFINE_VAR: return u  # (a variable as a value: an argument of the kernel)
     if op is Ops.IOTA: return idx[0].cast(u.dtype)
     if op in _PASS_THROUGH: return self.lower(src[0], idx, valid)
     if op is Ops.ASSIGN and u in self.inline: return self.lower(src[1], idx, valid)  # computed in this kernel (its group's)
@@ -441,7 +442,8 @@ def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
 
 def _unbind_movement(x: UOp) -> UOp | None:
   return None if (arg := _unbind_arg(x.arg, {})) == x.arg else x.replace(arg=arg)
-_unbind = PatternMatcher([(UPat(GroupOp.Movement, name="x"), _unbind_movement)])  # each movement op's arg unbound
+_unbind = PatternMatcher([(UPat(GroupOp.Movement, name="x"), _unbind_movement),  # each movement op's arg unbound
+                          (UPat(Ops.BIND, name="x"), lambda x: x.src[0])])  # and each bound variable used as a value
 
 def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[UOp]]:
   """The graph as a tuple with its buffers numbered by first appearance (their identities left out) and its bound
@@ -457,6 +459,10 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
     if op is buffer: bufs.append(u)
     index[u] = len(rows)
     arg = None if op is unique else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
+    if op is Ops.BIND:  # a bound variable as a value (Tensor(v)): its value to var_vals, the key the variable's
+      _unbind_arg(u, var_vals)
+      index[u] = index[u.src[0]]
+      continue
     if type(arg) is float: arg = (arg, math.copysign(1.0, arg))  # -0.0 == 0.0: a key that equates them reused one's kernel for both
     rows.append((op, u.dtype, arg, tuple(map(at, u.src))))
   return tuple(rows), bufs, var_vals, nodes

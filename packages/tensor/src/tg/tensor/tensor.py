@@ -11,7 +11,7 @@ from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_up
 from tg.uop import cdiv, round_up, move_index
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
-from tg.tensor.graph import buffers, new_buffer, const_uop, device_of, device_uop, canonical, private_copy
+from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, names_buffer
 from tg.tensor.realize import run_schedule, Counters, unrun
 from tg.tensor.gradient import compute_gradient
@@ -78,13 +78,16 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
-    if isinstance(data, UOp) and device is None and dtype is None: self._init(data, requires_grad); return  # (every op's result)
+    if isinstance(data, UOp) and device is None and dtype is None and data.dtype is not dtypes.index:  # (every op's result)
+      self._init(data, requires_grad)
+      return
     if isinstance(device, (tuple, list)) and not isinstance(data, UOp):  # on several devices: a whole copy on each
       data = Tensor(data, device[0], dtype).shard(device).uop
     dev = Device.canonicalize(device[0] if isinstance(device, (tuple, list)) else device or Device.DEFAULT)
     dt = to_dtype(dtype) if dtype is not None else None
     if data is None: data = []  # tinygrad's empty tensor
-    if isinstance(data, UOp): uop = data
+    if isinstance(data, UOp) and data.dtype is dtypes.index: uop = symbolic_value(data, dt or dtypes.default_int, dev, ())
+    elif isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
     elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or dtypes.from_py(data), dev, ())
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_from(np.frombuffer(bytes(data), np.uint8), dev, dt or dtypes.uint8)
@@ -433,12 +436,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _scalar_operand(self, y: Scalar) -> tuple[Tensor, UOp]:
     """self cast to the dtype a Python scalar operand gives (see _broadcasted) and the scalar as a constant UOp of that
     dtype in self's shape (no broadcast steps: a tiny op's Python time)."""
-    if isinstance(y, UOp): raise TypeError("mix Tensors with Tensors or Python numbers, not UOps")
+    if isinstance(y, UOp) and y.dtype is not dtypes.index: raise TypeError("mix Tensors with Tensors, Python numbers or symbolic ints, not UOps")
     dt = self.dtype
     if isinstance(y, float) and not dtypes.is_float(dt): dt = least_upper_float(dt)
-    elif isinstance(y, int) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
+    elif isinstance(y, (int, UOp)) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
     x = self.cast(dt)
-    return x, const_uop(y, dt, x.device, x.shape)
+    return x, symbolic_value(y, dt, x.device, x.shape) if isinstance(y, UOp) else const_uop(y, dt, x.device, x.shape)
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
     x = self.reshape((1,) * (len(shape) - self.ndim) + self.shape) if self.ndim < len(shape) else self
