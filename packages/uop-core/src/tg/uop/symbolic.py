@@ -136,9 +136,12 @@ def _add_const(t: UOp, k: int) -> UOp:
   """t + k, built at once where t has a plain value dtype (what `t + k` builds, without its dtype checks)."""
   return build_uop(UOp, _ADD, dt, (t, UOp.const(dt, k))) if type(dt := t.dtype) is DType and dt.count == 1 else t + k
 
-def _div(x: UOp, c: int) -> UOp:
-  """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
-  return x.src[0] // (x.src[1].arg * c) if x.op is _IDIV and x.src[1].op is _CONST and x.src[1].arg > 0 and c > 0 else x // c
+def _is_div(u: UOp, x: UOp, c: int) -> bool:
+  """u is x // c (c > 0) as the folded graph spells it, a division of a division folded ((y//a)//c is y//(a*c)). Asked
+  of each term of a sum instead of building x // c to look it up: that node is most often new, and dies at once."""
+  if u.op is not _IDIV or (d := u.src[1]).op is not _CONST: return False
+  if x.op is _IDIV and (xd := x.src[1]).op is _CONST and xd.arg > 0: return u.src[0] is x.src[0] and d.arg == xd.arg * c
+  return u.src[0] is x and d.arg == c
 
 # one term plus a constant has nothing to combine: the common case along a chain, so it skips the split
 @guard("INT[x.dtype] and x.dtype.count == 1 and not (x.src[1].op is CONST and x.src[1].arg != 0 and plain_term(x.src[0]))",
@@ -173,11 +176,12 @@ def _mod_pair(merged: dict[UOp, int], t: UOp, k: int) -> UOp | None:
   merged; None if there is none. Both identities hold for C's truncating division too: the quotient and remainder of
   y have y's sign."""
   y, c = t.src[0], t.src[1].arg
-  if (d := _div(y, c)) in merged and merged[d] == k * c:
-    del merged[t], merged[d]
-    return y
   for u, ku in merged.items():
-    if u.op is Ops.MOD and u.src[0] is d and u.src[1].op is Ops.CONST and u.src[1].arg > 0 and ku == k * c:
+    if ku == k * c and _is_div(u, y, c):
+      del merged[t], merged[u]
+      return y
+  for u, ku in merged.items():
+    if u.op is _MOD and ku == k * c and u.src[1].op is _CONST and u.src[1].arg > 0 and _is_div(u.src[0], y, c):
       del merged[t], merged[u]
       return y % (c * u.src[1].arg)
   return None
