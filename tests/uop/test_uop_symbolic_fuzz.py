@@ -96,6 +96,7 @@ def test_graph_rewrite_compiled_gives_the_interpreted_result(es: list[UOp], gate
 @settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(int_expr())
 def test_a_sum_is_one_number_only_when_its_sources_are(e: UOp) -> None:
-  """fold_by_range's guard skips a sum's range when a source's is wider than one number: the range analysis agrees."""
+  """fold_by_range's guard skips a sum's range when a source's is wider than one number, or, when the source is a sum
+  too, one of that sum's sources: the range analysis agrees (the second follows from the first, applied twice)."""
   for u in e.toposort():
     if u.op is Ops.ADD and u.vmin == u.vmax: assert all(s.vmin == s.vmax for s in u.src), u.render(simplify=False)

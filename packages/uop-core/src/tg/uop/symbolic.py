@@ -32,12 +32,17 @@ def fold_consts(x: UOp) -> UOp | None:
   return x.const_like(exec_alu(x.op, x.dtype, [s.arg for s in x.src]))
 
 # a sum's range is as wide as its sources' together (or the whole dtype where it may wrap): one number only when each
-# source is one, so a sum of a variable needs no range of its own to be ruled out. The right source is tested first:
-# constants go right, so a right source that isn't one number (x0+x1+...) spares computing the range of the left one,
-# often a long sum nothing else asks the range of. A gated index must keep its gate.
+# source is one, so a sum of a variable needs no range of its own to be ruled out; where the left source is a sum too,
+# neither is it while that sum's sources aren't one number (their ranges its own would need anyway): along x+1+1+...
+# the step (t + c1) + c2 is ruled out by t alone, so no sum of the chain, nor the new constant of each step (an integer
+# constant is one number), needs a range. The right source is tested first: constants go right, so a right source that
+# isn't one number (x0+x1+...) spares computing the range of the left one, often a long sum nothing else asks the range
+# of. A gated index must keep its gate.
 @guard("x.dtype.count == 1 and (x.dtype is BOOL or INT[x.dtype]) and x.op is not CONST and "
        "not (x.op is WHERE and x.src[2].op is CONST and x.src[2].arg is Invalid) and "
-       "(x.op is not ADD or x.src[1].vmin == x.src[1].vmax and x.src[0].vmin == x.src[0].vmax)",
+       "(x.op is not ADD or (x.src[1].op is CONST or x.src[1].vmin == x.src[1].vmax) and "
+       "(x.src[0].op is not ADD or (x.src[0].src[1].op is CONST or x.src[0].src[1].vmin == x.src[0].src[1].vmax) and "
+       "x.src[0].src[0].vmin == x.src[0].src[0].vmax) and x.src[0].vmin == x.src[0].vmax)",
        BOOL=_BOOL, INT=INT, CONST=_CONST, WHERE=_WHERE, ADD=_ADD, Invalid=Invalid)
 def fold_by_range(x: UOp) -> UOp | None:
   """An integer or bool value whose range is one number is that number."""
