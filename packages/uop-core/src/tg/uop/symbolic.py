@@ -212,10 +212,12 @@ def fold_div(x: UOp, d: UOp) -> UOp | None:
   return build_sum(x, outside, q) + rest // c
 
 def _fold_div_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) -> UOp | None:
-  # (a*k + small) // c with every value of `small` inside one period of c: divide only the big part
+  # (a*k + small) // c with every value of `small` inside one period of c: divide only the big part. The sum of the
+  # other terms is built (for its range) only for a term that can be the big part: most often none is, and it died
   for i, (t, k) in enumerate(terms):
+    if k <= 0 or c % k != 0 or t.vmin < 0: continue
     others = build_sum(x, terms[:i] + terms[i + 1:], const)
-    if k > 0 and c % k == 0 and others.vmin >= 0 and others.vmax < k and t.vmin >= 0: return t // (c // k)
+    if others.vmin >= 0 and others.vmax < k: return t // (c // k)
   return None
 
 @_int_by_positive
