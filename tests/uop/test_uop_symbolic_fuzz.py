@@ -4,6 +4,7 @@ from __future__ import annotations
 import itertools, os
 from hypothesis import given, settings, strategies as st, HealthCheck
 from tg.uop import Context, Ops, PatternMatcher, UOp, UPat, dtypes, graph_rewrite_map, symbolic
+from tg.uop.symbolic import fold_add
 from uop_interp import evaluate, tree_size
 
 VARS = {"a": (0, 10), "b": (-5, 5), "c": (1, 8), "d": (-20, -3), "e": (0, 100)}
@@ -96,6 +97,15 @@ def test_graph_rewrite_compiled_gives_the_interpreted_result(es: list[UOp], gate
 @settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(int_expr())
 def test_a_sum_is_one_number_only_when_its_sources_are(e: UOp) -> None:
-  """fold_by_range's guard skips a sum's range when a source's is wider than one number: the range analysis agrees."""
+  """fold_by_range's guard skips a sum's range when a source's is wider than one number, or, when the source is a sum
+  too, one of that sum's sources: the range analysis agrees (the second follows from the first, applied twice)."""
   for u in e.toposort():
     if u.op is Ops.ADD and u.vmin == u.vmax: assert all(s.vmin == s.vmax for s in u.src), u.render(simplify=False)
+
+@settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(int_expr(), st.integers(-6, 6), st.integers(-12, 12))
+def test_fold_add_guard_skips_only_sums_it_leaves_alone(e: UOp, k: int, c: int) -> None:
+  """A sum fold_add's guard rejects (one term, or one term times a constant, plus a constant) is one fold_add itself
+  returns None for: the guard only spares the split."""
+  for u in [*e.toposort(), e * k + c, (e * k).simplify() + c]:
+    if u.op is Ops.ADD and dtypes.is_int(u.dtype) and not fold_add.guard.check(x=u): assert fold_add(u) is None, u.render(simplify=False)

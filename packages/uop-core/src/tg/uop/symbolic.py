@@ -32,12 +32,17 @@ def fold_consts(x: UOp) -> UOp | None:
   return x.const_like(exec_alu(x.op, x.dtype, [s.arg for s in x.src]))
 
 # a sum's range is as wide as its sources' together (or the whole dtype where it may wrap): one number only when each
-# source is one, so a sum of a variable needs no range of its own to be ruled out. The right source is tested first:
-# constants go right, so a right source that isn't one number (x0+x1+...) spares computing the range of the left one,
-# often a long sum nothing else asks the range of. A gated index must keep its gate.
+# source is one, so a sum of a variable needs no range of its own to be ruled out; where the left source is a sum too,
+# neither is it while that sum's sources aren't one number (their ranges its own would need anyway): along x+1+1+...
+# the step (t + c1) + c2 is ruled out by t alone, so no sum of the chain, nor the new constant of each step (an integer
+# constant is one number), needs a range. The right source is tested first: constants go right, so a right source that
+# isn't one number (x0+x1+...) spares computing the range of the left one, often a long sum nothing else asks the range
+# of. A gated index must keep its gate.
 @guard("x.dtype.count == 1 and (x.dtype is BOOL or INT[x.dtype]) and x.op is not CONST and "
        "not (x.op is WHERE and x.src[2].op is CONST and x.src[2].arg is Invalid) and "
-       "(x.op is not ADD or x.src[1].vmin == x.src[1].vmax and x.src[0].vmin == x.src[0].vmax)",
+       "(x.op is not ADD or (x.src[1].op is CONST or x.src[1].vmin == x.src[1].vmax) and "
+       "(x.src[0].op is not ADD or (x.src[0].src[1].op is CONST or x.src[0].src[1].vmin == x.src[0].src[1].vmax) and "
+       "x.src[0].src[0].vmin == x.src[0].src[0].vmax) and x.src[0].vmin == x.src[0].vmax)",
        BOOL=_BOOL, INT=INT, CONST=_CONST, WHERE=_WHERE, ADD=_ADD, Invalid=Invalid)
 def fold_by_range(x: UOp) -> UOp | None:
   """An integer or bool value whose range is one number is that number."""
@@ -136,13 +141,19 @@ def _add_const(t: UOp, k: int) -> UOp:
   """t + k, built at once where t has a plain value dtype (what `t + k` builds, without its dtype checks)."""
   return build_uop(UOp, _ADD, dt, (t, UOp.const(dt, k))) if type(dt := t.dtype) is DType and dt.count == 1 else t + k
 
-def _div(x: UOp, c: int) -> UOp:
-  """x // c, with a division of a division folded ((y//a)//b is y//(a*b)), as the folded graph spells it."""
-  return x.src[0] // (x.src[1].arg * c) if x.op is _IDIV and x.src[1].op is _CONST and x.src[1].arg > 0 and c > 0 else x // c
+def _is_div(u: UOp, x: UOp, c: int) -> bool:
+  """u is x // c (c > 0) as the folded graph spells it, a division of a division folded ((y//a)//c is y//(a*c)). Asked
+  of each term of a sum instead of building x // c to look it up: that node is most often new, and dies at once."""
+  if u.op is not _IDIV or (d := u.src[1]).op is not _CONST: return False
+  if x.op is _IDIV and (xd := x.src[1]).op is _CONST and xd.arg > 0: return u.src[0] is x.src[0] and d.arg == xd.arg * c
+  return u.src[0] is x and d.arg == c
 
-# one term plus a constant has nothing to combine: the common case along a chain, so it skips the split
-@guard("INT[x.dtype] and x.dtype.count == 1 and not (x.src[1].op is CONST and x.src[1].arg != 0 and plain_term(x.src[0]))",
-       INT=INT, CONST=_CONST, plain_term=_plain_term)
+# one term (t, or t*k with k neither 0 nor 1) plus a constant has nothing to combine and is spelled as build_sum
+# spells it: the common case along a chain and in index math (a third of the random index graph's sums), so it skips
+# the split
+@guard("INT[x.dtype] and x.dtype.count == 1 and not (x.src[1].op is CONST and x.src[1].arg != 0 and (plain_term(x.src[0]) or "
+       "x.src[0].op is MUL and x.src[0].src[1].op is CONST and x.src[0].src[1].arg not in (0, 1) and plain_term(x.src[0].src[0])))",
+       INT=INT, CONST=_CONST, MUL=_MUL, plain_term=_plain_term)
 def fold_add(x: UOp) -> UOp | None:
   """Combine like terms and constants in a sum (x + x is x*2); fold x//c*c + x%c back into x and (x//c)%m*c + x%c
   into x%(c*m). The sum is only respelled when that doesn't grow it as a tree: each term occurrence merged away saves
@@ -173,11 +184,12 @@ def _mod_pair(merged: dict[UOp, int], t: UOp, k: int) -> UOp | None:
   merged; None if there is none. Both identities hold for C's truncating division too: the quotient and remainder of
   y have y's sign."""
   y, c = t.src[0], t.src[1].arg
-  if (d := _div(y, c)) in merged and merged[d] == k * c:
-    del merged[t], merged[d]
-    return y
   for u, ku in merged.items():
-    if u.op is Ops.MOD and u.src[0] is d and u.src[1].op is Ops.CONST and u.src[1].arg > 0 and ku == k * c:
+    if ku == k * c and _is_div(u, y, c):
+      del merged[t], merged[u]
+      return y
+  for u, ku in merged.items():
+    if u.op is _MOD and ku == k * c and u.src[1].op is _CONST and u.src[1].arg > 0 and _is_div(u.src[0], y, c):
       del merged[t], merged[u]
       return y % (c * u.src[1].arg)
   return None
@@ -203,10 +215,12 @@ def fold_div(x: UOp, d: UOp) -> UOp | None:
   return build_sum(x, outside, q) + rest // c
 
 def _fold_div_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) -> UOp | None:
-  # (a*k + small) // c with every value of `small` inside one period of c: divide only the big part
+  # (a*k + small) // c with every value of `small` inside one period of c: divide only the big part. The sum of the
+  # other terms is built (for its range) only for a term that can be the big part: most often none is, and it died
   for i, (t, k) in enumerate(terms):
+    if k <= 0 or c % k != 0 or t.vmin < 0: continue
     others = build_sum(x, terms[:i] + terms[i + 1:], const)
-    if k > 0 and c % k == 0 and others.vmin >= 0 and others.vmax < k and t.vmin >= 0: return t // (c // k)
+    if others.vmin >= 0 and others.vmax < k: return t // (c // k)
   return None
 
 @_int_by_positive
