@@ -88,6 +88,8 @@ def test_div_and_mod() -> None:
   assert s((x * 8 + y) // 4) == "(x*2)" and s((x * 6 + 4) // 2) == "((x*3)+2)" and s(x // 4 * 4 + x % 4) == "x"
   assert s(x % 8 % 4) == "(x%4)" and s(x // 2 // 3) == "(x//6)" and s(y % 4) == "y" and s(y // 4) == "0"
   assert s((x * 4 + y + 8) // 4) == "(x+2)" and s((x * 8 + 4) % 8) == "4"
+  # a product's common factor divides out of the product whole: split as terms it grew (((x+z)*-2)//4 -> ((-x)-z)//2)
+  assert s(((x + z) * -2) // 4) == "((-(x+z))//2)" and s(((x + z) * 6) // 4) == "(((x+z)*3)//2)"
 
 def test_c_semantics_keep_negative_division() -> None:
   # (z*4 + y) // 4 is not z + y//4 when z < 0: -4 + 3 = -1, and -1 // 4 == 0 in C

@@ -201,6 +201,8 @@ def fold_div(x: UOp, d: UOp) -> UOp | None:
   """x // d for a constant d > 0: pull out terms that are multiples of d, divide out a common factor, nest divisions."""
   c = d.arg
   if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0: return x.src[0] // (x.src[1].arg * c)
+  if x.op is _MUL and x.src[1].op is _CONST and (g := math.gcd(x.src[1].arg, c)) > 1:  # (y*k)//c: y*(k/g) // (c/g), y kept whole
+    return (x.src[0] * (x.src[1].arg // g)) // (c // g)  # (((a+b)*-2)//4 split as terms became the bigger ((-a)-b)//2)
   if (split := split_terms(x)) is None: return None
   terms, const, _ = split
   g = math.gcd(c, const, *(k for _, k in terms))
