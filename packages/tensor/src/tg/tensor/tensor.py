@@ -341,12 +341,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return (r.contiguous() if contiguous else r).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
+    """Uniform integers in [low, high); low, high and the dtype must be integers (TypeError otherwise, as tinygrad)."""
+    if not isinstance(low, int) or not isinstance(high, int): raise TypeError(f"randint takes int bounds, got {low!r} and {high!r}")
+    if not dtypes.is_int(dt := to_dtype(kw.get("dtype") or dtypes.int32)): raise TypeError(f"randint makes integers, not {dt}")
     if high <= low: raise TensorValueError(f"randint needs low < high, got {low} and {high}")
-    return (Tensor.rand(*shape, device=kw.get("device")) * (high - low)).floor().cast(kw.get("dtype") or dtypes.int32) + low
+    return (Tensor.rand(*shape, device=kw.get("device")) * (high - low)).floor().cast(dt) + low
   @staticmethod
   def uniform(*shape: Any, low: float = 0.0, high: float = 1.0, **kw: Any) -> Tensor:
-    rg = kw.pop("requires_grad", None)
-    return (Tensor.rand(*shape, **kw) * (high - low) + low).requires_grad_(rg)
+    """Uniform in [low, high), drawn in float32 (or the float dtype asked for) and then cast: an integer dtype gives each
+    integer in [low, high) with equal chance (floor, as numpy's randint; tinygrad truncates toward 0, doubling 0's)."""
+    rg, dt = kw.pop("requires_grad", None), to_dtype(kw.pop("dtype", None) or dtypes.default_float)
+    x = Tensor.rand(*shape, dtype=dt if dtypes.is_float(dt) else dtypes.float32, **kw) * (high - low) + low
+    return (x if dtypes.is_float(dt) else x.floor().cast(dt)).requires_grad_(rg)
   @staticmethod
   def normal(*shape: Any, mean: float = 0.0, std: float = 1.0, **kw: Any) -> Tensor:
     rg = kw.pop("requires_grad", None)
