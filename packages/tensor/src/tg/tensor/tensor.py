@@ -4,7 +4,7 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, ctypes, math
+import contextlib, ctypes, functools, math
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
@@ -391,10 +391,27 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     dt = to_dtype(dtype)
     return self if dt == self.dtype else self._apply(lambda x: x.cast(dt))
   def bitcast(self, dtype: DType | str) -> Tensor:
-    dt = to_dtype(dtype)
-    if dt.itemsize != self.dtype.itemsize:
-      raise TypeError(f"bitcast from {self.dtype} to {dt} changes the item size ({self.dtype.itemsize} vs {dt.itemsize} bytes)")
-    return self if dt == self.dtype else self._apply(lambda x: x.bitcast(dt))
+    """The same bytes read as dtype. To a dtype of another item size the last axis scales by the ratio, little-endian,
+    as PyTorch's view(dtype) and tinygrad; it must hold a whole number of the new items. No gradient flows through it:
+    a tensor that requires one raises, as tinygrad (PyTorch allows float-to-float views)."""
+    dt, old = to_dtype(dtype), self.dtype
+    if self.requires_grad: raise TensorDtypeError("bitcast of a tensor that requires grad: no gradient goes through a bitcast; detach() it")
+    if dt.itemsize == old.itemsize: return self if dt == old else self._apply(lambda x: x.bitcast(dt))
+    if not self.shape or (self.shape[-1] * old.itemsize) % dt.itemsize:
+      raise TensorShapeError(f"bitcast of shape {self.shape} from {old} to {dt}: the last axis's {self.shape[-1:] or 'scalar'} x "
+                             f"{old.itemsize} bytes isn't a whole number of {dt.itemsize}-byte items")
+    return self._bitcast_resized(dt)
+  def _bitcast_resized(self, dt: DType) -> Tensor:
+    """Bytes regrouped through unsigned ints: wider items OR together shifted parts, narrower ones take shifted slices."""
+    old_u, new_u = to_dtype(f"uint{8 * self.dtype.itemsize}"), to_dtype(f"uint{8 * dt.itemsize}")
+    u = self.bitcast(old_u)
+    if dt.itemsize > self.dtype.itemsize:
+      r = dt.itemsize // self.dtype.itemsize
+      parts = u.reshape(*self.shape[:-1], self.shape[-1] // r, r).cast(new_u)
+      wide = functools.reduce(Tensor.bitwise_or, [parts[..., i] << (8 * self.dtype.itemsize * i) for i in range(r)])
+      return wide.bitcast(dt)
+    r = self.dtype.itemsize // dt.itemsize
+    return Tensor.stack(*[(u >> (8 * dt.itemsize * i)).cast(new_u) for i in range(r)], dim=-1).flatten(-2).bitcast(dt)
   def float(self) -> Tensor: return self.cast(dtypes.float32)
   def half(self) -> Tensor: return self.cast(dtypes.float16)
   def bfloat16(self) -> Tensor: return self.cast(dtypes.bfloat16)
@@ -816,7 +833,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     for values that don't fit (64-bit, uint32). A float's bits read as a sign-magnitude integer: negatives become -m."""
     if dtypes.is_float(self.dtype):
       if self.dtype.itemsize > 4: return None
-      b = self.cast(dtypes.float32).bitcast(dtypes.int32)
+      b = self.detach().cast(dtypes.float32).bitcast(dtypes.int32)
       return self.isnan().where(dtypes.max(dtypes.int32), (b < 0).where(-(b & 0x7FFFFFFF), b))
     return None if self.dtype.itemsize > 4 or self.dtype == dtypes.uint32 else self.cast(dtypes.int32)
   def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
