@@ -100,3 +100,11 @@ def test_randint_takes_only_integers():
   for bad in (dict(low=0.1, high=3), dict(low=0, high=3.5), dict(low=1, high=3, dtype="float"), dict(low=0, high=3, dtype=dtypes.float32)):
     with pytest.raises(TypeError): Tensor.randint(3, 4, **bad)
   assert Tensor.randint(3, 4, low=1, high=3, dtype="int16").dtype == dtypes.int16
+
+def test_a_float64_array_stays_float64():
+  """Tensor(np.float64 array) was rounded to float32 (default_float); tinygrad and PyTorch keep float64, bits and all."""
+  a = np.array([0.1, 1 + 2 ** -40, -3e300])
+  t = Tensor(a)
+  assert t.dtype == dtypes.float64 and t.numpy().dtype == np.float64
+  np.testing.assert_array_equal(t.numpy(), a)
+  assert Tensor(a, dtype=dtypes.float32).dtype == dtypes.float32 and Tensor(np.array(0.5)).dtype == dtypes.float64

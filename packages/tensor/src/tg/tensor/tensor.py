@@ -90,7 +90,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_from(np.frombuffer(bytes(data), np.uint8), dev, dt or dtypes.uint8)
     elif isinstance(data, np.ndarray) or np.isscalar(data):
       arr = np.asarray(data)
-      uop = _buffer_from(arr, dev, dt or (_from_np_dtype(arr.dtype) if arr.dtype != np.float64 or dt else dtypes.default_float))
+      uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch
     elif isinstance(data, (list, tuple)):
       flat, shape = _flatten_py(data)
       if dt is None: dt = dtypes.from_py(flat) if flat else dtypes.default_float
