@@ -20,7 +20,7 @@ import functools, itertools, time
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
-from tg.uop import UOp, Ops, DEBUG, getenv
+from tg.uop import UOp, Ops, ContextVar, DEBUG, getenv
 from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
@@ -30,6 +30,7 @@ from tg.tensor.schedule import ExecItem
 from tg.tensor.realize import capturing, get_runner, run_item, launch, count_launch, report_batch
 
 R = TypeVar("R")
+JIT = ContextVar("JIT", 1)  # 0 (JIT=0 or Context(JIT=0)): a TinyJit calls its function plainly every time, as tinygrad's
 
 class JitError(RuntimeError):
   """A function TinyJit can't capture or replay faithfully (tinygrad raises its JitError in the same cases)."""
@@ -207,6 +208,7 @@ class TinyJit(Generic[R]):
   def __call__(self, *args: Any, **kwargs: Any) -> R:
     if capturing: raise JitError("having TinyJit inside another TinyJit is not supported: its kernels would not be captured; "
                                  "call the inner function's plain version (.fxn) inside the outer one")
+    if not JIT: return self.fxn(*args, **kwargs)
     a = _Args.of(args, kwargs)
     Tensor.realize_all(*[t for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
     named = [(name, b) for name, t in a.tensors for b in _buffers(t)]
