@@ -345,3 +345,17 @@ def test_jit_0_calls_the_function_every_time():
   with Context(JIT=0):
     for i in range(4): np.testing.assert_array_equal(add(Tensor([i]), Tensor([10])).numpy(), [i + 10])
   assert len(runs) == 4 and add.jit_cache == []
+
+def test_captured_is_tinygrads_handle_on_the_capture():
+  """Code written for tinygrad reads jit.captured.jit_cache and calls jit.captured.free_intermediates(): None until the
+  second call captures, then the captured kernels (it raised AttributeError)."""
+  @TinyJit
+  def f(x: Tensor) -> Tensor: return ((x + 1).contiguous() * 2).realize()
+  f(Tensor([1.0, 2.0]))
+  assert f.captured is None
+  f(Tensor([1.0, 2.0]))
+  assert f.captured is not None and len(f.captured.jit_cache) == 2
+  f.captured.free_intermediates()
+  np.testing.assert_array_equal(f(Tensor([3.0, 4.0])).numpy(), [8.0, 10.0])
+  f.reset()
+  assert f.captured is None

@@ -203,6 +203,11 @@ class TinyJit(Generic[R]):
     self.calls, self.steps, self.launches, self.signature, self.outputs = 0, list[_Step](), list[_Step | _Batch](), (), None
   @property
   def jit_cache(self) -> list[ExecItem]: return [st.item for st in self.steps]
+  @property
+  def captured(self) -> TinyJit[R] | None:
+    """tinygrad's handle on the capture (`jit.captured.jit_cache`, `jit.captured.free_intermediates()`): here the TinyJit
+    itself, which holds them, once it has captured; None before."""
+    return self if self.calls >= 2 else None
   def __get__(self, obj: Any, objtype: Any = None) -> Callable[..., R]: return functools.partial(self.__call__, obj)  # a jitted method
 
   def __call__(self, *args: Any, **kwargs: Any) -> R:
