@@ -90,3 +90,24 @@ def test_clone_copies_the_gradient_as_tinygrad():
   b = a.clone()
   np.testing.assert_array_equal(b.numpy(), [1.0, 2.0])
   np.testing.assert_array_equal(b.grad.numpy(), [5.0, 5.0])
+
+def test_uniform_of_an_integer_dtype_covers_the_range():
+  """uniform(low=-100, high=100, dtype=int32) gave -100 everywhere: the [0, 1) draw was cast to int (0) before scaling."""
+  Tensor.manual_seed(3)
+  x = Tensor.uniform(20000, low=-100, high=100, dtype=dtypes.int32).numpy()
+  assert x.dtype == np.int32 and x.min() == -100 and x.max() == 99
+  counts = np.bincount(x + 100, minlength=200)
+  assert counts.min() > 50 and counts.max() < 150  # 100 expected each; 0 is not doubled as truncation would make it
+
+def test_randint_takes_only_integers():
+  for bad in (dict(low=0.1, high=3), dict(low=0, high=3.5), dict(low=1, high=3, dtype="float"), dict(low=0, high=3, dtype=dtypes.float32)):
+    with pytest.raises(TypeError): Tensor.randint(3, 4, **bad)
+  assert Tensor.randint(3, 4, low=1, high=3, dtype="int16").dtype == dtypes.int16
+
+def test_a_float64_array_stays_float64():
+  """Tensor(np.float64 array) was rounded to float32 (default_float); tinygrad and PyTorch keep float64, bits and all."""
+  a = np.array([0.1, 1 + 2 ** -40, -3e300])
+  t = Tensor(a)
+  assert t.dtype == dtypes.float64 and t.numpy().dtype == np.float64
+  np.testing.assert_array_equal(t.numpy(), a)
+  assert Tensor(a[:2], dtype=dtypes.float32).dtype == dtypes.float32 and Tensor(np.array(0.5)).dtype == dtypes.float64

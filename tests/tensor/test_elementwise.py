@@ -153,7 +153,19 @@ def test_cast_and_bitcast():
   check(lambda x: x.cast(dtypes.int32), lambda x: x.astype(np.int32), a)
   check(lambda x: x.bitcast(dtypes.uint32), lambda x: x.view(np.uint32), a)
   check(lambda x: x.half(), lambda x: x.astype(np.float16), a[:3])
-  with pytest.raises(TypeError, match="float32 to dtypes.int16 changes the item size"): Tensor(a).bitcast(dtypes.int16)
+
+@pytest.mark.parametrize("src,dst", [(np.float32, np.int16), (np.int8, np.float32), (np.uint8, np.float64), (np.float64, np.int8),
+                                     (np.int16, np.uint64), (np.int32, np.float16)])
+def test_bitcast_to_another_item_size_regroups_the_last_axis(src, dst):
+  """As numpy's view (little-endian): tinygrad's and PyTorch's bitcast/view(dtype) scale the last axis; it raised TypeError."""
+  a = np.random.default_rng(0).integers(0, 256, 2 * 3 * 16, dtype=np.uint8).view(src).reshape(2, 3, -1)
+  got = Tensor(a, dtype=dtypes.fields()[np.dtype(src).name]).bitcast(dtypes.fields()[np.dtype(dst).name]).numpy()
+  assert got.shape == a.view(dst).shape
+  np.testing.assert_array_equal(got.view(np.uint8), a.view(np.uint8))
+
+def test_bitcast_needs_whole_items_and_no_gradient():
+  with pytest.raises(RuntimeError, match="isn't a whole number of 2-byte items"): Tensor.empty(3, dtype=dtypes.int8).bitcast(dtypes.float16)
+  with pytest.raises(RuntimeError, match="requires grad"): Tensor.ones(4, requires_grad=True).bitcast(dtypes.int32)
 
 def test_errors_name_shapes_and_dtypes():
   with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4,\) can't broadcast"): Tensor.ones(2, 3) + Tensor.ones(4)

@@ -332,3 +332,30 @@ def test_by_device_keeps_every_dependency_and_groups_devices(raw):
   assert _accesses(order) == _accesses(steps)
   runs = lambda s: len([k for k, _ in itertools.groupby(x.item.bufs[0].device for x in s if x.runner is not None)])  # noqa: E731
   assert runs(order) <= runs(steps)
+
+def test_jit_0_calls_the_function_every_time():
+  """Context(JIT=0) (or JIT=0 in the environment) turns TinyJit off, as tinygrad's: the Python body runs on every call and
+  nothing is captured. Context(JIT=0) raised KeyError (no such setting)."""
+  from tg.tensor import Context
+  runs = []
+  @TinyJit
+  def add(a: Tensor, b: Tensor) -> Tensor:
+    runs.append(1)
+    return (a + b).realize()
+  with Context(JIT=0):
+    for i in range(4): np.testing.assert_array_equal(add(Tensor([i]), Tensor([10])).numpy(), [i + 10])
+  assert len(runs) == 4 and add.jit_cache == []
+
+def test_captured_is_tinygrads_handle_on_the_capture():
+  """Code written for tinygrad reads jit.captured.jit_cache and calls jit.captured.free_intermediates(): None until the
+  second call captures, then the captured kernels (it raised AttributeError)."""
+  @TinyJit
+  def f(x: Tensor) -> Tensor: return ((x + 1).contiguous() * 2).realize()
+  f(Tensor([1.0, 2.0]))
+  assert f.captured is None
+  f(Tensor([1.0, 2.0]))
+  assert f.captured is not None and len(f.captured.jit_cache) == 2
+  f.captured.free_intermediates()
+  np.testing.assert_array_equal(f(Tensor([3.0, 4.0])).numpy(), [8.0, 10.0])
+  f.reset()
+  assert f.captured is None

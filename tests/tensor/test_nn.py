@@ -134,7 +134,15 @@ def test_dropout_and_the_training_switch():
   assert not Tensor.training
   assert set(np.unique(y)) <= {0.0, np.float32(1 / 0.75)}
   assert 0.2 < (y == 0).mean() < 0.3
-  with pytest.raises(ValueError, match="dropout probability"): nn.Dropout(1.0)
+  for bad in (-0.1, 1.1):
+    with pytest.raises(ValueError, match="dropout probability"): nn.Dropout(bad)
+    with pytest.raises(ValueError, match="dropout probability"): x.dropout(bad)  # outside training too
+
+def test_dropout_of_one_zeroes_everything():
+  """p = 1 drops every element, as PyTorch and tinygrad: it scaled by 1 / (1 - p) and raised ZeroDivisionError."""
+  with Tensor.train():
+    np.testing.assert_array_equal(Tensor.ones(100).dropout(1.0).numpy(), np.zeros(100, np.float32))
+    np.testing.assert_array_equal(nn.Dropout(1.0)(Tensor.ones(3)).numpy(), np.zeros(3, np.float32))
 
 def test_default_init_bounds():
   c = nn.Conv2d(2, 4, 3)

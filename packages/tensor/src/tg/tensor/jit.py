@@ -20,7 +20,7 @@ import functools, itertools, time
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
-from tg.uop import UOp, Ops, DEBUG, getenv
+from tg.uop import UOp, Ops, ContextVar, DEBUG, getenv
 from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
@@ -30,6 +30,7 @@ from tg.tensor.schedule import ExecItem, view_base
 from tg.tensor.realize import capturing, get_runner, run_item, launch, count_launch, report_batch
 
 R = TypeVar("R")
+JIT = ContextVar("JIT", 1)  # 0 (JIT=0 or Context(JIT=0)): a TinyJit calls its function plainly every time, as tinygrad's
 
 class JitError(RuntimeError):
   """A function TinyJit can't capture or replay faithfully (tinygrad raises its JitError in the same cases)."""
@@ -201,11 +202,17 @@ class TinyJit(Generic[R]):
     self.calls, self.steps, self.launches, self.signature, self.outputs = 0, list[_Step](), list[_Step | _Batch](), (), None
   @property
   def jit_cache(self) -> list[ExecItem]: return [st.item for st in self.steps]
+  @property
+  def captured(self) -> TinyJit[R] | None:
+    """tinygrad's handle on the capture (`jit.captured.jit_cache`, `jit.captured.free_intermediates()`): here the TinyJit
+    itself, which holds them, once it has captured; None before."""
+    return self if self.calls >= 2 else None
   def __get__(self, obj: Any, objtype: Any = None) -> Callable[..., R]: return functools.partial(self.__call__, obj)  # a jitted method
 
   def __call__(self, *args: Any, **kwargs: Any) -> R:
     if capturing: raise JitError("having TinyJit inside another TinyJit is not supported: its kernels would not be captured; "
                                  "call the inner function's plain version (.fxn) inside the outer one")
+    if not JIT: return self.fxn(*args, **kwargs)
     a = _Args.of(args, kwargs)
     Tensor.realize_all(*[t for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
     named = [(name, b) for name, t in a.tensors for b in _buffers(t)]

@@ -38,7 +38,7 @@ _EXPM1 = [1 / math.factorial(n) for n in range(1, 12)]  # x^1..x^11 for |x| < 0.
 _LOG1P = [(-1) ** (n + 1) / n for n in range(1, 16)]  # x^1..x^15 for |x| < 0.25: the next term is 5e-11 of the sum
 def expm1(x: Tensor) -> Tensor: return _near_zero(x, 0.5, lambda v: _horner(v, _EXPM1) * v, lambda v: v.exp() - 1)
 def log1p(x: Tensor) -> Tensor: return _near_zero(x, 0.25, lambda v: _horner(v, _LOG1P) * v, lambda v: (1 + v).log())
-def _signbit(x: Tensor) -> Tensor: return x.bitcast({2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[x.dtype.itemsize]) < 0
+def _signbit(x: Tensor) -> Tensor: return x.detach().bitcast({2: dtypes.int16, 4: dtypes.int32, 8: dtypes.int64}[x.dtype.itemsize]) < 0
 
 # erf's Maclaurin coefficients 2/sqrt(pi) (-1)^n / (n! (2n + 1)), n = 0..10 (the next term is 1e-9 of erf(1))
 _ERF_SERIES = [2 / math.sqrt(math.pi) * (-1) ** n / (math.factorial(n) * (2 * n + 1)) for n in range(11)]

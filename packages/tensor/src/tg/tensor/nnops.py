@@ -269,8 +269,12 @@ class NNMixin:
     x = (self - mean.reshape(shape)) * (invstd.reshape(shape) if weight is None else (weight.reshape(shape) * invstd.reshape(shape)))
     return x + bias.reshape(shape) if bias is not None else x
   def dropout(self: Tensor, p: float = 0.5) -> Tensor:
+    """In training, each element zeroed with chance p and the rest scaled by 1 / (1 - p); p = 1 zeroes all, as PyTorch
+    and tinygrad (it divided by zero). p outside [0, 1] raises, training or not."""
     from tg.tensor.tensor import Tensor
+    if not 0 <= p <= 1: raise TensorValueError(f"dropout probability {p} is not in [0, 1]")
     if not Tensor.training or p == 0: return self
+    if p == 1: return self.zeros_like()
     return (Tensor.rand(*self.shape, device=self.device) >= p).where(self, 0) * (1 / (1 - p))
 
   @staticmethod

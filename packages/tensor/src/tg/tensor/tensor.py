@@ -4,7 +4,7 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, ctypes, math
+import contextlib, ctypes, functools, math
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
@@ -93,7 +93,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_from(np.frombuffer(bytes(data), np.uint8), dev, dt or dtypes.uint8)
     elif isinstance(data, np.ndarray) or np.isscalar(data):
       arr = np.asarray(data)
-      uop = _buffer_from(arr, dev, dt or (_from_np_dtype(arr.dtype) if arr.dtype != np.float64 or dt else dtypes.default_float))
+      uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch
     elif isinstance(data, (list, tuple)):
       flat, shape = _flatten_py(data)
       if dt is None: dt = dtypes.from_py(flat) if flat else dtypes.default_float
@@ -355,12 +355,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return (r.contiguous() if contiguous else r).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
+    """Uniform integers in [low, high); low, high and the dtype must be integers (TypeError otherwise, as tinygrad)."""
+    if not isinstance(low, int) or not isinstance(high, int): raise TypeError(f"randint takes int bounds, got {low!r} and {high!r}")
+    if not dtypes.is_int(dt := to_dtype(kw.get("dtype") or dtypes.int32)): raise TypeError(f"randint makes integers, not {dt}")
     if high <= low: raise TensorValueError(f"randint needs low < high, got {low} and {high}")
-    return (Tensor.rand(*shape, device=kw.get("device")) * (high - low)).floor().cast(kw.get("dtype") or dtypes.int32) + low
+    return (Tensor.rand(*shape, device=kw.get("device")) * (high - low)).floor().cast(dt) + low
   @staticmethod
   def uniform(*shape: Any, low: float = 0.0, high: float = 1.0, **kw: Any) -> Tensor:
-    rg = kw.pop("requires_grad", None)
-    return (Tensor.rand(*shape, **kw) * (high - low) + low).requires_grad_(rg)
+    """Uniform in [low, high), drawn in float32 (or the float dtype asked for) and then cast: an integer dtype gives each
+    integer in [low, high) with equal chance (floor, as numpy's randint; tinygrad truncates toward 0, doubling 0's)."""
+    rg, dt = kw.pop("requires_grad", None), to_dtype(kw.pop("dtype", None) or dtypes.default_float)
+    x = Tensor.rand(*shape, dtype=dt if dtypes.is_float(dt) else dtypes.float32, **kw) * (high - low) + low
+    return (x if dtypes.is_float(dt) else x.floor().cast(dt)).requires_grad_(rg)
   @staticmethod
   def normal(*shape: Any, mean: float = 0.0, std: float = 1.0, **kw: Any) -> Tensor:
     rg = kw.pop("requires_grad", None)
@@ -399,10 +405,27 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     dt = to_dtype(dtype)
     return self if dt == self.dtype else self._apply(lambda x: x.cast(dt))
   def bitcast(self, dtype: DType | str) -> Tensor:
-    dt = to_dtype(dtype)
-    if dt.itemsize != self.dtype.itemsize:
-      raise TypeError(f"bitcast from {self.dtype} to {dt} changes the item size ({self.dtype.itemsize} vs {dt.itemsize} bytes)")
-    return self if dt == self.dtype else self._apply(lambda x: x.bitcast(dt))
+    """The same bytes read as dtype. To a dtype of another item size the last axis scales by the ratio, little-endian,
+    as PyTorch's view(dtype) and tinygrad; it must hold a whole number of the new items. No gradient flows through it:
+    a tensor that requires one raises, as tinygrad (PyTorch allows float-to-float views)."""
+    dt, old = to_dtype(dtype), self.dtype
+    if self.requires_grad: raise TensorDtypeError("bitcast of a tensor that requires grad: no gradient goes through a bitcast; detach() it")
+    if dt.itemsize == old.itemsize: return self if dt == old else self._apply(lambda x: x.bitcast(dt))
+    if not self.shape or (self.shape[-1] * old.itemsize) % dt.itemsize:
+      raise TensorShapeError(f"bitcast of shape {self.shape} from {old} to {dt}: the last axis's {self.shape[-1:] or 'scalar'} x "
+                             f"{old.itemsize} bytes isn't a whole number of {dt.itemsize}-byte items")
+    return self._bitcast_resized(dt)
+  def _bitcast_resized(self, dt: DType) -> Tensor:
+    """Bytes regrouped through unsigned ints: wider items OR together shifted parts, narrower ones take shifted slices."""
+    old_u, new_u = to_dtype(f"uint{8 * self.dtype.itemsize}"), to_dtype(f"uint{8 * dt.itemsize}")
+    u = self.bitcast(old_u)
+    if dt.itemsize > self.dtype.itemsize:
+      r = dt.itemsize // self.dtype.itemsize
+      parts = u.reshape(*self.shape[:-1], self.shape[-1] // r, r).cast(new_u)
+      wide = functools.reduce(Tensor.bitwise_or, [parts[..., i] << (8 * self.dtype.itemsize * i) for i in range(r)])
+      return wide.bitcast(dt)
+    r = self.dtype.itemsize // dt.itemsize
+    return Tensor.stack(*[(u >> (8 * dt.itemsize * i)).cast(new_u) for i in range(r)], dim=-1).flatten(-2).bitcast(dt)
   def float(self) -> Tensor: return self.cast(dtypes.float32)
   def half(self) -> Tensor: return self.cast(dtypes.float16)
   def bfloat16(self) -> Tensor: return self.cast(dtypes.bfloat16)
@@ -824,7 +847,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     for values that don't fit (64-bit, uint32). A float's bits read as a sign-magnitude integer: negatives become -m."""
     if dtypes.is_float(self.dtype):
       if self.dtype.itemsize > 4: return None
-      b = self.cast(dtypes.float32).bitcast(dtypes.int32)
+      b = self.detach().cast(dtypes.float32).bitcast(dtypes.int32)
       return self.isnan().where(dtypes.max(dtypes.int32), (b < 0).where(-(b & 0x7FFFFFFF), b))
     return None if self.dtype.itemsize > 4 or self.dtype == dtypes.uint32 else self.cast(dtypes.int32)
   def argmin(self, axis: int | None = None, keepdim: bool = False) -> Tensor:

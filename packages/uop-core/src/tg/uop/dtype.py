@@ -42,6 +42,8 @@ class DType(metaclass=_Interned):
   def __lt__(self, other: DType) -> bool:
     return (self.priority, self.itemsize, self.name, self.count) < (other.priority, other.itemsize, other.name, other.count)
   @property
+  def bitsize(self) -> int: return 8 * self.itemsize
+  @property
   def base(self) -> DType: return self
   @property
   def vcount(self) -> int: return self.count
@@ -123,7 +125,9 @@ class dtypes:
   def is_bool(x: DType) -> bool: return x.scalar() == dtypes.bool
   @staticmethod
   def fields() -> dict[str, DType]:
-    return {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "_"))}
+    """The value dtypes by every name (float32, float, ...), as tinygrad's: not void and index, which hold no data."""
+    return {k: v for k, v in vars(dtypes).items() if isinstance(v, DType) and not k.startswith(("default", "_")) and v.itemsize
+            and v is not dtypes.index}
   @staticmethod
   def from_py(x: object) -> DType:
     """The dtype a Python value takes: bool, default_int, default_float, or the promotion over a sequence."""

@@ -172,6 +172,6 @@ class Embedding:
 
 class Dropout:
   def __init__(self, p: float = 0.5):
-    if not 0 <= p < 1: raise ValueError(f"dropout probability {p} is not in [0, 1)")
+    if not 0 <= p <= 1: raise TensorValueError(f"dropout probability {p} is not in [0, 1]")
     self.p = p
   def __call__(self, x: Tensor) -> Tensor: return x.dropout(self.p)

@@ -49,7 +49,7 @@ _ST_DTYPES: dict[str, DType] = {"F64": dtypes.float64, "F32": dtypes.float32, "F
 _ST_NAMES = {v: k for k, v in _ST_DTYPES.items()}
 
 def _to_bytes(t: Tensor) -> bytes:
-  if t.dtype == dtypes.bfloat16: return t.bitcast(dtypes.uint16).numpy().astype("<u2").tobytes()  # numpy has no bfloat16
+  if t.dtype == dtypes.bfloat16: return t.detach().bitcast(dtypes.uint16).numpy().astype("<u2").tobytes()  # numpy has no bfloat16
   return np.ascontiguousarray(t.numpy()).astype(np.dtype(t.dtype.fmt).newbyteorder("<")).tobytes()
 
 def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
