@@ -98,3 +98,15 @@ def test_bound_variable_as_a_value(device):
     ones = Tensor.ones(2, 10, device=device).contiguous()[:, :UOp.variable("b", 1, 10).bind(k + 1)]
     assert ones.sum().item() == 2 * (k + 1) and ones.mean().item() == 1.0 and ones.var().item() == 0.0
     if i: assert Counters.compiled == 0, f"a={k} reuses the kernels compiled for another value"
+
+def test_jit_input_of_symbolic_shape():
+  """A jitted function of a[:, :v] (tinygrad's test_symbolic_jit): the replay passes each call's v to the kernels and
+  binds its outputs' sizes to it (they kept the captured value: a[:, :v] of v=3 came back 2 wide)."""
+  a = rng.standard_normal((3, 10)).astype(np.float32)
+  ta = Tensor(a).realize()
+  jf = TinyJit(lambda t: (t + 1).realize())
+  for k in (1, 2, 3, 7, 4):
+    out = jf(ta[:, :UOp.variable("i", 1, 10).bind(k)])
+    assert out.shape[1].src[1].arg == k
+    np.testing.assert_allclose(out[:, :k].numpy(), a[:, :k] + 1, rtol=1e-6)
+  assert len(jf.steps) == 1

@@ -20,7 +20,7 @@ import functools, itertools, time
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
-from tg.uop import UOp, Ops, ContextVar, DEBUG, getenv
+from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, graph_rewrite, ContextVar, DEBUG, getenv
 from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
@@ -60,18 +60,40 @@ class _Args:
   def of(args: tuple, kwargs: dict) -> _Args:
     ret = _Args([], [], {})
     for path, x in _leaves(args, kwargs):
-      if isinstance(x, Tensor): ret.tensors.append((path, x))
+      if isinstance(x, Tensor):
+        ret.tensors.append((path, x))
+        for d in x.shape:  # an input of symbolic shape passes its variables' values too
+          if isinstance(d, UOp): ret.var_vals.update((b.src[0].arg[0], b.src[1].arg) for b in d.toposort() if b.op is Ops.BIND)
       elif isinstance(x, UOp) and x.op is Ops.BIND: ret.var_vals[x.src[0].arg[0]] = x.src[1].arg
       elif isinstance(x, _VALUES): ret.values.append((path, type(x), repr(x)))
     return ret
   def signature(self) -> tuple:
-    return (tuple((n, t.shape, t.dtype, t.device) for n, t in self.tensors), tuple(self.values), tuple(sorted(self.var_vals)))
+    """What must match the capture: the inputs' shapes (symbolic sizes as their variables, whatever value they are
+    bound to), dtypes and devices, the plain values, the bound variables' names."""
+    shapes = [tuple(d if isinstance(d, int) else d.unbound() for d in t.shape) for _, t in self.tensors]
+    return (tuple((n, sh, t.dtype, t.device) for (n, t), sh in zip(self.tensors, shapes)), tuple(self.values), tuple(sorted(self.var_vals)))
 
 def _buffer(t: Tensor) -> Buffer: return buffers[view_base(t.uop)]
 
 def _buffers(t: Tensor) -> list[Buffer]:
   """A realized tensor's buffers: one, or a sharded tensor's one per device."""
   return [buffers[view_base(u)] for u in (t.uop.src if t.uop.op is Ops.MULTI else (t.uop,))]
+
+def _rebind(x: Any, var_vals: dict[str, int]) -> Any:
+  """x (a UOp, or a movement op's arg: nested tuples of sizes) with its bound variables bound to var_vals' values; x
+  itself when none changes."""
+  if type(x) is tuple:
+    new = tuple(_rebind(y, var_vals) for y in x)
+    return x if all(a is b for a, b in zip(new, x)) else new
+  if not isinstance(x, UOp): return x
+  binds = {b: b.src[0].bind(var_vals[b.src[0].arg[0]]) for b in x.toposort() if b.op is Ops.BIND and b.src[0].arg[0] in var_vals}
+  return x.substitute(binds) if binds else x
+_rebinder = PatternMatcher([(UPat(GroupOp.Movement, name="x"), lambda ctx, x: None if (a := _rebind(x.arg, ctx)) is x.arg else x.replace(arg=a)),
+                            (UPat(Ops.BIND, name="x"), lambda ctx, x: None if (r := _rebind(x, ctx)) is x else r)])
+
+def _rebound(u: UOp, var_vals: dict[str, int]) -> UOp:
+  """u (a captured output) with its bound variables, in its graph and in its sizes, bound to this call's values."""
+  return graph_rewrite(u, _rebinder, ctx=var_vals, name="rebind")
 
 def _map_outputs(ret: Any, fn: Callable[[Any], Any]) -> Any:
   """fn applied to every output (the leaves of lists, tuples and dicts); a non-tensor output is an error (None is fine)."""
@@ -288,9 +310,10 @@ class TinyJit(Generic[R]):
       if st.runner is None: run_item(ExecItem(st.item.ast, bufs))
       else: launch(st.runner, bufs, {**st.item.var_vals, **a.var_vals} if a.var_vals else st.item.var_vals)
     def out(o: _Out) -> Tensor:
-      if o.input is None: return Tensor(o.uop)
+      u = _rebound(o.uop, a.var_vals) if a.var_vals else o.uop  # (an output of symbolic shape: this call's values)
+      if o.input is None: return Tensor(u)
       t = a.tensors[o.input][1]
-      return t if o.same else Tensor(t.uop.reshape(o.uop.shape))
+      return t if o.same else Tensor(t.uop.reshape(u.shape))
     return _map_outputs(self.outputs, out)
 
   def _mismatch(self, sig: tuple) -> JitInputError:
