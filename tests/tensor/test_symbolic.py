@@ -110,3 +110,11 @@ def test_jit_input_of_symbolic_shape():
     assert out.shape[1].src[1].arg == k
     np.testing.assert_allclose(out[:, :k].numpy(), a[:, :k] + 1, rtol=1e-6)
   assert len(jf.steps) == 1
+
+def test_mean_over_the_other_axis_of_a_symbolic_shape():
+  """mean(1) of an (i, 3) tensor reshapes (i, 1) to (i,): the sizes i * 1 and i compared as UOps were unequal."""
+  a = rng.standard_normal((10, 3)).astype(np.float32)
+  ta = Tensor(a).realize()
+  for k in (2, 5):
+    m = ta[:UOp.variable("i", 1, 10).bind(k)].mean(1).realize()
+    np.testing.assert_allclose(m[:k].numpy(), a[:k].mean(1), rtol=1e-6)

@@ -9,6 +9,11 @@ from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupport
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
+def _same_size(a: int | UOp, b: int | UOp) -> bool:
+  """a == b for every value of the variables (i * 1 is i)."""
+  if isinstance(a, int) and isinstance(b, int): return a == b
+  return a is b or (d := (a - b).unbound().simplify()).op is Ops.CONST and d.arg == 0
+
 def _fits(b: int | UOp, e: int | UOp, s: int | UOp) -> bool:
   """Is 0 <= b <= e <= s for every value of the variables (sizes may be symbolic)? Of an axis of symbolic size, for the
   values they are bound to (x[:, :3] of an axis bound to 5 is for that value)."""
@@ -46,7 +51,7 @@ class MovementMixin:
       known = prod(s for s in shp if s != -1)
       if known == 0 or self.numel() % known: raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
       shp = tuple(self.numel() // known if s == -1 else s for s in shp)
-    if prod(shp) != self.numel(): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+    if not _same_size(prod(shp), self.numel()): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
     return self._mop(Ops.RESHAPE, shp)
   def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
   def rearrange(self: Tensor, formula: str, **sizes: int) -> Tensor:
