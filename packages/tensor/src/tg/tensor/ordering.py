@@ -93,10 +93,15 @@ class OrderingMixin:
     where = hit.where(idx, -1).max(-1).cast(dtypes.int32)
     vals = orig._pick(where.unsqueeze(-1).eq(idx))
     return ValuesIndices(vals._unlast(ax, self.ndim), where._unlast(ax, self.ndim))
-  def cummax(self: Tensor, axis: int = 0) -> ValuesIndices:
-    """Running maximum and the index where it was (last) reached, as PyTorch's cummax (and tinygrad's)."""
-    return self._cumext(axis, True)
-  def cummin(self: Tensor, axis: int = 0) -> ValuesIndices: return self._cumext(axis, False)
+  def cummax(self: Tensor, axis: int = 0, return_indices: bool = False) -> Tensor | ValuesIndices:
+    """The running maximum, as tinygrad's; with return_indices, also the index where it was (last) reached, as
+    PyTorch's cummax (which always returns both)."""
+    r = self._cumext(axis, True)
+    return r if return_indices else r.values
+  def cummin(self: Tensor, axis: int = 0, return_indices: bool = False) -> Tensor | ValuesIndices:
+    """The running minimum (see cummax)."""
+    r = self._cumext(axis, False)
+    return r if return_indices else r.values
   def cumprod(self: Tensor, axis: int = 0) -> Tensor:
     x, ax = self._last(axis)
     return x._prefix(1).prod(-1)._unlast(ax, self.ndim)
