@@ -127,3 +127,12 @@ def test_setitem_matches_numpy(case):
   x[tuple(Tensor(k) if isinstance(k, np.ndarray) else k for k in key)] = v if scalar else Tensor(v)
   n[key] = v
   np.testing.assert_array_equal(x.numpy(), n)
+
+def test_assign_broadcasts_and_casts_up():
+  """tinygrad's test_assign_broadcast: t.assign(arange(5)) on a (3, 5) float tensor fills each row (it raised on the
+  shape and on the int dtype), as PyTorch's copy_; a dtype that doesn't promote to the target's still raises (tinygrad)."""
+  t = Tensor.zeros(3, 5)
+  t.assign(Tensor.arange(5))
+  np.testing.assert_array_equal(t.numpy(), np.broadcast_to(np.arange(5, dtype=np.float32), (3, 5)))
+  with pytest.raises(TypeError, match="cast first"): Tensor.zeros(3, dtype="int32").contiguous().realize().assign(Tensor([1.5, 2.0, 3.0]))
+  with pytest.raises(ValueError, match=r"assign of shape \(4,\)"): Tensor.zeros(3, 5).assign(Tensor.ones(4))

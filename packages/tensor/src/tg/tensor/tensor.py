@@ -231,9 +231,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return Tensor(UOp(Ops.CALL, self.dtype, (self.detach().uop, self.uop), lambda g, _: (Tensor(g).contiguous().uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self._uop,)))
   def assign(self, x: Tensor | Any) -> Tensor:
-    """Write x into this tensor's buffer (in place: views of the buffer see the new values)."""
+    """Write x into this tensor's buffer (in place: views of the buffer see the new values). x broadcasts to the shape,
+    and a dtype that promotes to this one is cast (PyTorch's copy_ and tinygrad's); another dtype raises (tinygrad's
+    rule: PyTorch casts any)."""
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
-    if x.shape != self.shape: raise TensorShapeError(f"assign of shape {x.shape} to a tensor of shape {self.shape}")
+    if x.dtype != self.dtype and least_upper_dtype(self.dtype, x.dtype) == self.dtype: x = x.cast(self.dtype)
+    if x.shape != self.shape:
+      try: x = x._broadcast_to(self.shape)
+      except ValueError: raise TensorShapeError(f"assign of shape {x.shape} to a tensor of shape {self.shape}") from None
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if self._on_disk(): return self._assign_disk(x)
     if x.device != self.device: x = x.to(self.device)
