@@ -118,3 +118,15 @@ def test_mean_over_the_other_axis_of_a_symbolic_shape():
   for k in (2, 5):
     m = ta[:UOp.variable("i", 1, 10).bind(k)].mean(1).realize()
     np.testing.assert_allclose(m[:k].numpy(), a[:k].mean(1), rtol=1e-6)
+
+def test_symbolic_arange_and_full():
+  """Tensor.arange with bound variables for start, stop or step (the arange of the most elements, shrunk to the count),
+  Tensor.full of a variable, Tensor.from_uop: tinygrad's test_tensor_variable (each raised TypeError)."""
+  assert Tensor.arange(0, UOp.variable("a", 1, 10).bind(4))[:4].tolist() == [0, 1, 2, 3]
+  assert Tensor.arange(UOp.variable("a", 1, 6).bind(4), 7)[:3].tolist() == [4, 5, 6]
+  assert Tensor.arange(0, 10, UOp.variable("s", 1, 3).bind(2))[:5].tolist() == [0, 2, 4, 6, 8]
+  b, e, s = UOp.variable("b", 0, 5).bind(2), UOp.variable("e", 10, 20).bind(14), UOp.variable("s", 1, 3).bind(3)
+  assert Tensor.arange(b, e, s)[:4].tolist() == [2, 5, 8, 11]
+  v = UOp.variable("x", 1, 10).bind(5)
+  assert Tensor.full((3,), v).tolist() == [5, 5, 5] and Tensor.from_uop(v * 4).item() == 20
+  with pytest.raises(ValueError, match="may be empty or negative"): Tensor.arange(UOp.variable("a", 1, 10).bind(2), 7)

@@ -289,8 +289,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def full(shape: Any, fill_value: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     shp = _shape((shape,) if isinstance(shape, int) else shape)
+    if isinstance(fill_value, UOp):  # a bound variable (tinygrad's Tensor.full((3,), v))
+      return Tensor(symbolic_value(fill_value, to_dtype(dtype or dtypes.default_int), canonical(device or Device.DEFAULT), shp), **kw)
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
     return Tensor(const_uop(fill_value, dt, canonical(device or Device.DEFAULT), shp), **kw)
+  @staticmethod
+  def from_uop(u: UOp, **kw: Any) -> Tensor:
+    """A tensor of a UOp graph, or of a symbolic int (a bound variable's expression), as tinygrad's."""
+    return Tensor(u, **kw)
   @staticmethod
   def zeros(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 0.0, **{"dtype": dtypes.default_float, **kw})
   @staticmethod
@@ -303,12 +309,23 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def arange(start: Scalar, stop: Scalar | None = None, step: Scalar = 1, **kw: Any) -> Tensor:
     if stop is None: start, stop = 0, start
+    if any(isinstance(v, UOp) for v in (start, stop, step)): return Tensor._symbolic_arange(start, stop, step, **kw)
     if step == 0: raise TensorValueError(f"arange({start}, {stop}, step=0): the step must not be 0")
     n = max(0, math.ceil((stop - start) / step))
     dt = kw.pop("dtype", None) or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
     if n == 0: return Tensor.empty(0, dtype=dt, **kw)
     idx = _iota(n, to_dtype(dt), kw.get("device"))
     return (idx * step + start).cast(dt) if (step != 1 or start != 0) else idx
+  @staticmethod
+  def _symbolic_arange(start: int | UOp, stop: int | UOp, step: int | UOp, **kw: Any) -> Tensor:
+    """arange with bound variables among its (int) arguments: the arange of the most elements it can have, shrunk to
+    how many it has, so every value runs the same kernels."""
+    if any(not isinstance(v, (int, UOp)) for v in (start, stop, step)): raise TensorValueError("a symbolic arange takes ints")
+    n = stop - start if isinstance(step, int) and step == 1 else (stop - start + step - 1) // step
+    most = int(n.unbound().simplify().vmax)
+    if most <= 0 or (n.unbound().simplify().vmin < 0): raise TensorValueError(f"arange({start}, {stop}, {step}) may be empty or negative")
+    idx = Tensor.arange(most, **kw).shrink(((0, n),))
+    return idx if isinstance(start, int) and start == 0 and isinstance(step, int) and step == 1 else idx * step + start
   @staticmethod
   def linspace(start: float, stop: float, steps: int, **kw: Any) -> Tensor:
     dt = to_dtype(kw.pop("dtype", None) or dtypes.default_float)
