@@ -92,3 +92,12 @@ def test_cumulative_grads():
 def test_cumulative_axis_errors():
   with pytest.raises(IndexError, match="axis 2 is out of range"): Tensor.ones(2, 2).cumprod(2)
   with pytest.raises(IndexError, match="axis -3 is out of range"): Tensor.ones(2, 2).cummax(-3)
+
+def test_sort_keeps_the_sign_of_zero():
+  """-0.0 sorts as -0.0 (numpy's and PyTorch's: the values are the elements moved); picking it by a one-hot sum made it +0.0."""
+  a = np.array([-0.0, 0.0, -1.0, 1.0, -0.0, np.nan, -np.inf], np.float32)
+  vals, idx = Tensor(a).sort()
+  want = np.sort(a, kind="stable")
+  np.testing.assert_array_equal(vals.numpy(), want)
+  assert (np.signbit(vals.numpy()) == np.signbit(want)).all() and idx.tolist() == np.argsort(a, kind="stable").tolist()
+  assert np.signbit(Tensor(a).cummin(0).numpy()[0])

@@ -55,8 +55,10 @@ class OrderingMixin:
     rank = before.sum(-1, acc_dtype=dtypes.int32)
     return rank.unsqueeze(-2).eq(idx.unsqueeze(-1))
   def _pick(self: Tensor, onehot: Tensor) -> Tensor:
-    """For self (..., n) and a one-hot (..., m, n): the element each row of onehot selects."""
+    """For self (..., n) and a one-hot (..., m, n): the element each row of onehot selects. Floats by a max over the
+    lowest value elsewhere, which keeps -0.0 (a sum of it and zeros is +0.0: PyTorch's sort keeps the sign)."""
     if self.dtype == dtypes.bool: return onehot.where(self.unsqueeze(-2), False).any(-1)
+    if dtypes.is_float(self.dtype): return onehot.where(self.unsqueeze(-2), -math.inf).max(-1)
     return onehot.where(self.unsqueeze(-2), 0).sum(-1, acc_dtype=self.dtype)
 
   def sort(self: Tensor, dim: int = -1, descending: bool = False) -> ValuesIndices:
