@@ -130,3 +130,11 @@ def test_symbolic_arange_and_full():
   v = UOp.variable("x", 1, 10).bind(5)
   assert Tensor.full((3,), v).tolist() == [5, 5, 5] and Tensor.from_uop(v * 4).item() == 20
   with pytest.raises(ValueError, match="may be empty or negative"): Tensor.arange(UOp.variable("a", 1, 10).bind(2), 7)
+
+def test_pad_by_a_bound_variable():
+  """tinygrad's test_symbolic_pad: t.pad([v, v, v, v]) (a flat padding of variables raised TypeError in its parsing)."""
+  for k in (2, 3):
+    v = UOp.variable("a", 1, 10).bind(k)
+    p = Tensor.ones(2, 2).contiguous().pad([v, v, v, v])
+    assert abs(p.mean().item() - 4 / (2 + 2 * k) ** 2) < 1e-7
+    np.testing.assert_array_equal(p[:2 + 2 * k, :2 + 2 * k].numpy(), np.pad(np.ones((2, 2), np.float32), k))

@@ -135,7 +135,7 @@ class MovementMixin:
     """Pad with (before, after) per axis, or PyTorch's flat (last_before, last_after, ...) list; modes constant, reflect,
     replicate and circular. A negative side crops, in every mode but circular, which raises as tinygrad's (PyTorch
     crops there too)."""
-    if padding and all(isinstance(p, int) for p in padding):
+    if padding and all(isinstance(p, (int, UOp)) for p in padding):  # (a bound variable is a size too)
       flat = list(padding)
       if len(flat) % 2: raise TensorValueError(f"a flat padding has pairs, got {len(flat)} numbers")
       pads = [(0, 0)] * (self.ndim - len(flat) // 2) + [(flat[i], flat[i + 1]) for i in range(len(flat) - 2, -1, -2)]
