@@ -13,7 +13,7 @@ import weakref
 from collections.abc import KeysView
 from typing import TYPE_CHECKING, Any
 from tg.uop import UOp, Ops, GroupOp, PatternMatcher, UPat, graph_rewrite
-from tg.tensor.schedule import view_base, names_buffer, stored_params
+from tg.tensor.schedule import view_base, view_chain, names_buffer, stored_params
 
 if TYPE_CHECKING: from tg.tensor.tensor import Tensor
 _BUFFER, _RESHAPE = Ops.BUFFER, Ops.RESHAPE  # (Ops.X is a slow lookup on Python 3.11: once per lazy tensor per realize)
@@ -125,15 +125,10 @@ class LiveTensors:
     mine = {id(t) for t in ts}
     out = []
     for t in self.pending():
-      if id(t) in mine or t.uop in consumed or _moved(t.uop) in targets: continue
+      if id(t) in mine or t.uop in consumed or view_chain(t.uop, GroupOp.Movement)[1] in targets: continue
       topo = t.uop.toposort()
       if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
     return out
-
-def _moved(u: UOp) -> UOp:
-  """What the movement ops at the top of u view."""
-  while u.op in GroupOp.Movement: u = u.src[0]
-  return u
 
 def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp]], x: UOp) -> Any:
   realized, reaching = ctx

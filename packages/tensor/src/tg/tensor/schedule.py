@@ -283,12 +283,23 @@ def names_buffer(u: UOp) -> bool:
   while u.op is Ops.RESHAPE: u = u.src[0]
   return u.op in (Ops.BUFFER, Ops.ASSIGN, Ops.AFTER)
 
+_RESHAPE, _SHRINK, _BUFFER = Ops.RESHAPE, Ops.SHRINK, Ops.BUFFER  # (Ops.X is a slow lookup on Python 3.11)
+
 def view_base(u: UOp) -> UOp | None:
   """The BUFFER under u if u is that buffer or reshapes of it (a reshape of a buffer is that buffer, indexed row-major),
   or of the first elements of it a tensor of symbolic shape is stored in (buffer_view), else None."""
-  while u.op is Ops.RESHAPE: u = u.src[0]
-  if u.op is Ops.SHRINK and u.src[0].op is Ops.BUFFER and not all_int(u.shape): u = u.src[0]
-  return u if u.op is Ops.BUFFER else None
+  while u.op is _RESHAPE: u = u.src[0]
+  if u.op is _SHRINK and u.src[0].op is _BUFFER and not all_int(u.shape): u = u.src[0]
+  return u if u.op is _BUFFER else None
+
+VIEWS = frozenset({Ops.RESHAPE, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP, Ops.PAD})  # a view's elements, each one of its source's
+# (a PAD only where no element of the view lies in it: a strided slice pads its axis to reshape it)
+
+def view_chain(u: UOp, ops: frozenset[Ops] = VIEWS) -> tuple[list[UOp], UOp]:
+  """The movement ops of `ops` (a shrink only with static bounds) from u down, u first, and the UOp under them."""
+  chain = []
+  while u.op in ops and (u.op is not _SHRINK or all(isinstance(e, int) for _, e in u.arg)): chain, u = chain + [u], u.src[0]
+  return chain, u
 
 def buffer_view(b: UOp, shape: tuple) -> UOp:
   """BUFFER b read in `shape` (of b's size): what b.reshape(shape) gives, without its checks and without computing the
@@ -453,13 +464,13 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
   nodes = list(UOp.sink(*outs).toposort())
-  movement, at, buffer, unique = GroupOp.Movement, index.__getitem__, Ops.BUFFER, Ops.UNIQUE
+  movement, at, buffer, unique, bind = GroupOp.Movement, index.__getitem__, Ops.BUFFER, Ops.UNIQUE, Ops.BIND
   for u in nodes:  # (the per-op Python time of a tiny op's realize: kept to plain lookups, Ops.X is slow on Python 3.11)
     op = u.op
     if op is buffer: bufs.append(u)
     index[u] = len(rows)
     arg = None if op is unique else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
-    if op is Ops.BIND:  # a bound variable as a value (Tensor(v)): its value to var_vals, the key the variable's
+    if op is bind:  # a bound variable as a value (Tensor(v)): its value to var_vals, the key the variable's
       _unbind_arg(u, var_vals)
       index[u] = index[u.src[0]]
       continue

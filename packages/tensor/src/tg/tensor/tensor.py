@@ -12,7 +12,7 @@ from tg.uop import cdiv, round_up, move_index
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy
-from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, names_buffer
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer
 from tg.tensor.realize import run_schedule, Counters, unrun
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -62,7 +62,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
     out.append(big.pop() if big else 1)
   return tuple(out)
 
-_RESHAPE, _BUFFER = Ops.RESHAPE, Ops.BUFFER  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
+_RESHAPE, _BUFFER, _INDEX = Ops.RESHAPE, Ops.BUFFER, dtypes.index  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
 _WRITES = (Ops.ASSIGN, Ops.CUSTOM_KERNEL)  # what writes into a buffer its graph names
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
@@ -78,7 +78,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
-    if isinstance(data, UOp) and device is None and dtype is None and data.dtype is not dtypes.index:  # (every op's result)
+    if isinstance(data, UOp) and device is None and dtype is None and data.dtype is not _INDEX:  # (every op's result)
       self._init(data, requires_grad)
       return
     if isinstance(device, (tuple, list)) and not isinstance(data, UOp):  # on several devices: a whole copy on each
@@ -212,7 +212,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if dev == self.device: return self
     if isinstance(dev, tuple): return (self if not self.is_sharded else self.to(dev[0])).shard(dev)
     if self._disk_view():  # copy what the view reads over, and view it there
-      chain, u = _view_chain(self.uop, GroupOp.Movement)
+      chain, u = view_chain(self.uop, GroupOp.Movement)
       return Tensor(_replay(chain, Tensor(u).realize().to(dev).uop), requires_grad=self.requires_grad)  # (realized: the file's bytes)
     return Tensor(UOp(Ops.COPY, self.dtype, (self.contiguous().uop, device_uop(dev))).reshape(self.shape), requires_grad=self.requires_grad)
   def to_(self, device: str | tuple[str, ...] | None) -> Tensor:
@@ -256,7 +256,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _assign_disk(self, x: Tensor) -> Tensor:
     """DISK runs no kernels: x's bytes are computed on the CPU and copied into the file, at once. A view of the file is
     written through on a CPU copy of the buffer it views, which is then written back whole."""
-    chain, u = _view_chain(self.uop, GroupOp.Movement)
+    chain, u = view_chain(self.uop, GroupOp.Movement)
     if chain and not all(v.op is Ops.RESHAPE for v in chain):
       whole = Tensor(u).to("CPU")
       Tensor(_replay(chain, whole.uop)).assign(x.to("CPU"))
@@ -322,8 +322,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     how many it has, so every value runs the same kernels."""
     if any(not isinstance(v, (int, UOp)) for v in (start, stop, step)): raise TensorValueError("a symbolic arange takes ints")
     n = stop - start if isinstance(step, int) and step == 1 else (stop - start + step - 1) // step
-    most = int(n.unbound().simplify().vmax)
-    if most <= 0 or (n.unbound().simplify().vmin < 0): raise TensorValueError(f"arange({start}, {stop}, {step}) may be empty or negative")
+    count = n.unbound().simplify()
+    if count.vmax <= 0 or count.vmin < 0: raise TensorValueError(f"arange({start}, {stop}, {step}) may be empty or negative")
+    most = int(count.vmax)
     idx = Tensor.arange(most, **kw).shrink(((0, n),))
     return idx if isinstance(start, int) and start == 0 and isinstance(step, int) and step == 1 else idx * step + start
   @staticmethod
@@ -951,17 +952,8 @@ class _NoGrad(contextlib.ContextDecorator):
   def __exit__(self, *exc: Any) -> None: Tensor.no_grad = self.prev
 no_grad = _NoGrad
 
-_VIEWS = frozenset({Ops.RESHAPE, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP, Ops.PAD})  # a view's elements, each one of its source's (a
-# PAD only where no element of the view lies in it: a strided slice pads its axis to reshape it, _pads_unseen)
-
-def _view_chain(u: UOp, ops: frozenset[Ops] = _VIEWS) -> tuple[list[UOp], UOp]:
-  """The movement ops of `ops` (a shrink only with static bounds) from u down, u first, and the UOp under them."""
-  chain = []
-  while u.op in ops and (u.op is not Ops.SHRINK or all(isinstance(e, int) for _, e in u.arg)): chain, u = chain + [u], u.src[0]
-  return chain, u
-
 def _replay(chain: list[UOp], u: UOp) -> UOp:
-  """The view ops of chain (top first, as _view_chain gives them) applied again, over u."""
+  """The view ops of chain (top first, as view_chain gives them) applied again, over u."""
   for m in reversed(chain): u = m.replace(src=(u, *m.src[1:]))
   return u
 
@@ -969,9 +961,8 @@ def _writable_base(t: Tensor) -> UOp | None:
   """The BUFFER a write into view t goes to, when t is more than reshapes of it (a slice, a transpose, a flip: PyTorch's
   views, which share their source's memory); a lazy source is realized first, so its tensor and every other view of it
   see the write. None when t is a buffer view itself (assigned as such), or a value of its own: a pad, and a broadcast
-  constant (Tensor.ones(4)), are copies. A broadcast of stored values raises, as in PyTorch (tinygrad raises for any
-  view that is not contiguous)."""
-  chain, base = _view_chain(t.uop)
+  constant (Tensor.ones(4)), are copies. A broadcast of stored values raises, as in PyTorch."""
+  chain, base = view_chain(t.uop)
   if base.op is Ops.EXPAND and any(w.op is Ops.BUFFER for w in base.toposort()):
     raise RuntimeError("a write into an expanded view: several of its elements are one element of the source; clone() it first")
   if all(v.op is Ops.RESHAPE for v in chain) or not _pads_unseen(chain): return None
@@ -980,14 +971,14 @@ def _writable_base(t: Tensor) -> UOp | None:
     # points every tensor holding it, t among them, at its buffer
     owner = next((s for s in Tensor.live.pending({base: None}.keys()) if s.uop is base), None)
     (Tensor(base) if owner is None else owner).realize()
-    chain, base = _view_chain(t.uop)
+    chain, base = view_chain(t.uop)
   return base if base.op is Ops.BUFFER else None
 
 def contiguous_view(u: UOp) -> bool:
   """Is u its source's first elements in row-major order (offset 0, no gaps): reshapes, a prefix shrink (x[0], x[:2]), a
   permute that keeps the order of the axes longer than 1? A value that no movement op tops is. tinygrad's test for a
   setitem target."""
-  chain, base = _view_chain(u)
+  chain, base = view_chain(u)
   if base.op in GroupOp.Movement: return False
   for v in chain:
     if v.op is Ops.PERMUTE and [a for a in v.arg if v.src[0].shape[a] != 1] != sorted(a for a in v.arg if v.src[0].shape[a] != 1): return False
@@ -1010,7 +1001,7 @@ def _pads_unseen(chain: list[UOp]) -> bool:
 def _write_through(u: UOp, base: UOp, x: Tensor) -> None:
   """Write x, the new value of view u of BUFFER base, into base: the view ops are undone from u down (a shrink's pad
   masks off the elements u doesn't see), and the write runs at once, so every view of base sees it."""
-  chain, _ = _view_chain(u)
+  chain, _ = view_chain(u)
   mask: Tensor | None = None
   for v in chain:
     shape = v.src[0].shape
