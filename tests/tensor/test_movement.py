@@ -2,6 +2,8 @@
 import numpy as np
 import pytest
 from tg.tensor import Tensor, dtypes
+from tg.uop import Ops
+from tg.tensor.realize import run_schedule
 from tensor_helpers import DEVICES, check, rand
 
 A = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
@@ -144,3 +146,23 @@ def test_shrink_to_and_pad_to(device):
   with pytest.raises(ValueError, match="bigger than"): t.shrink_to(4, 4, 5)
   with pytest.raises(ValueError, match="smaller than"): t.pad_to(2, 4, 5)
   with pytest.raises(ValueError, match="has 2 axes"): t.pad_to(3, 4)
+
+@pytest.mark.parametrize("idx_dtype", [np.int8, np.uint8, np.int16, np.int32, np.int64, np.uint32, np.uint64])
+def test_tensor_indices_of_any_int_dtype_load_the_element(idx_dtype):
+  """gather and tensor indices of every integer dtype read the element itself (a load, not a sum over the axis that makes
+  -0.0 +0.0 and costs a loop: an int64 index once compared against arange's int32 and missed the load), exactly (a uint64
+  index once compared in fp8, an int8 one wrapped negatives in int8)."""
+  x = np.where(np.arange(24).reshape(4, 6) % 3 == 0, -0.0, 0.0).astype(np.float32)
+  i, j = np.array([[0, 3, 5], [1, 2, 3]], idx_dtype), np.array([3, 0, 2], idx_dtype)
+  for got, want in [(Tensor(x).gather(1, Tensor(i)), np.take_along_axis(x[:2], i.astype(np.int64), 1)),
+                    (Tensor(x)[Tensor(j)], x[j]), (Tensor(x)[Tensor(j), Tensor(j)], x[j, j])]:
+    sched = got.schedule()
+    assert not any(u.op is Ops.REDUCE for s in sched for u in s.ast.toposort())
+    run_schedule(sched)
+    np.testing.assert_array_equal(np.signbit(got.numpy()), np.signbit(want))
+  # values no fp8 holds (uint64 and int32 promote to fp8e4m3) and negatives wrapped on an axis longer than int8 holds
+  v = np.array([17, 33, 127] + ([-1, -100] if np.issubdtype(idx_dtype, np.signedinteger) else []), idx_dtype)
+  y = np.arange(200, dtype=np.float32)
+  np.testing.assert_array_equal(Tensor(y)[Tensor(v)].numpy(), y[v])
+  np.testing.assert_array_equal(Tensor(y).gather(0, Tensor(v[:3])).numpy(), y[v[:3]])
+  np.testing.assert_array_equal(Tensor(v[:3]).one_hot(200).numpy(), np.eye(200, dtype=np.int32)[v[:3]])

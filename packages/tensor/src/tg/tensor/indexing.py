@@ -39,6 +39,17 @@ def _check_index(ix: Tensor, n: int, what: str, negative: bool) -> None:
   if hi >= n or lo < (-n if negative else 0):
     raise IndexError(f"{what}: index {hi if hi >= n else lo} is out of bounds for an axis of size {n} (CHECK_OOB=1)")
 
+def _as_index(ix: Tensor) -> Tensor:
+  """Integer indices as int32 (int64 for 32- and 64-bit types), where index arithmetic and a compare with an arange
+  are exact: an int8 index wrapped by + n overflows, and uint64 with arange's int32 promotes to fp8 (tinygrad's lattice).
+  A uint64 index past int64's range turns negative."""
+  want = dtypes.int64 if ix.dtype.itemsize >= 4 and ix.dtype != dtypes.int32 else dtypes.int32
+  return ix if ix.dtype == want else ix.cast(want)
+
+def _hits(ix: Tensor, n: int) -> Tensor:
+  """(*ix.shape, n) bool: where each integer index of ix equals 0..n-1 (the one-hot of gather, scatter and one_hot)."""
+  return _as_index(ix).unsqueeze(-1) == _tensor_types().arange(n, device=ix.device)
+
 def _tensor_types() -> type:
   from tg.tensor.tensor import Tensor
   return Tensor
@@ -149,7 +160,7 @@ class IndexingMixin:
   def _adv_plan(self: Tensor, dims: list[int], tensors: list[Tensor]) -> tuple[list[Tensor], tuple[int, ...], list[int], list[int]]:
     """For tensor indices at axes dims: the indices broadcast (flat, negatives wrapped), their shape b, the other axes,
     and the permutation from (other axes, b) to numpy's layout of the result."""
-    idxs = _broadcast_all(tensors)
+    idxs = _broadcast_all([_as_index(t) for t in tensors])
     b = idxs[0].shape
     for ix, d in zip(idxs, dims): _check_index(ix, self.shape[d], f"tensor index on axis {d}", True)
     idxs = [(ix < 0).where(ix + self.shape[d], ix).flatten() for ix, d in zip(idxs, dims)]
@@ -186,14 +197,13 @@ class IndexingMixin:
 
   def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j] = self[index[i][j]][j] (for dim 0): index has self's rank, and no axis longer than self's."""
-    Tensor = _tensor_types()
     d = self._axis(dim)
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
       raise TensorShapeError(f"gather index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
     n = self.shape[d]
     _check_index(index, n, f"gather along dim {d}", False)
     x = self.shrink([None if i == d else (0, s) for i, s in enumerate(index.shape)]).unsqueeze(-1).transpose(d, -1)
-    return _pick(index.unsqueeze(-1) == Tensor.arange(n, device=self.device), x, (-1,))
+    return _pick(_hits(index, n), x, (-1,))
   def _scatter_setup(self: Tensor, dim: int, index: Tensor, src: Tensor | float | int, name: str) -> tuple[Tensor, Tensor, Any]:
     """For scatter-like ops along dim: src as (index shape + (1,)) in self's dtype, the one-hot mask (index shape + (n,))
     of where each goes, and `spread`, which puts a (index shape with 1 at dim, n) reduction back into self's shape."""
@@ -208,7 +218,7 @@ class IndexingMixin:
     _check_index(index, self.shape[d], f"{name} along dim {d}", False)
     s = src if isinstance(src, Tensor) else Tensor.full(index.shape, src, device=self.device, dtype=self.dtype)
     s = s.shrink([(0, n) for n in index.shape]).cast(self.dtype).unsqueeze(-1)
-    mask = index.unsqueeze(-1) == Tensor.arange(self.shape[d], device=self.device)
+    mask = _hits(index, self.shape[d])
     def spread(t: Tensor) -> Tensor:
       t = t.transpose(d, -1).squeeze(-1)
       return t.pad([(0, 0) if i == d else (0, n - t.shape[i]) for i, n in enumerate(self.shape)])

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, GroupOp, dtypes, cdiv
 from tg.tensor.schedule import is_buffer_view, names_buffer
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError, TensorValueError
-from tg.tensor.indexing import _check_index, _last_only
+from tg.tensor.indexing import _check_index, _hits, _last_only
 from tg.tensor import flash_attention
 
 if TYPE_CHECKING:
@@ -221,14 +221,13 @@ class NNMixin:
     """The inverse of max_pool2d(return_indices=True): each value put at its flat position (h * W + w in 2-d), zeros
     elsewhere. The output size is output_size's last len(k), else what the pool's parameters give back
     ((n - 1) * s - 2p + d(k - 1) + 1)."""
-    from tg.tensor.tensor import Tensor
     if indices.shape != self.shape: raise TensorShapeError(f"max_unpool2d indices of shape {indices.shape} for values of shape {self.shape}")
     nd = _pool_dims(kernel_size)
     k, dil, pads = _tuple(kernel_size, nd), _tuple(dilation, nd), _resolve_pads(padding, nd)
     st = _tuple(stride if stride is not None else kernel_size, nd)
     if output_size is None: out = tuple((n - 1) * s - b - a + d * (kk - 1) + 1 for n, s, (b, a), d, kk in zip(self.shape[-nd:], st, pads, dil, k))
     else: out = tuple(output_size)[-nd:]
-    hit = indices.flatten(-nd).unsqueeze(-1).eq(Tensor.arange(math.prod(out), device=self.device))  # (..., inputs, outputs)
+    hit = _hits(indices.flatten(-nd), math.prod(out))  # (..., inputs, outputs)
     # overlapping windows can send one maximum twice: the last input sent wins, as in PyTorch (not their sum)
     pick = _last_only(hit, hit.ndim - 2)
     return pick.where(self.flatten(-nd).unsqueeze(-1), 0).sum(-2, acc_dtype=self.dtype).reshape(*self.shape[:-nd], *out)
@@ -284,21 +283,19 @@ class NNMixin:
     return _einsum(formula, list(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands))
 
   def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
-    from tg.tensor.tensor import Tensor
     if num_classes == -1: num_classes = int(self.max().item()) + 1
-    return (self.unsqueeze(-1) == Tensor.arange(num_classes, device=self.device)).cast(dtypes.int32)
+    return _hits(self, num_classes).cast(dtypes.int32)
   def sparse_categorical_crossentropy(self: Tensor, Y: Tensor, ignore_index: int = -1, label_smoothing: float = 0.0,
                                       reduction: str = "mean") -> Tensor:
     """Cross entropy of logits (..., classes) against integer labels Y (...). A label outside the classes selects no
     class (its loss is 0, as in tinygrad); with CHECK_OOB=1 it raises IndexError."""
-    from tg.tensor.tensor import Tensor
     if Y.shape != self.shape[:-1]:
       raise TensorShapeError(f"class index targets of shape {Y.shape} for logits of shape {self.shape}: expected {self.shape[:-1]}")
     n = self.shape[-1]
     log_probs = self.log_softmax(-1)
     mask = Y != ignore_index
     _check_index(mask.where(Y, 0), n, "sparse_categorical_crossentropy labels", False)
-    hit = (Y.unsqueeze(-1) == Tensor.arange(n, device=self.device)) & mask.unsqueeze(-1)
+    hit = _hits(Y, n) & mask.unsqueeze(-1)
     nll = -hit.where(log_probs, 0).sum(-1)  # where, not a product: a class of log-probability -inf elsewhere stays out
     smooth = -log_probs.mean(-1) * mask
     loss = (1 - label_smoothing) * nll + label_smoothing * smooth

@@ -413,8 +413,7 @@ def _pick_one_hot(val: UOp, rngs: list[UOp]) -> UOp | None:
   for t in split_and(val.src[0]):
     if t.op is not Ops.CMPEQ or not dtypes.is_int(t.src[0].dtype): continue
     for e, side in (t.src, t.src[::-1]):
-      core, e = side.simplify(), e.simplify()  # (unsimplified, a view's index math can mention r and cancel it)
-      if core.op is Ops.CAST: core = core.src[0]
+      core, e = _uncast(side.simplify()), e.simplify()  # (unsimplified, a view's index math can mention r and cancel it)
       if core in rngs and core not in picks and not any(x in rngs for x in e.toposort()):
         picks[core] = e if e.dtype == dtypes.index else e.cast(dtypes.index)
         hits[t] = UOp.const(dtypes.bool, True)
@@ -427,6 +426,13 @@ def _pick_one_hot(val: UOp, rngs: list[UOp]) -> UOp | None:
     i, g = (ix.src[1].src[1], gate & ix.src[1].src[0]) if ix.src[1].op is Ops.WHERE else (ix.src[1], gate)
     moved[ix] = UOp(Ops.INDEX, ix.dtype, (ix.src[0], i.substitute(picks).valid(g), *ix.src[2:]), ix.arg)
   return gate.where(val.substitute({**hits, **moved, **picks}), val.src[2])
+
+def _uncast(x: UOp) -> UOp:
+  """x without the integer casts around it that keep its value (arange's int32 compared with an int64 index is a range
+  cast twice)."""
+  while x.op is Ops.CAST and dtypes.is_int(x.dtype) and dtypes.is_int(x.src[0].dtype) and \
+        dtypes.min(x.dtype) <= x.src[0].vmin and x.src[0].vmax <= dtypes.max(x.dtype): x = x.src[0]
+  return x
 
 def kernel_name(root: UOp) -> str:
   """E_ and the output's dims for an elementwise kernel; r_, the output's dims and the dims the outermost reduce (the
