@@ -3,18 +3,22 @@ integer division and closeness tests. Polynomial approximations are accurate to 
 from __future__ import annotations
 import functools, math
 from typing import TYPE_CHECKING, Any, Callable
-from tg.uop import dtypes, least_upper_float
+from tg.uop import DType, dtypes, least_upper_float
 from tg.tensor.errors import TensorDtypeError, TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor, Scalar
+
+def narrow_float(dt: DType) -> bool:
+  """half, bfloat16 and the fp8s: math on them is done in float32 and rounded once."""
+  return dtypes.is_float(dt) and dt.itemsize < 4
 
 def in_float32(fn: Callable[..., Tensor]) -> Callable[..., Tensor]:
   """fn of a half, bfloat16 or fp8 tensor computed in float32 and rounded once, as PyTorch does: a composite's steps each
   rounded to the narrow type drifted (half exp(10) was 21950, not 22030; fp8e5m2 exp(10) its max 57344, not 20480)."""
   @functools.wraps(fn)
   def wrapper(self: Tensor, *args: Any, **kw: Any) -> Tensor:
-    return fn(self.float(), *args, **kw).cast(self.dtype) if dtypes.is_float(self.dtype) and self.dtype.itemsize < 4 else fn(self, *args, **kw)
+    return fn(self.float(), *args, **kw).cast(self.dtype) if narrow_float(self.dtype) else fn(self, *args, **kw)
   return wrapper
 
 def _as_float(x: Tensor) -> Tensor: return x if dtypes.is_float(x.dtype) else x.cast(least_upper_float(x.dtype))

@@ -19,7 +19,7 @@ from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
 from tg.tensor.indexing import IndexingMixin
 from tg.tensor.custom import CustomMixin
-from tg.tensor.mathops import MathMixin, in_float32, log1p, _signbit
+from tg.tensor.mathops import MathMixin, in_float32, narrow_float, log1p, _signbit
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
@@ -525,10 +525,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def neg(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self * -1
   def pow(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     """C's pow (numpy's and PyTorch's), special values included. An integer tensor to an int power stays integer, and a
-    negative Python int power of it raises (PyTorch and tinygrad do)."""
+    negative Python int power of it raises (PyTorch and tinygrad do). Half, bfloat16 and fp8 are raised in float32 and
+    rounded once, as PyTorch does (b log2|a| in half was 11 ulps off)."""
     if not reverse and isinstance(x, int) and not isinstance(x, bool) and not dtypes.is_float(self.dtype) and self.dtype != dtypes.bool:
       if x < 0: raise TensorDtypeError(f"an integer tensor to the negative power {x}: cast it to float first")
       return self._int_pow(x)
+    if not reverse and narrow_float(self.dtype) and isinstance(x, (int, float)) and not isinstance(x, bool):
+      return self.float().pow(x).cast(self.dtype)
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4 and \
         (dtypes.is_float(self.dtype) or isinstance(x, int)):
       # x ** 0 is 1 (also for NaN and inf) and stays in the graph: its gradient is 0, not "no tensor requires grad"
@@ -539,6 +542,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       return self.sqrt() if x > 0 else self.sqrt().reciprocal()  # PyTorch's and tinygrad's: (-inf) ** 0.5 is NaN, (-0.0) ** 0.5 -0.0
     a, b = self._broadcasted(x, reverse)
     if not dtypes.is_float(a.dtype): return a._int_pow(b)
+    if narrow_float(a.dtype): return a.float().pow(b.float()).cast(a.dtype)
     # |a|**b as exp2(b log2|a|), which gets 0 and inf bases and infinite powers right by itself; 1 where C gives 1 whatever
     # the other operand is (a == 1, b == 0) and for -1 to an infinite power; the sign bit of a (-0.0's too) for an odd
     # integer b; NaN for a finite negative base to a non-integer power (an infinite b counts as an even integer)
