@@ -45,3 +45,29 @@ def test_reading_a_scheduled_tensor_before_its_items_run_raises():
   run_schedule(items)
   np.testing.assert_array_equal(x.numpy(), [3.0, 6.0])
   np.testing.assert_array_equal((x + 1).numpy(), [4.0, 7.0])
+
+def test_an_eager_training_step_schedules_from_the_cache():
+  """Every step of an eager loop builds the same graph on new buffers: after the first steps each step is a cache hit.
+  A matmul's and pow's backward is a closure made anew each call; the key held it, so every step added an entry (and
+  scheduled again): the process grew without end."""
+  from tg.tensor import nn
+  from tg.tensor.nn import optim
+  lin = nn.Linear(6, 3)
+  opt = optim.Adam(nn.state.get_parameters(lin), lr=1e-2)
+  x = Tensor(np.random.default_rng(0).standard_normal((4, 6), dtype=np.float32))
+  sizes = []
+  with Tensor.train():
+    for _ in range(6):
+      opt.zero_grad()
+      (lin(x) ** 2.5).abs().sum().backward()
+      opt.step()
+      sizes.append(len(sched._cache))
+  assert sizes[-1] == sizes[2], sizes
+
+def test_the_cache_drops_its_oldest_entries_past_its_size(monkeypatch):
+  monkeypatch.setattr(sched, "CACHE_ENTRIES", 3)
+  monkeypatch.setattr(sched, "_cache", {})
+  a = Tensor([1.0, 2.0]).realize()
+  for k in range(6): (a * (100.5 + k)).realize()  # a graph of its own each (its constant)
+  assert len(sched._cache) <= 3
+  np.testing.assert_allclose((a * 100.5).numpy(), [100.5, 201.0])  # dropped, scheduled again

@@ -446,6 +446,9 @@ Ref = tuple[str, int]  # ("in", k): the k-th BUFFER of the graph; ("new", j): th
 # a cache entry: the kernels (AST and the refs of their buffers), the specs of the new buffers, and what becomes a buffer
 # (by its position in the graph's toposort, which is the row in the cache key, and the ref of its buffer)
 _cache: dict[tuple, tuple[list[tuple[UOp, list[Ref]]], list[tuple[str, int, Any]], list[tuple[int, Ref]]]] = {}
+# the most entries kept, the oldest dropped first: a loop whose graph changes every step (a Python float of the step
+# number in it) must not grow the process without end. (Not LRU: a hit would hash the key twice more.)
+CACHE_ENTRIES = 2048
 
 def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
   """A movement op's arg (nested tuples of sizes) with each bound variable (BIND: a symbolic size) replaced by its
@@ -462,6 +465,10 @@ def _unbind_movement(x: UOp) -> UOp | None:
 _unbind = PatternMatcher([(UPat(GroupOp.Movement, name="x"), _unbind_movement),  # each movement op's arg unbound
                           (UPat(Ops.BIND, name="x"), lambda x: x.src[0])])  # and each bound variable used as a value
 
+# args that don't change what a graph computes: a UNIQUE's identity, and a CALL's backward (a closure made anew by every
+# matmul or pow, which put a new cache entry, and a new schedule, into every step of an eager training loop)
+_KEYLESS_ARG = frozenset({Ops.UNIQUE, Ops.CALL})
+
 def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[UOp]]:
   """The graph as a tuple with its buffers numbered by first appearance (their identities left out) and its bound
   variables unbound, the buffers, the variables' values, and the UOps in the order of the rows."""
@@ -470,12 +477,12 @@ def _structure(outs: list[UOp]) -> tuple[tuple, list[UOp], dict[str, int], list[
   bufs: list[UOp] = []
   var_vals: dict[str, int] = {}
   nodes = list(UOp.sink(*outs).toposort())
-  movement, at, buffer, unique, bind = GroupOp.Movement, index.__getitem__, Ops.BUFFER, Ops.UNIQUE, Ops.BIND
+  movement, at, buffer, bind = GroupOp.Movement, index.__getitem__, Ops.BUFFER, Ops.BIND
   for u in nodes:  # (the per-op Python time of a tiny op's realize: kept to plain lookups, Ops.X is slow on Python 3.11)
     op = u.op
     if op is buffer: bufs.append(u)
     index[u] = len(rows)
-    arg = None if op is unique else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
+    arg = None if op in _KEYLESS_ARG else _unbind_arg(u.arg, var_vals) if op in movement else u.arg
     if op is bind:  # a bound variable as a value (Tensor(v)): its value to var_vals, the key the variable's
       _unbind_arg(u, var_vals)
       index[u] = index[u.src[0]]
@@ -512,6 +519,7 @@ def schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   row = {u: i for i, u in enumerate(nodes)}
   becomes_refs = [(row[u], refs.get(id(buffers[view_base(b)]))) for u, b in becomes.items()]
   if all(r is not None for _, r in becomes_refs):  # else (a buffer no kernel uses) don't cache
+    if len(_cache) >= CACHE_ENTRIES: del _cache[next(iter(_cache))]
     _cache[key] = ([(ei.ast, [refs[id(b)] for b in ei.bufs]) for ei in items], new_specs, [(i, r) for i, r in becomes_refs if r is not None])
   return items, becomes
 
