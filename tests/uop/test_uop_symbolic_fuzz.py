@@ -2,7 +2,7 @@
 UOP_FUZZ_SCALE=20 runs twenty times the examples (for hunting bugs locally)."""
 from __future__ import annotations
 import itertools, os
-from hypothesis import given, settings, strategies as st, HealthCheck
+from hypothesis import example, given, settings, strategies as st, HealthCheck
 from tg.uop import Context, Ops, PatternMatcher, UOp, UPat, dtypes, graph_rewrite_map, symbolic
 from tg.uop.symbolic import fold_add
 from uop_interp import evaluate, tree_size
@@ -104,6 +104,7 @@ def test_a_sum_is_one_number_only_when_its_sources_are(e: UOp) -> None:
 
 @settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(int_expr(), st.integers(-6, 6), st.integers(-12, 12))
+@example((UOp.variable("a", 0, 10) // 1) % 1, -1, 1)  # its own partner in _mod_pair (c = 1): KeyError
 def test_fold_add_guard_skips_only_sums_it_leaves_alone(e: UOp, k: int, c: int) -> None:
   """A sum fold_add's guard rejects (one term, or one term times a constant, plus a constant) is one fold_add itself
   returns None for: the guard only spares the split."""

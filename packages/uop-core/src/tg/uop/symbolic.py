@@ -182,14 +182,14 @@ def fold_add(x: UOp) -> UOp | None:
 def _mod_pair(merged: dict[UOp, int], t: UOp, k: int) -> UOp | None:
   """For the term t = y%c (times k): the partner (y//c)*c*k (-> y) or ((y//c)%m)*c*k (-> y%(c*m)), both taken out of
   merged; None if there is none. Both identities hold for C's truncating division too: the quotient and remainder of
-  y have y's sign."""
+  y have y's sign. (For c = 1, t = (z//1)%1 is its own second partner's spelling: not a pair.)"""
   y, c = t.src[0], t.src[1].arg
   for u, ku in merged.items():
     if ku == k * c and _is_div(u, y, c):
       del merged[t], merged[u]
       return y
   for u, ku in merged.items():
-    if u.op is _MOD and ku == k * c and u.src[1].op is _CONST and u.src[1].arg > 0 and _is_div(u.src[0], y, c):
+    if u.op is _MOD and u is not t and ku == k * c and u.src[1].op is _CONST and u.src[1].arg > 0 and _is_div(u.src[0], y, c):
       del merged[t], merged[u]
       return y % (c * u.src[1].arg)
   return None
