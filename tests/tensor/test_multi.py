@@ -371,6 +371,21 @@ def test_assign_into_split_tensor():
   t += 1
   np.testing.assert_array_equal(np.concatenate(pieces(t)), b + 1)
 
+@pytest.mark.parametrize("axis", [0, 1, None])
+@pytest.mark.parametrize("view", ["cols", "rows", "transposed row", "reshape"])
+def test_assign_into_a_view_of_a_sharded_tensor_writes_the_shards(axis, view):
+  """A view of a sharded tensor is written through into its shards, as a view of one buffer is (the write went into a
+  copy and was lost: out[:, 2:3].assign(v) left out unchanged)."""
+  a = rng.standard_normal((6, 4)).astype(np.float32)
+  sel = {"cols": lambda x: x[:, 2:3], "rows": lambda x: x[1:3], "transposed row": lambda x: x.T[1], "reshape": lambda x: x.reshape(3, 8)}[view]
+  v = rng.standard_normal(sel(a).shape).astype(np.float32)
+  t = Tensor(a).shard(D3, axis=axis).realize()
+  sel(t).assign(Tensor(v).shard(D3)).realize()
+  want = a.copy()
+  sel(want)[...] = v
+  np.testing.assert_array_equal(t.numpy(), want)
+  assert t.device == D3
+
 def test_load_state_dict_into_sharded_params():
   m = nn.Linear(4, 6)
   m.weight.shard_(D2, axis=0)

@@ -242,12 +242,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if self._on_disk(): return self._assign_disk(x)
     if x.device != self.device: x = x.to(self.device)
+    if (base := _writable_base(self)) is not None:  # a[:4].assign(b), a.T.assign(b): written into a, as PyTorch's copy_
+      _write_through(self._uop, base, x)
+      return self
     if self.is_sharded:  # unshard splits the write by the target's pieces
       if not realized_multi(self._uop): self.realize()
       self.uop = UOp(Ops.ASSIGN, self.dtype, (self._uop, x.uop))
-      return self
-    if (base := _writable_base(self)) is not None:  # a[:4].assign(b), a.T.assign(b): written into a, as PyTorch's copy_
-      _write_through(self._uop, base, x)
       return self
     if not is_buffer_view(self._uop): self.realize()
     base = view_base(self._uop)
@@ -962,21 +962,22 @@ def _replay(chain: list[UOp], u: UOp) -> UOp:
   return u
 
 def _writable_base(t: Tensor) -> UOp | None:
-  """The BUFFER a write into view t goes to, when t is more than reshapes of it (a slice, a transpose, a flip: PyTorch's
-  views, which share their source's memory); a lazy source is realized first, so its tensor and every other view of it
-  see the write. None when t is a buffer view itself (assigned as such), or a value of its own: a pad, and a broadcast
-  constant (Tensor.ones(4)), are copies. A broadcast of stored values raises, as in PyTorch."""
+  """The BUFFER (or sharded MULTI of buffers) a write into view t goes to, when t is more than reshapes of a buffer (a
+  slice, a transpose, a flip: PyTorch's views, which share their source's memory; any view of a sharded tensor); a lazy
+  source is realized first, so its tensor and every other view of it see the write. None when t is a buffer view itself
+  (assigned as such), or a value of its own: a pad, and a broadcast constant (Tensor.ones(4)), are copies. A broadcast
+  of stored values raises, as in PyTorch."""
   chain, base = view_chain(t.uop)
   if base.op is Ops.EXPAND and any(w.op is Ops.BUFFER for w in base.toposort()):
     raise RuntimeError("a write into an expanded view: several of its elements are one element of the source; clone() it first")
-  if all(v.op is Ops.RESHAPE for v in chain) or not _pads_unseen(chain): return None
+  if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded or not _pads_unseen(chain): return None
   if base.op in GroupOp.Movement or base.op is Ops.CONST: return None
   if base.op is not Ops.BUFFER:  # the tensor the view was taken of (or a new one) is realized, and LiveTensors.become
     # points every tensor holding it, t among them, at its buffer
     owner = next((s for s in Tensor.live.pending({base: None}.keys()) if s.uop is base), None)
     (Tensor(base) if owner is None else owner).realize()
     chain, base = view_chain(t.uop)
-  return base if base.op is Ops.BUFFER else None
+  return base if base.op is Ops.BUFFER or realized_multi(base) else None
 
 def contiguous_view(u: UOp) -> bool:
   """Is u its source's first elements in row-major order (offset 0, no gaps): reshapes, a prefix shrink (x[0], x[:2]), a
