@@ -23,6 +23,7 @@ def bench_tg(steps: int) -> dict[str, float]:
   model = Net()
   opt = Adam(get_parameters(model), lr=1e-3)
   @TinyJit
+  @Tensor.train()
   def step(x: Tensor, y: Tensor) -> Tensor:
     opt.zero_grad()
     loss = model(x).sparse_categorical_crossentropy(y)

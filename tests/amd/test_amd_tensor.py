@@ -64,11 +64,12 @@ def train(dev: str, steps: int = 3) -> list[np.ndarray]:
   w1 = Tensor(rand(4, 8, seed=6) * 0.5, device=dev, requires_grad=True)
   w2 = Tensor(rand(8, 2, seed=7) * 0.5, device=dev, requires_grad=True)
   opt = SGD([w1, w2], lr=0.05)
-  for _ in range(steps):
-    loss = (((x @ w1).relu() @ w2 - y) ** 2).mean()
-    opt.zero_grad()
-    loss.backward()
-    opt.step()
+  with Tensor.train():
+    for _ in range(steps):
+      loss = (((x @ w1).relu() @ w2 - y) ** 2).mean()
+      opt.zero_grad()
+      loss.backward()
+      opt.step()
   return [w1.numpy(), w2.numpy()]
 
 @ARCHS

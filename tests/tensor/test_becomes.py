@@ -106,10 +106,11 @@ def test_equal_tensors_realized_together_stay_apart(write):
   np.testing.assert_array_equal(b.numpy(), [1.0, 1.0, 1.0])
 
 def _step(model, opt, x: Tensor, y: Tensor) -> Tensor:
-  opt.zero_grad()
-  loss = model(x).sparse_categorical_crossentropy(y)
-  loss.backward()
-  opt.step()
+  with Tensor.train():
+    opt.zero_grad()
+    loss = model(x).sparse_categorical_crossentropy(y)
+    loss.backward()
+    opt.step()
   return loss
 
 # The bias add after the matmul is not a realized point (it fuses into the kernels that read the logits): the loss is

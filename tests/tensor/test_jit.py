@@ -32,6 +32,7 @@ def test_jitted_training_equals_plain_training():
     Tensor.manual_seed(0)
     model = nn.Linear(5, 3)
     opt = nn.optim.Adam(nn.state.get_parameters(model), lr=0.1)
+    @Tensor.train()
     def step(x: Tensor, y: Tensor) -> Tensor:
       opt.zero_grad()
       loss = model(x).sparse_categorical_crossentropy(y)

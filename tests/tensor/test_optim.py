@@ -4,6 +4,11 @@ import pytest
 from tg.tensor import Tensor, Counters
 from tg.tensor.nn import optim
 
+@pytest.fixture(autouse=True)
+def training():
+  """Every optimizer here steps in training mode (test_a_step_outside_training_raises: the one that doesn't)."""
+  with Tensor.train(): yield
+
 rng = np.random.default_rng(1)
 W0, X = rng.standard_normal((4, 3)).astype(np.float32), rng.standard_normal((5, 4)).astype(np.float32)
 
@@ -146,3 +151,14 @@ def test_errors():
   w = Tensor([1.0], requires_grad=True)
   with pytest.raises(RuntimeError, match="no gradient"): optim.SGD([w]).step()
   with pytest.raises(ValueError, match="nesterov"): optim.SGD([w], nesterov=True)
+
+def test_a_step_outside_training_raises():
+  """tinygrad's rule (PyTorch steps in any mode): a step while Tensor.training is False raises and changes nothing."""
+  w = Tensor([1.0, 2.0], requires_grad=True)
+  opt = optim.Adam([w])
+  (w * w).sum().backward()
+  with Tensor.train(False):
+    with pytest.raises(RuntimeError, match="training mode"): opt.step()
+  np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
+  opt.step()
+  assert (w.numpy() < [1.0, 2.0]).all()

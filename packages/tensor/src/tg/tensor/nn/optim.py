@@ -21,7 +21,11 @@ class Optimizer:
   def schedule_step(self) -> list[Tensor]:
     """Assign the new values (lazily) and return the tensors to realize: with them the gradients, stored by the kernels
     that compute them, so that a p.grad read after step() is the gradient backward computed, at the old weights, as in
-    PyTorch and tinygrad (left lazy, it would be computed again from the updated weights)."""
+    PyTorch and tinygrad (left lazy, it would be computed again from the updated weights). Only in training mode, as in
+    tinygrad (PyTorch steps in any mode): a step taken by mistake during evaluation raises instead of changing the model."""
+    if not Tensor.training:
+      raise RuntimeError("Tensor.training is False: the optimizer steps only in training mode; set Tensor.training = True "
+                         "or step inside `with Tensor.train():`")
     grads = []
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"parameter {p} has no gradient: call backward() first")
