@@ -121,3 +121,16 @@ def test_bool_mask_of_another_shape_is_an_index_error():
     with pytest.raises(IndexError, match=r"bool mask of shape \(2,\) at dim 0"): a[mask]
   np.testing.assert_array_equal(Tensor.arange(4)[Tensor([True, False, True, False])].numpy(), [0, 2])
   np.testing.assert_array_equal(Tensor.arange(6).reshape(2, 3)[:, Tensor([False, True, True])].numpy(), [[1, 2], [4, 5]])
+
+def test_uint8_bilinear_rounds_as_pytorch():
+  """uint8 linear interpolation in PyTorch's fixed point (tinygrad's too), one axis at a time, the last first. By hand: 64
+  -> 10 samples position 2.7 first, weight 0.7 on x[3] = 5: 3.5, which fixed point (22938 / 2^15) rounds up to 4. The
+  4x5 -> 3x7 outputs are PyTorch 2.13's (rounding once from exact weights gave 89, 160, 102, 163, 174 and 120 in places)."""
+  x = np.zeros((1, 1, 1, 64), np.uint8)
+  x[..., 3] = 5
+  assert Tensor(x).interpolate((1, 10), mode="bilinear").numpy()[0, 0, 0].tolist() == [4] + [0] * 9
+  img = (np.arange(20).reshape(1, 1, 4, 5) * 37 % 256).astype(np.uint8)
+  assert Tensor(img).interpolate((3, 7), mode="bilinear").numpy()[0, 0].tolist() == \
+    [[31, 52, 66, 62, 88, 115, 136], [150, 171, 161, 96, 122, 94, 42], [55, 76, 103, 129, 155, 164, 160]]
+  assert Tensor(img).interpolate((3, 7), mode="bilinear", align_corners=True).numpy()[0, 0].tolist() == \
+    [[0, 25, 49, 74, 99, 123, 148], [150, 175, 156, 96, 121, 102, 42], [43, 68, 92, 117, 142, 166, 191]]

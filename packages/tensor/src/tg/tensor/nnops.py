@@ -25,6 +25,19 @@ def _resolve_pads(padding: int | Sequence[int], nd: int) -> list[tuple[int, int]
   if len(p) == 2 * nd: return [(p[i], p[i + 1]) for i in range(2 * nd - 2, -1, -2)]
   raise TensorValueError(f"padding {p} for {nd} spatial axes: give an int, {nd} ints, or {2 * nd} (left, right, top, bottom, ...)")
 
+def _lerp_uint8(a: Tensor, b: Tensor, frac: list[float], shape: tuple[int, ...]) -> Tensor:
+  """a * (1 - f) + b * f for uint8 a, b along one axis (f: frac, reshaped to shape) as PyTorch's uint8 resampling computes
+  it: the weights in fixed point with the most fraction bits p (at most 22) that keep the biggest weight's 2^(p+1) multiple
+  under 2^15, each rounded, the sum rounded half up and clamped, one axis at a time. tinygrad matches it; rounding once
+  from exact weights (tg's float path) differs by 1 in a fifth of the outputs."""
+  from tg.tensor.tensor import Tensor
+  w_max = max(max(1 - f, f) for f in frac)
+  p = next((q for q in range(22) if int(0.5 + w_max * (1 << (q + 1))) >= 1 << 15), 22)
+  wl, wh = (Tensor([round(w * (1 << p)) for w in ws], device=a.device, dtype=dtypes.int32).reshape(shape)
+            for ws in ([1 - f for f in frac], frac))
+  acc = a.cast(dtypes.int32) * wl + b.cast(dtypes.int32) * wh + (1 << (p - 1))
+  return (acc // (1 << p)).clip(0, 255).cast(dtypes.uint8)
+
 def _pool_dims(kernel_size: int | Sequence[int]) -> int: return 2 if isinstance(kernel_size, int) else len(tuple(kernel_size))
 
 def _ceil_overhang(n: int, pad: tuple[int, int], k: int, s: int, d: int) -> int:
@@ -242,8 +255,9 @@ class NNMixin:
       raise TensorUnsupportedError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear' ('bilinear' for 2 axes, "
                                    f"'trilinear' for 3), not {mode!r} for {len(size)} axes")
     if len(size) > self.ndim: raise TensorValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
-    x = self if dtypes.is_float(self.dtype) or mode == "nearest" else self.float()
-    for ax, m in zip(range(self.ndim - len(size), self.ndim), size):
+    fixed = mode == "linear" and self.dtype == dtypes.uint8  # PyTorch's uint8 kernel (tinygrad's too): see _lerp_uint8
+    x = self if dtypes.is_float(self.dtype) or mode == "nearest" or fixed else self.float()
+    for ax, m in reversed(list(zip(range(self.ndim - len(size), self.ndim), size))):  # the last axis first, as PyTorch
       n = x.shape[ax]
       if n == m: continue
       pre: list[slice] = [slice(None)] * ax
@@ -254,9 +268,11 @@ class NNMixin:
       src = [i * (n - 1) / (m - 1) if m > 1 else 0.0 for i in range(m)] if align_corners else [max(0.0, (i + 0.5) * n / m - 0.5) for i in range(m)]
       lo = [min(int(s), n - 1) for s in src]
       hi = [min(i + 1, n - 1) for i in lo]
-      w = Tensor([s - i for s, i in zip(src, lo)], device=x.device, dtype=x.dtype)
+      frac = [s - i for s, i in zip(src, lo)]
       a, b = x[(*pre, Tensor(lo, device=x.device))], x[(*pre, Tensor(hi, device=x.device))]
-      x = a + (b - a) * w.reshape(m, *[1] * (x.ndim - ax - 1))
+      col = (m, *[1] * (x.ndim - ax - 1))
+      if fixed: x = _lerp_uint8(a, b, frac, col)
+      else: x = a + (b - a) * Tensor(frac, device=x.device, dtype=x.dtype).reshape(col)
     return x if x.dtype == self.dtype else x.round().clip(dtypes.min(self.dtype), dtypes.max(self.dtype)).cast(self.dtype)
   def layernorm(self: Tensor, axis: int | Sequence[int] = -1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)
