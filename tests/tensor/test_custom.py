@@ -198,3 +198,41 @@ def test_a_reader_of_the_old_contents_runs_before_a_kernel_writes_them(together)
   np.testing.assert_array_equal(y.numpy(), x + 1)
   np.testing.assert_allclose(old.numpy(), x * 10, rtol=1e-6)
   np.testing.assert_allclose((t * 10).numpy(), (x + 1) * 10, rtol=1e-6)  # built after: the new contents
+
+def row_view_sum_k(O: UOp, A: UOp) -> UOp:
+  """Each row summed through a view of it: A[i, :] with i a range (tinygrad's slice_sum)."""
+  acc = UOp.placeholder((1,), dtypes.float, 0, AddrSpace.REG)
+  i, k = UOp.range(A.shape[0], 0), UOp.range(A.shape[1], 1, AxisType.REDUCE)
+  row = A[i, :]
+  acc = acc.after(i)[0].set(0.0)
+  acc = acc[0].set(acc.after(k)[0] + row[k], end=k)
+  return sink(O[i].store(acc[0]).end(i), "row_view_sum", opts=())
+
+@pytest.mark.parametrize("device", ["CPU", "PYTHON"])
+def test_a_range_and_a_slice_index_a_view(device):
+  """A[i, :] with a range i is the row view the kernel indexes further (it raised IndexError: only ints made views)."""
+  a = rand(6, 5)
+  o = Tensor.custom_kernel(Tensor.empty(6, device=device), Tensor(a, device=device), fxn=row_view_sum_k)[0]
+  np.testing.assert_allclose(o.numpy(), a.sum(1), rtol=1e-5, atol=1e-6)
+  p = UOp.param(0, dtypes.float, (6, 5))
+  with pytest.raises(IndexError, match="in range"): p[UOp.range(7, 0), :]  # a range past the axis
+
+def test_kernels_that_leave_a_buffer_unused():
+  """A kernel takes the buffers of the PARAMs it uses: one using none runs nothing (tinygrad's test_empty), one using
+  only the second of two tensors gets that one (both raised 'takes n buffers, got m')."""
+  Tensor.custom_kernel(Tensor.empty(1), fxn=lambda _: UOp.sink())[0].realize()
+  x, y = Tensor(rand(4)).realize(), rand(4)
+  second_only = lambda A, B: sink(B[(i := UOp.range(4, 0))].store(B[i] + 1.0).end(i), "second_only")  # noqa: E731
+  out = Tensor.custom_kernel(x, Tensor(y), fxn=second_only)
+  np.testing.assert_allclose(out[1].numpy(), y + 1, rtol=1e-6)
+  np.testing.assert_array_equal(out[0].numpy(), x.numpy())
+
+def test_a_kernel_on_sharded_tensors_runs_on_each_piece():
+  """Tensor.empty on a tuple of devices (a buffer on each), read as split along axis 0 by UOp.multi: the kernel runs on
+  each device's piece (tinygrad's test_simple_sharded and test_gemm_multi; Tensor.empty raised on a tuple)."""
+  devs = ("CPU", "CPU:1")
+  a, b = rand(8, 6), rand(6, 4)
+  c = Tensor(Tensor.empty(4, 4, device=devs).uop.multi(0), device=devs)
+  assert c.shape == (8, 4) and c.device == devs
+  out = Tensor.custom_kernel(c, Tensor(a).shard(devs, axis=0), Tensor(b).to(devs), fxn=gemm_k)[0]
+  np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)

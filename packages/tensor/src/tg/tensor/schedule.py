@@ -540,9 +540,12 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
   bufmap: dict[UOp, UOp] = {}
   items: list[ExecItem] = []
   for p in points:  # toposort order: inputs first
-    if p.op is Ops.CUSTOM_KERNEL:  # the user's AST runs on its inputs' buffers, PARAM i = src i
+    if p.op is Ops.CUSTOM_KERNEL:  # the user's AST runs on its inputs' buffers, PARAM i = src i: those of the PARAMs it
+      # uses (in slot order, the program's arguments; a kernel that reads none of a tensor's buffer doesn't take it, and
+      # one that uses no buffer has nothing to do)
       if SPEC: type_verify(p.arg.ast, kernel_spec)
-      items.append(ExecItem(p.arg.ast, [buffers[_buffer_of(s, bufmap)] for s in p.src]))
+      if used := sorted({u.arg for u in p.arg.ast.toposort() if u.op is Ops.PARAM}):
+        items.append(ExecItem(p.arg.ast, [buffers[_buffer_of(p.src[i], bufmap)] for i in used]))
       continue
     if p.op is Ops.ASSIGN:
       bufmap[p] = tb = _target(p)

@@ -273,8 +273,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   # ***** creation *****
   @staticmethod
-  def empty(*shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+  def empty(*shape: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+    """Uninitialized memory; on a tuple of devices, a buffer of the whole shape on each (a replicated sharded tensor)."""
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
+    if isinstance(device, tuple):
+      return Tensor(UOp(Ops.MULTI, dt, tuple(new_buffer(d, prod(shp), dt).reshape(shp) for d in canonical(device)), None), **kw)
     return Tensor(new_buffer(device or Device.DEFAULT, prod(shp), dt).reshape(shp), **kw)
   @staticmethod
   def from_blob(ptr: int, shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:

@@ -316,9 +316,14 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
         if step == -1: flips.append(d)
         keep.append(d)
       elif isinstance(i, int) and -n <= i < n: bounds.append((i % n, i % n + 1))
-      else: raise IndexError(f"index {i!r} on axis {d} of shape {self.shape}: ints in range and slices make views")
+      elif isinstance(i, UOp) and dtypes.is_int(i.dtype) and 0 <= i.vmin and i.vmax < n: bounds.append((i, i + 1))  # P[r, :]
+      else: raise IndexError(f"index {i!r} on axis {d} of shape {self.shape}: ints and UOps in range, and slices, make views")
     view = self.shrink(bounds).flip(flips)
     return view.reshape(tuple(view.shape[d] for d in keep))
+  def multi(self, axis: int | None) -> UOp:
+    """A sharded value's pieces (a MULTI's sources) read as split along `axis` instead (None: each a whole copy)."""
+    if self.op is not Ops.MULTI: raise ValueError(f"multi() takes the pieces of a sharded value (MULTI), not a {self.op}")
+    return UOp(Ops.MULTI, self.dtype, self.src, axis)
   def valid(self, gate: UOp) -> UOp: return gate.where(self, UOp.invalid())
   @property
   def gate(self) -> UOp | None:
@@ -410,9 +415,10 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
     if not 0 <= d <= n: raise IndexError(f"unsqueeze dim {dim} is out of range for {n} dimensions")
     return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
   def shrink(self, arg: Sequence[tuple[int, int] | None]) -> UOp:
-    """Keep [begin, end) of each axis (None keeps all of it)."""
+    """Keep [begin, end) of each axis (None keeps all of it). A bound may be a UOp (a range: P[r, :] in a kernel) whose
+    values stay inside the axis."""
     full = tuple((0, s) if a is None else tuple(a) for a, s in zip(arg, self.shape))
-    ok = all(isinstance(b, int) and isinstance(e, int) and 0 <= b <= e <= s for (b, e), s in zip(full, self.shape))
+    ok = all(_bounds_within(b, e, s) for (b, e), s in zip(full, self.shape))
     if len(arg) != len(self.shape) or not ok:
       raise ValueError(f"shrink {tuple(arg)} is out of bounds of {self.shape}")
     return self if all(b == 0 and e == s for (b, e), s in zip(full, self.shape)) else UOp(Ops.SHRINK, self.dtype, (self,), full)
@@ -473,6 +479,13 @@ def _fill_cache(u: UOp, attr: str) -> None:
   for n in order: getattr(n, attr)
 
 # ***** shapes *****
+def _bounds_within(b: Any, e: Any, s: Any) -> bool:
+  """0 <= b <= e <= s for a shrink's bounds: ints, or UOps decided over their ranges."""
+  if isinstance(b, int) and isinstance(e, int): return 0 <= b <= e <= s
+  if not all(isinstance(x, (int, UOp)) for x in (b, e)) or not isinstance(s, int): return False
+  lo, hi, size = (b if isinstance(b, int) else b.vmin), (e if isinstance(e, int) else e.vmax), _size(e - b)
+  return isinstance(size, int) and size >= 0 and 0 <= lo and hi <= s
+
 def _shape(u: UOp) -> tuple:
   if u.op in (Ops.RESHAPE, Ops.EXPAND): return u.arg
   if isinstance(u.dtype, PtrDType) and u.op in GroupOp.Defines: return (u.dtype.size,)
