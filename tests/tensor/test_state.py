@@ -148,3 +148,26 @@ def test_load_state_dict_num_batches_tracked():
   assert plain.num_batches_tracked.tolist() == [5.0]
   with pytest.raises(ValueError, match=r"Shape mismatch in layer `weight`: Expected shape \(2, 2\), but found \(4, 4\) in state dict."):
     load_state_dict(nn.Linear(2, 2, bias=False), {"weight": Tensor.zeros(4, 4)})
+
+def test_a_pickled_tensor_holds_its_data():
+  """A tensor pickles with its buffers' bytes and unpickles onto buffers of its own, realized or lazy, after the original
+  is gone or written (unpickled after `del t`, it raised KeyError: only the graph was pickled)."""
+  import pickle
+  from tg.tensor import Counters
+  vals = np.random.default_rng(3).standard_normal((4, 5)).astype(np.float32)
+  t = Tensor(vals).realize()
+  s = pickle.dumps(t)
+  del t
+  Counters.reset()
+  t2 = pickle.loads(s)
+  np.testing.assert_array_equal(t2.numpy(), vals)
+  assert Counters.kernels == 0, "a realized tensor unpickles realized"
+  a = Tensor([1.0, 2.0, 3.0]).realize()
+  s = pickle.dumps(a * 2 + 1)
+  a.assign(Tensor([0.0, 0.0, 0.0])).realize()  # the unpickled graph keeps the values it was pickled with
+  np.testing.assert_array_equal(pickle.loads(s).numpy(), [3.0, 5.0, 7.0])
+  w = pickle.loads(pickle.dumps(Tensor([1.0, 2.0], requires_grad=True)))
+  assert w.requires_grad
+  sharded = pickle.loads(pickle.dumps(Tensor(vals).shard(("CPU", "CPU:1"), 0).realize()))
+  assert sharded.device == ("CPU", "CPU:1")
+  np.testing.assert_array_equal(sharded.numpy(), vals)

@@ -266,6 +266,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     src.copyout(raw)
     Tensor(u).realize()._buffer().copyin(raw)
     return self
+  def __reduce__(self) -> tuple:
+    """A tensor pickles as its graph with the bytes of every allocated buffer in it, and unpickles onto buffers of its own:
+    the original's may be gone by then, or written since. (It pickled its graph alone: read after the original was
+    freed, a KeyError.)"""
+    bufs = [u for u in self.uop.toposort() if u.op is Ops.BUFFER]
+    data = [bytes(b.copyout(memoryview(bytearray(b.nbytes)))) if (b := buffers[u]).is_allocated else None for u in bufs]
+    return (_unpickle, (self.uop, bufs, data, self.requires_grad))
   def replace(self, x: Tensor) -> Tensor:
     if x.shape != self.shape: raise TensorShapeError(f"replace with shape {x.shape} on a tensor of shape {self.shape}")
     self.uop = x.uop
@@ -963,6 +970,13 @@ def _replay(chain: list[UOp], u: UOp) -> UOp:
   """The view ops of chain (top first, as view_chain gives them) applied again, over u."""
   for m in reversed(chain): u = m.replace(src=(u, *m.src[1:]))
   return u
+
+def _unpickle(u: UOp, bufs: list[UOp], data: list[bytes | None], requires_grad: bool | None) -> Tensor:
+  """Tensor.__reduce__'s inverse: the graph on fresh buffers holding the pickled bytes."""
+  fresh = {b: new_buffer(b.src[0].arg, b.arg, b.dtype) for b in bufs}
+  for b, d in zip(bufs, data):
+    if d is not None: buffers[fresh[b]].copyin(memoryview(d))
+  return Tensor(u.substitute(fresh) if fresh else u, requires_grad=requires_grad)
 
 def _writable_base(t: Tensor) -> UOp | None:
   """The BUFFER (or sharded MULTI of buffers) a write into view t goes to, when t is more than reshapes of a buffer (a
