@@ -492,3 +492,32 @@ def test_big_allreduce_stores_past_the_caches(nt_min):
   src = "".join(s.runner.p.src for s in step.steps if s.runner is not None and s.runner.p.name.startswith("allreduce"))
   assert src and ("tg_nt_store(" in src) == (nt_min == 0)
   for p in got[-1]: np.testing.assert_allclose(p, a.sum(0), rtol=1e-5, atol=1e-6)
+
+@pytest.mark.parametrize("opt", [Adam, AdamW])
+def test_optimizer_state_offloaded_to_the_cpu(opt):
+  """A sharded parameter whose optimizer state was moved to the CPU (p.to_("CPU"), to save device memory) steps as with
+  the state on its devices: the gradient goes to the state, the step back to the parameter's shards (tinygrad's
+  test_lamb_cpu_offload; it raised 'tensors on different devices')."""
+  w0 = rng.standard_normal((4, 6)).astype(np.float32)
+  out = []
+  for offload in (False, True):
+    w = Tensor(w0, requires_grad=True).shard(D2, axis=1)
+    o = opt([w])
+    if offload:
+      for s in o.m + o.v + [o.b1_t, o.b2_t]: s.to_("CPU")
+    with Tensor.train():
+      for _ in range(3):
+        o.zero_grad()
+        (w * w).sum().backward()
+        o.step()
+    assert w.device == D2 and o.m[0].device == ("CPU" if offload else D2)
+    out.append(w.numpy())
+  np.testing.assert_allclose(out[1], out[0], rtol=1e-6)
+  assert not np.allclose(out[0], w0)
+
+def test_shard_like():
+  a, b = Tensor(rng.standard_normal((4, 6)).astype(np.float32)), Tensor.zeros(4, 6).shard(D3, axis=1)
+  s = a.shard_like(b)
+  assert s.device == D3 and s.shard_axis == 1
+  np.testing.assert_array_equal(s.numpy(), a.numpy())
+  assert s.shard_like(Tensor.zeros(1, device="CPU:1")).device == "CPU:1"

@@ -297,6 +297,11 @@ class MultiMixin:
         run_schedule(items)
         uops = tuple(becomes.get(u, u) for u in uops)
     return Tensor(UOp(Ops.MULTI, self.dtype, uops, ax), requires_grad=self.requires_grad)
+  def shard_like(self: Tensor, other: Tensor) -> Tensor:
+    """This tensor placed as `other` is (tinygrad's): on its one device, or split along its axis over its devices."""
+    if not other.is_sharded: return self.to(other.device)
+    if self.is_sharded and self.device == other.device and self.shard_axis == other.shard_axis: return self
+    return (self.to(self.device[0]) if self.is_sharded else self).shard(other.device, other.shard_axis)
   def shard_(self: Tensor, devices: Sequence[str], axis: int | None = None) -> Tensor:
     self.uop = self.shard(devices, axis).uop
     return self

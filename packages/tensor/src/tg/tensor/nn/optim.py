@@ -85,10 +85,12 @@ class LAMB(Optimizer):
     self.buffers += [self.b1_t, self.b2_t]
   def _step(self, grads: list[Tensor]) -> None:
     b1_t, b2_t = self.b1_t.assign(self.b1_t * self.b1), self.b2_t.assign(self.b2_t * self.b2)
-    for p, g, m, v in zip(self.params, grads, self.m, self.v):
+    for p, g, m, v in zip(self.params, grads, self.m, self.v):  # the state may live elsewhere (moved to the CPU to save
+      g = g if g.device == m.device else g.shard_like(m)  # device memory): the moments are updated where they live
       m.assign(self.b1 * m + (1 - self.b1) * g)
       v.assign(self.b2 * v + (1 - self.b2) * g * g)
-      up = (m / (1 - b1_t)) / ((v / (1 - b2_t)).sqrt() + self.eps) + self.wd * p.detach()
+      adam = (m / (1 - b1_t)) / ((v / (1 - b2_t)).sqrt() + self.eps)
+      up = (adam if adam.device == p.device else adam.shard_like(p)) + self.wd * p.detach()
       if not self.adam:
         wn, un = p.detach().square().sum().sqrt(), up.square().sum().sqrt()
         up = up * ((wn > 0) & (un > 0)).where(wn / un, 1.0)
