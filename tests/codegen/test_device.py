@@ -408,3 +408,6 @@ def test_cpu_threads_after_fork(cachedb):
     os.kill(pid, 9)
     pytest.fail("the forked child hung in a threaded kernel")
   assert os.waitstatus_to_exitcode(status) == 0
+
+def test_device_default_is_the_default_device():
+  assert Device.default is Device[Device.DEFAULT]

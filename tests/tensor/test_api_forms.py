@@ -134,3 +134,14 @@ def test_uint8_bilinear_rounds_as_pytorch():
     [[31, 52, 66, 62, 88, 115, 136], [150, 171, 161, 96, 122, 94, 42], [55, 76, 103, 129, 155, 164, 160]]
   assert Tensor(img).interpolate((3, 7), mode="bilinear", align_corners=True).numpy()[0, 0].tolist() == \
     [[0, 25, 49, 74, 99, 123, 148], [150, 175, 156, 96, 121, 102, 42], [43, 68, 92, 117, 142, 166, 191]]
+
+def test_schedule_with_vars():
+  """tinygrad's schedule_with_vars: the items and the values of the bound variables their kernels take."""
+  from tg.uop import UOp
+  from tg.tensor.realize import run_schedule
+  v = UOp.variable("n", 1, 8).bind(3)
+  t = (Tensor(np.arange(8, dtype=np.float32))[:v] * 2).sum()
+  items, var_vals = t.schedule_with_vars()
+  assert var_vals == {"n": 3} and items
+  run_schedule(items)
+  assert t.item() == 0.0 + 2.0 + 4.0

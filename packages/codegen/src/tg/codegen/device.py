@@ -233,4 +233,8 @@ class _Device:
     name = self.canonicalize(os.environ.get("DEV") or "CPU")
     self[name]  # fail early on an unknown DEV
     return name
+  @property
+  def default(self) -> Compiled:
+    """The default device itself (tinygrad's `Device.default`): `Device[Device.DEFAULT]`."""
+    return self[self.DEFAULT]
 Device = _Device()

@@ -153,6 +153,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       bufs = (buffers.get(b) for t in (self, *others) if (b := view_base(t.uop)) is not None)
       unrun.update(buf for buf in bufs if buf is not None and not buf.is_allocated)
     return items
+  def schedule_with_vars(self, *others: Tensor) -> tuple[list[ExecItem], dict[str, int]]:
+    """schedule() and the values its symbolic sizes are bound to (tinygrad's): each item also holds them, as var_vals."""
+    items = self.schedule(*others)
+    return items, {k: v for ei in items for k, v in ei.var_vals.items()}
   def _schedule(self, *others: Tensor) -> list[ExecItem]:
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
           if not t._as_one_view() and not realized_multi(t.uop)]
