@@ -116,17 +116,37 @@ def _indexing(draw):
 @given(_indexing())
 def test_setitem_matches_numpy(case):
   """Any mix of ints, slices (steps, negatives), tensor indices and new axes; a scalar or a value of the target's shape.
-  Distinct values, so which write wins a repeated index shows (numpy's last)."""
+  Distinct values, so which write wins a repeated index shows (numpy's last). Ints are basic indices, applied first
+  (PyTorch's and tinygrad's rule: numpy counts an int among the tensor indices, and x[:, 0, None, idx] has idx's axis
+  first there)."""
   shape, key, scalar = case
   n = np.arange(int(np.prod(shape)), dtype=np.float32).reshape(shape)
-  target = n[key]
+  view, rest = _ints_first(n, key)
+  target = view[rest]
   if target.size == 0: return
-  if len(np.unique(np.arange(n.size).reshape(shape)[key])) != target.size: return  # a repeated position (its own test)
+  positions = _ints_first(np.arange(n.size).reshape(shape), key)
+  if len(np.unique(positions[0][positions[1]])) != target.size: return  # a repeated position (its own test)
   v = -1.0 if scalar else -np.arange(1, target.size + 1, dtype=np.float32).reshape(target.shape)
   x = realized(n)
+  got = x[tuple(Tensor(k) if isinstance(k, np.ndarray) else k for k in key)]
+  assert got.shape == target.shape, key
   x[tuple(Tensor(k) if isinstance(k, np.ndarray) else k for k in key)] = v if scalar else Tensor(v)
-  n[key] = v
+  view[rest] = v  # (a view of n: basic indexing)
   np.testing.assert_array_equal(x.numpy(), n)
+
+def _ints_first(n: np.ndarray, key: tuple) -> tuple[np.ndarray, tuple]:
+  """The view of n that key's ints select (and the rest of the key, for it): numpy under PyTorch's rule."""
+  ints = tuple(k if isinstance(k, int) else slice(None) for k in key if k is not None)
+  return n[(*ints, ...)], tuple(k for k in key if not isinstance(k, int))  # (the Ellipsis: a 0-d view, not a copied scalar)
+
+def test_setitem_on_an_int_and_a_tensor_index():
+  """x[:, 1, idx] = v: the gated load of a view's index once lost its gate to a rewrite that swapped a negated
+  condition's branches, and the kernel rendered Invalid as a value (TypeError)."""
+  a = np.arange(4, dtype=np.float32).reshape(1, 2, 2)
+  x = realized(a)
+  x[:, 1, Tensor(np.array([0, 1], np.int32))] = Tensor(np.full((1, 2), 9.0, np.float32))
+  a[:, 1, [0, 1]] = 9.0
+  np.testing.assert_array_equal(x.numpy(), a)
 
 def test_assign_broadcasts_and_casts_up():
   """tinygrad's test_assign_broadcast: t.assign(arange(5)) on a (3, 5) float tensor fills each row (it raised on the

@@ -4,7 +4,7 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from tg.uop import DType, Ops, UOp, dtypes, simplify_given_valid
+from tg.uop import DType, Invalid, Ops, UOp, dtypes, simplify_given_valid
 from uop_interp import evaluate
 
 x, y = UOp.variable("x", 0, 100), UOp.variable("y", 0, 3)
@@ -209,3 +209,11 @@ def test_sum_of_variables_simplifies_without_the_prefix_ranges() -> None:
   assert s.simplify() is s
   assert not [p for p in prefixes if "vmin" in p.__dict__], "simplify computed the range of a prefix sum"
   assert (s.vmin, s.vmax) == (0, int(np.sum(np.arange(3, 11))))
+
+def test_a_gate_under_a_negated_condition_stays_a_gate():
+  """idx.valid(not c) keeps Invalid as the false branch (the form the lowering reads a gate from): the rule that swaps a
+  negated condition's branches made it where(c, Invalid, idx), which reached the renderer as a value."""
+  i, j = UOp.range(4, 0), UOp.range(3, 1)
+  gated = j.valid((i < 1).logical_not()).simplify()
+  assert gated.op is Ops.WHERE and gated.src[2].arg is Invalid and gated.src[1] is j
+  assert (i < 1).logical_not().where(i, j).simplify() is (i < 1).where(j, i)  # a value's branches still swap

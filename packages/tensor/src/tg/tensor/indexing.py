@@ -1,6 +1,8 @@
 """Indexing: getitem, setitem, gather, scatter, masked_fill.
 
-Basic indices (ints, slices with any step, None, Ellipsis) become movement ops, so a view never copies. Tensor indices
+Basic indices (ints, slices with any step, None, Ellipsis) become movement ops, so a view never copies. An int is basic
+beside tensor indices too (PyTorch's and tinygrad's rule; numpy counts it among them: x[0, :, idx] has idx's axis first
+in numpy, last here). Tensor indices
 become a one-hot compare against an arange and a sum over the indexed axis: one fused kernel, differentiable, with no
 data-dependent shapes (only a bool index, whose result size depends on its values, reads the mask back to the host)."""
 from __future__ import annotations

@@ -91,7 +91,10 @@ symbolic_simple = PatternMatcher([
   (UPat(Ops.CMPEQ, src=[UPat.var("x"), UPat.var("x")]), lambda x: UOp.const(dtypes.bool.vec(x.dtype.count), True) if _is_int(x) else None),
   (UPat(Ops.WHERE, src=(UPat.var(), UPat.var("x"), UPat.var("x"))), lambda x: x),
   (UPat(Ops.WHERE, src=(UPat(Ops.CONST, name="c"), UPat.var("t"), UPat.var("f"))), lambda c, t, f: t if c.arg else f),
-  (UPat(Ops.WHERE, src=(UPat.var("c").ne(True), UPat.var("t"), UPat.var("f"))), lambda c, t, f: c.where(f, t) if c.dtype == dtypes.bool else None),
+  # a negated condition swaps the branches, except a gated index's (idx.valid(gate): Invalid stays the false branch, the
+  # form the lowering reads a gate from; swapped, the Invalid was rendered as a value)
+  (UPat(Ops.WHERE, src=(UPat.var("c").ne(True), UPat.var("t"), UPat.var("f"))),
+   lambda c, t, f: c.where(f, t) if c.dtype == dtypes.bool and not (f.op is Ops.CONST and f.arg is Invalid) else None),
 ])
 
 # ***** sums of terms: the canonical form of integer index math *****
