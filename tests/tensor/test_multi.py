@@ -521,3 +521,13 @@ def test_shard_like():
   assert s.device == D3 and s.shard_axis == 1
   np.testing.assert_array_equal(s.numpy(), a.numpy())
   assert s.shard_like(Tensor.zeros(1, device="CPU:1")).device == "CPU:1"
+
+def test_a_sharded_constant_made_a_leaf():
+  """t.requires_grad = True on a sharded constant (a BatchNorm's weight after shard_) gives it pieces of its own (it
+  raised: a buffer was made on the tuple of devices); two equal ones keep their gradients apart."""
+  w, w2 = Tensor.ones(3).shard(D2), Tensor.ones(3).shard(D2)
+  w.requires_grad, w2.requires_grad = True, True
+  (w * 2 + w2 * 3).sum().backward()
+  np.testing.assert_array_equal(w.grad.numpy(), [2.0] * 3)
+  np.testing.assert_array_equal(w2.grad.numpy(), [3.0] * 3)
+  assert w.device == D2

@@ -434,7 +434,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       Tensor.live.grad.add(self)
       if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self._uop.toposort()):
         n = self.numel()
-        self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self._uop.reshape((n,)))).reshape(self.shape)
+        if self.is_sharded: self.uop = private_copy(self._uop)  # (pieces of their own on each device: a BatchNorm's sharded weight)
+        else: self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self._uop.reshape((n,)))).reshape(self.shape)
     return self
 
   # ***** dtypes *****
