@@ -138,3 +138,12 @@ def test_pad_by_a_bound_variable():
     p = Tensor.ones(2, 2).contiguous().pad([v, v, v, v])
     assert abs(p.mean().item() - 4 / (2 + 2 * k) ** 2) < 1e-7
     np.testing.assert_array_equal(p[:2 + 2 * k, :2 + 2 * k].numpy(), np.pad(np.ones((2, 2), np.float32), k))
+
+def test_cat_of_two_symbolic_sizes():
+  """tinygrad's test_cat_dim0_two_vars: a[:i].cat(b[:j]) pads each part to i + j, whose simplified sizes came out as i+j and
+  j+i (unequal UOps: TensorShapeError in broadcasting); sizes equal for every value of the variables are one size."""
+  a, b = rng.standard_normal((10, 3)).astype(np.float32), rng.standard_normal((10, 3)).astype(np.float32)
+  ta, tb = Tensor(a).realize(), Tensor(b).realize()
+  for i, j in ((2, 3), (5, 1)):
+    r = ta[:UOp.variable("i", 1, 10).bind(i)].cat(tb[:UOp.variable("j", 1, 10).bind(j)], dim=0).realize()
+    np.testing.assert_array_equal(r[:i + j].numpy(), np.concatenate([a[:i], b[:j]]))

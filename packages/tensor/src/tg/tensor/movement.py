@@ -3,16 +3,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod, cdiv
-from tg.tensor.graph import mop
+from tg.tensor.graph import mop, same_size
 from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
-
-def _same_size(a: int | UOp, b: int | UOp) -> bool:
-  """a == b for every value of the variables (i * 1 is i)."""
-  if isinstance(a, int) and isinstance(b, int): return a == b
-  return a is b or (d := (a - b).unbound().simplify()).op is Ops.CONST and d.arg == 0
 
 def _fits(b: int | UOp, e: int | UOp, s: int | UOp) -> bool:
   """Is 0 <= b <= e <= s for every value of the variables (sizes may be symbolic)? Of an axis of symbolic size, for the
@@ -51,7 +46,7 @@ class MovementMixin:
       known = prod(s for s in shp if s != -1)
       if known == 0 or self.numel() % known: raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
       shp = tuple(self.numel() // known if s == -1 else s for s in shp)
-    if not _same_size(prod(shp), self.numel()): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+    if not same_size(prod(shp), self.numel()): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
     return self._mop(Ops.RESHAPE, shp)
   def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
   def rearrange(self: Tensor, formula: str, **sizes: int) -> Tensor:
@@ -77,7 +72,7 @@ class MovementMixin:
   def expand(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
     x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
-    new = tuple(s if n == -1 else n for s, n in zip(x.shape, shp))
+    new = tuple(s if n == -1 or same_size(s, n) else n for s, n in zip(x.shape, shp))
     if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)): raise TensorShapeError(f"can't expand {self.shape} to {shp}")
     return x._mop(Ops.EXPAND, new)
   def permute(self: Tensor, *order: Any) -> Tensor:
@@ -176,7 +171,7 @@ class MovementMixin:
     ts = [self, *others]
     d = self._axis(dim)
     for t in ts:
-      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
+      if t.ndim != self.ndim or any(not same_size(a, b) for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
         raise TensorShapeError(f"cat of shapes {[x.shape for x in ts]} along dim {d}: the other dims must match")
     total, start, out = sum(t.shape[d] for t in ts), 0, None
     for t in ts:

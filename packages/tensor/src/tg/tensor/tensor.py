@@ -11,7 +11,7 @@ from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_up
 from tg.uop import cdiv, round_up, move_index
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
-from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy
+from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer
 from tg.tensor.realize import run_schedule, Counters, unrun
 from tg.tensor.gradient import compute_gradient
@@ -57,9 +57,9 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
   out = []
   for dims in zip(*padded):
-    big = {d for d in dims if d != 1}
-    if len(big) > 1: raise TensorShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
-    out.append(big.pop() if big else 1)
+    big = [d for d in dims if d != 1]
+    if any(not same_size(d, big[0]) for d in big[1:]): raise TensorShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
+    out.append(big[0] if big else 1)
   return tuple(out)
 
 _RESHAPE, _BUFFER, _INDEX = Ops.RESHAPE, Ops.BUFFER, dtypes.index  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
