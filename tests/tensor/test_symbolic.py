@@ -147,3 +147,15 @@ def test_cat_of_two_symbolic_sizes():
   for i, j in ((2, 3), (5, 1)):
     r = ta[:UOp.variable("i", 1, 10).bind(i)].cat(tb[:UOp.variable("j", 1, 10).bind(j)], dim=0).realize()
     np.testing.assert_array_equal(r[:i + j].numpy(), np.concatenate([a[:i], b[:j]]))
+
+def test_attention_over_a_symbolic_number_of_keys():
+  """A KV cache's decode step: one query over the first i keys (tinygrad's test_attention). Flash attention's kernels loop
+  over int sizes and raised UndecidableError reshaping the keys; a symbolic shape takes the full score matrix path."""
+  q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((2, 4, 1, 8), (2, 4, 10, 8), (2, 4, 10, 8)))
+  tq, tk, tv = (Tensor(x).realize() for x in (q, k, v))
+  for i in (3, 7):
+    vi = UOp.variable("i", 1, 10).bind(i)
+    got = Tensor.scaled_dot_product_attention(tq, tk[:, :, :vi], tv[:, :, :vi]).numpy()
+    s = q @ k[:, :, :i].transpose(0, 1, 3, 2) / np.sqrt(8)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, p / p.sum(-1, keepdims=True) @ v[:, :, :i], rtol=1e-5, atol=1e-6)
