@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp
 from tg.tensor import Tensor, Counters
+from tg.tensor.errors import TensorValueError
 from tg.tensor.jit import TinyJit
 from tensor_helpers import DEVICES
 
@@ -159,3 +160,17 @@ def test_attention_over_a_symbolic_number_of_keys():
     s = q @ k[:, :, :i].transpose(0, 1, 3, 2) / np.sqrt(8)
     p = np.exp(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(got, p / p.sum(-1, keepdims=True) @ v[:, :, :i], rtol=1e-5, atol=1e-6)
+
+def test_split_of_a_symbolic_axis():
+  """Pieces of a given size of an axis of symbolic size have a count that depends on the value (tinygrad raises too); they
+  raised TypeError out of a UOp's indexing. Given sizes that add up to the axis for every value split it."""
+  x = Tensor(np.arange(40, dtype=np.float32).reshape(10, 4)).realize()
+  a = x[:UOp.variable("a", 1, 10).bind(4)]
+  with pytest.raises(TensorValueError, match="symbolic"): a.chunk(2, dim=0)
+  with pytest.raises(TensorValueError, match="symbolic"): a.split(2, dim=0)
+  with pytest.raises(TensorValueError, match="symbolic"): x.split(UOp.variable("s", 1, 10).bind(4), dim=0)
+  assert [c.shape for c in a.chunk(2, dim=1)] == [(a.shape[0], 2)] * 2
+  vi, vj = UOp.variable("i", 1, 5).bind(3), UOp.variable("j", 1, 5).bind(2)
+  p, q = x[:vi + vj].split([vi, vj])
+  np.testing.assert_array_equal(p[:3].numpy(), np.arange(12).reshape(3, 4))
+  np.testing.assert_array_equal(q[:2].numpy(), np.arange(12, 20).reshape(2, 4))

@@ -17,6 +17,13 @@ def _fits(b: int | UOp, e: int | UOp, s: int | UOp) -> bool:
     return all((x if isinstance(x, int) else (x.unbound() if unbind else x).simplify().vmin) >= 0 for x in (b, e - b, s - e))
   return holds(True) or not isinstance(s, int) and holds(False)
 
+def _symbolic_count(op: str, arg: int | UOp, d: int, n: int | UOp) -> TensorValueError:
+  """Equal pieces of a symbolic axis, or pieces of a symbolic size, come in a number that depends on the variables' values
+  (tinygrad raises too): the tensors returned can't be one list for every value."""
+  arg_s, n_s = (x.render(simplify=False) if isinstance(x, UOp) else str(x) for x in (arg, n))
+  return TensorValueError(f"{op}({arg_s}) along dim {d} of size {n_s}: a symbolic axis or piece size gives a number of pieces that "
+                          "depends on the variables' values; split into a list of sizes that add up to the axis")
+
 def _einops_side(side: str, formula: str, ell: list[str]) -> list[list[str]]:
   """One side of an einops formula as its axes, each the list of names merged into it ("(h w)": two; "1" or "()": none);
   "..." stands for the names in ell, one axis each (merged into one inside parentheses)."""
@@ -187,10 +194,12 @@ class MovementMixin:
       self, *others = self  # type: ignore[assignment]
     return self.unsqueeze(dim).cat(*[t.unsqueeze(dim) for t in others], dim=dim)  # type: ignore[union-attr]
   def split(self: Tensor, sizes: int | Sequence[int], dim: int = 0) -> list[Tensor]:
+    """Pieces of `sizes` elements along dim (the last may be smaller), or of each given size (which may be symbolic)."""
     d = self._axis(dim)
     n = self.shape[d]
+    if isinstance(sizes, UOp) or isinstance(sizes, int) and not isinstance(n, int): raise _symbolic_count("split", sizes, d, n)
     lens = [min(sizes, n - i) for i in range(0, n, sizes)] if isinstance(sizes, int) else list(sizes)
-    if sum(lens) != n: raise TensorValueError(f"split sizes {lens} don't add up to {n}")
+    if not same_size(sum(lens), n): raise TensorValueError(f"split sizes {lens} don't add up to {n}")
     out, start = [], 0
     for ln in lens:
       out.append(self.shrink([(start, start + ln) if i == d else None for i in range(self.ndim)]))
@@ -198,7 +207,8 @@ class MovementMixin:
     return out
   def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     if chunks <= 0: raise TensorValueError(f"chunk into {chunks} chunks: give a positive number")
-    n = self.shape[self._axis(dim)]
+    d = self._axis(dim)
+    if not isinstance(n := self.shape[d], int): raise _symbolic_count("chunk", chunks, d, n)
     return self.split(cdiv(n, chunks) if n else 1, dim)
   def repeat(self: Tensor, *repeats: Any) -> Tensor:
     reps = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else tuple(repeats)
