@@ -174,3 +174,23 @@ def test_split_of_a_symbolic_axis():
   p, q = x[:vi + vj].split([vi, vj])
   np.testing.assert_array_equal(p[:3].numpy(), np.arange(12).reshape(3, 4))
   np.testing.assert_array_equal(q[:2].numpy(), np.arange(12, 20).reshape(2, 4))
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_creation_of_a_symbolic_shape(device):
+  """Tensor.ones/zeros/full/empty of a shape with a bound variable (tinygrad's test_symbolic_ops creation tests; they raised
+  'a shape is non-negative ints'): a constant of symbolic shape, and an empty tensor in a buffer with room for the
+  variable's largest value, as a realized x[:, :v]. The same kernels run for every value."""
+  for i, k in enumerate((3, 7)):
+    Counters.reset()
+    vb = UOp.variable("b", 1, 10).bind(k)
+    assert Tensor.ones(10, vb, device=device).shape == (10, vb)
+    assert Tensor.ones(10, vb, device=device).sum().item() == 10 * k
+    np.testing.assert_array_equal(Tensor.ones(10, vb, device=device)[:, :2].numpy(), np.ones((10, 2), np.float32))
+    assert Tensor.zeros(vb, 2, device=device).sum().item() == 0 and Tensor.full((2, vb), 2.5, device=device).sum().item() == 5 * k
+    e = Tensor.empty(3, vb, device=device)
+    assert e.shape == (3, vb)
+    e.assign(Tensor.full((3, vb), 4.0, device=device)).realize()
+    assert e.sum().item() == 12 * k
+    np.testing.assert_array_equal(e[:, :1].numpy(), np.full((3, 1), 4.0, np.float32))
+    if i: assert Counters.compiled == 0, f"b={k} reuses the kernels compiled for another value"
+  with pytest.raises(TensorValueError, match="non-negative"): Tensor.ones(2, UOp.variable("b", 1, 10).bind(3) - 4)
