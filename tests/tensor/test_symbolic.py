@@ -142,12 +142,16 @@ def test_pad_by_a_bound_variable():
 
 def test_cat_of_two_symbolic_sizes():
   """tinygrad's test_cat_dim0_two_vars: a[:i].cat(b[:j]) pads each part to i + j, whose simplified sizes came out as i+j and
-  j+i (unequal UOps: TensorShapeError in broadcasting); sizes equal for every value of the variables are one size."""
+  j+i (unequal UOps: TensorShapeError in broadcasting, and in a matmul over that axis); sizes equal for every value of
+  the variables are one size."""
   a, b = rng.standard_normal((10, 3)).astype(np.float32), rng.standard_normal((10, 3)).astype(np.float32)
   ta, tb = Tensor(a).realize(), Tensor(b).realize()
   for i, j in ((2, 3), (5, 1)):
-    r = ta[:UOp.variable("i", 1, 10).bind(i)].cat(tb[:UOp.variable("j", 1, 10).bind(j)], dim=0).realize()
+    vi, vj = UOp.variable("i", 1, 10).bind(i), UOp.variable("j", 1, 10).bind(j)
+    r = ta[:vi].cat(tb[:vj], dim=0).realize()
     np.testing.assert_array_equal(r[:i + j].numpy(), np.concatenate([a[:i], b[:j]]))
+    want = np.concatenate([a[:i], b[:j]]).T @ np.concatenate([b[:j], a[:i]])
+    np.testing.assert_allclose((r.T @ tb[:vj].cat(ta[:vi])).numpy(), want, rtol=1e-5, atol=1e-6)
 
 def test_attention_over_a_symbolic_number_of_keys():
   """A KV cache's decode step: one query over the first i keys (tinygrad's test_attention). Flash attention's kernels loop

@@ -897,7 +897,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """Batched, broadcasting matrix product: a multiply and a sum that fuse into one kernel."""
     x, w = (w, self) if reverse else (self, w)
     if x.ndim == 0 or w.ndim == 0: raise TensorShapeError(f"matmul needs at least 1-d tensors, got shapes {x.shape} and {w.shape}")
-    if x.shape[-1] != w.shape[-2 if w.ndim > 1 else 0]:
+    if not same_size(x.shape[-1], w.shape[-2 if w.ndim > 1 else 0]):
       raise TensorShapeError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
