@@ -164,6 +164,9 @@ def test_attention_over_a_symbolic_number_of_keys():
     s = q @ k[:, :, :i].transpose(0, 1, 3, 2) / np.sqrt(8)
     p = np.exp(s - s.max(-1, keepdims=True))
     np.testing.assert_allclose(got, p / p.sum(-1, keepdims=True) @ v[:, :, :i], rtol=1e-5, atol=1e-6)
+    causal = Tensor.scaled_dot_product_attention(tk[:, :, :vi], tk[:, :, :vi], tv[:, :, :vi], is_causal=True)  # (its mask: ones(i, i))
+    want = Tensor.scaled_dot_product_attention(tk[:, :, :i], tk[:, :, :i], tv[:, :, :i], is_causal=True).numpy()
+    np.testing.assert_allclose(causal[:, :, :i].numpy(), want, rtol=1e-5, atol=1e-6)
 
 def test_split_of_a_symbolic_axis():
   """Pieces of a given size of an axis of symbolic size have a count that depends on the value (tinygrad raises too); they
