@@ -3,6 +3,7 @@ import numpy as np
 import pytest
 from tg.uop import UOp
 from tg.tensor import Tensor, Counters
+from tg.tensor.errors import TensorValueError
 from tg.tensor.jit import TinyJit
 from tensor_helpers import DEVICES
 
@@ -138,3 +139,65 @@ def test_pad_by_a_bound_variable():
     p = Tensor.ones(2, 2).contiguous().pad([v, v, v, v])
     assert abs(p.mean().item() - 4 / (2 + 2 * k) ** 2) < 1e-7
     np.testing.assert_array_equal(p[:2 + 2 * k, :2 + 2 * k].numpy(), np.pad(np.ones((2, 2), np.float32), k))
+
+def test_cat_of_two_symbolic_sizes():
+  """tinygrad's test_cat_dim0_two_vars: a[:i].cat(b[:j]) pads each part to i + j, whose simplified sizes came out as i+j and
+  j+i (unequal UOps: TensorShapeError in broadcasting, and in a matmul over that axis); sizes equal for every value of
+  the variables are one size."""
+  a, b = rng.standard_normal((10, 3)).astype(np.float32), rng.standard_normal((10, 3)).astype(np.float32)
+  ta, tb = Tensor(a).realize(), Tensor(b).realize()
+  for i, j in ((2, 3), (5, 1)):
+    vi, vj = UOp.variable("i", 1, 10).bind(i), UOp.variable("j", 1, 10).bind(j)
+    r = ta[:vi].cat(tb[:vj], dim=0).realize()
+    np.testing.assert_array_equal(r[:i + j].numpy(), np.concatenate([a[:i], b[:j]]))
+    want = np.concatenate([a[:i], b[:j]]).T @ np.concatenate([b[:j], a[:i]])
+    np.testing.assert_allclose((r.T @ tb[:vj].cat(ta[:vi])).numpy(), want, rtol=1e-5, atol=1e-6)
+
+def test_attention_over_a_symbolic_number_of_keys():
+  """A KV cache's decode step: one query over the first i keys (tinygrad's test_attention). Flash attention's kernels loop
+  over int sizes and raised UndecidableError reshaping the keys; a symbolic shape takes the full score matrix path."""
+  q, k, v = (rng.standard_normal(s).astype(np.float32) for s in ((2, 4, 1, 8), (2, 4, 10, 8), (2, 4, 10, 8)))
+  tq, tk, tv = (Tensor(x).realize() for x in (q, k, v))
+  for i in (3, 7):
+    vi = UOp.variable("i", 1, 10).bind(i)
+    got = Tensor.scaled_dot_product_attention(tq, tk[:, :, :vi], tv[:, :, :vi]).numpy()
+    s = q @ k[:, :, :i].transpose(0, 1, 3, 2) / np.sqrt(8)
+    p = np.exp(s - s.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, p / p.sum(-1, keepdims=True) @ v[:, :, :i], rtol=1e-5, atol=1e-6)
+    causal = Tensor.scaled_dot_product_attention(tk[:, :, :vi], tk[:, :, :vi], tv[:, :, :vi], is_causal=True)  # (its mask: ones(i, i))
+    want = Tensor.scaled_dot_product_attention(tk[:, :, :i], tk[:, :, :i], tv[:, :, :i], is_causal=True).numpy()
+    np.testing.assert_allclose(causal[:, :, :i].numpy(), want, rtol=1e-5, atol=1e-6)
+
+def test_split_of_a_symbolic_axis():
+  """Pieces of a given size of an axis of symbolic size have a count that depends on the value (tinygrad raises too); they
+  raised TypeError out of a UOp's indexing. Given sizes that add up to the axis for every value split it."""
+  x = Tensor(np.arange(40, dtype=np.float32).reshape(10, 4)).realize()
+  a = x[:UOp.variable("a", 1, 10).bind(4)]
+  with pytest.raises(TensorValueError, match="symbolic"): a.chunk(2, dim=0)
+  with pytest.raises(TensorValueError, match="symbolic"): a.split(2, dim=0)
+  with pytest.raises(TensorValueError, match="symbolic"): x.split(UOp.variable("s", 1, 10).bind(4), dim=0)
+  assert [c.shape for c in a.chunk(2, dim=1)] == [(a.shape[0], 2)] * 2
+  vi, vj = UOp.variable("i", 1, 5).bind(3), UOp.variable("j", 1, 5).bind(2)
+  p, q = x[:vi + vj].split([vi, vj])
+  np.testing.assert_array_equal(p[:3].numpy(), np.arange(12).reshape(3, 4))
+  np.testing.assert_array_equal(q[:2].numpy(), np.arange(12, 20).reshape(2, 4))
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_creation_of_a_symbolic_shape(device):
+  """Tensor.ones/zeros/full/empty of a shape with a bound variable (tinygrad's test_symbolic_ops creation tests; they raised
+  'a shape is non-negative ints'): a constant of symbolic shape, and an empty tensor in a buffer with room for the
+  variable's largest value, as a realized x[:, :v]. The same kernels run for every value."""
+  for i, k in enumerate((3, 7)):
+    Counters.reset()
+    vb = UOp.variable("b", 1, 10).bind(k)
+    assert Tensor.ones(10, vb, device=device).shape == (10, vb)
+    assert Tensor.ones(10, vb, device=device).sum().item() == 10 * k
+    np.testing.assert_array_equal(Tensor.ones(10, vb, device=device)[:, :2].numpy(), np.ones((10, 2), np.float32))
+    assert Tensor.zeros(vb, 2, device=device).sum().item() == 0 and Tensor.full((2, vb), 2.5, device=device).sum().item() == 5 * k
+    e = Tensor.empty(3, vb, device=device)
+    assert e.shape == (3, vb)
+    e.assign(Tensor.full((3, vb), 4.0, device=device)).realize()
+    assert e.sum().item() == 12 * k
+    np.testing.assert_array_equal(e[:, :1].numpy(), np.full((3, 1), 4.0, np.float32))
+    if i: assert Counters.compiled == 0, f"b={k} reuses the kernels compiled for another value"
+  with pytest.raises(TensorValueError, match="non-negative"): Tensor.ones(2, UOp.variable("b", 1, 10).bind(3) - 4)

@@ -70,6 +70,11 @@ def device_of(u: UOp) -> Any:
   for p in path: _devices[p] = dev
   return dev
 
+def same_size(a: Any, b: Any) -> bool:
+  """a == b for every value of the variables: i * 1 is i, and i+j is j+i (simplify leaves sums in the order it built them)."""
+  if isinstance(a, int) and isinstance(b, int): return a == b
+  return a is b or (d := (a - b).unbound().simplify()).op is Ops.CONST and d.arg == 0
+
 def mop(op: Ops, x: UOp, arg: Any) -> UOp:
   """A movement op; a no-op one returns x."""
   if op is Ops.RESHAPE: return x.reshape(arg)

@@ -3,16 +3,11 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod, cdiv
-from tg.tensor.graph import mop
+from tg.tensor.graph import mop, same_size
 from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
-
-def _same_size(a: int | UOp, b: int | UOp) -> bool:
-  """a == b for every value of the variables (i * 1 is i)."""
-  if isinstance(a, int) and isinstance(b, int): return a == b
-  return a is b or (d := (a - b).unbound().simplify()).op is Ops.CONST and d.arg == 0
 
 def _fits(b: int | UOp, e: int | UOp, s: int | UOp) -> bool:
   """Is 0 <= b <= e <= s for every value of the variables (sizes may be symbolic)? Of an axis of symbolic size, for the
@@ -21,6 +16,13 @@ def _fits(b: int | UOp, e: int | UOp, s: int | UOp) -> bool:
   def holds(unbind: bool) -> bool:
     return all((x if isinstance(x, int) else (x.unbound() if unbind else x).simplify().vmin) >= 0 for x in (b, e - b, s - e))
   return holds(True) or not isinstance(s, int) and holds(False)
+
+def _symbolic_count(op: str, arg: int | UOp, d: int, n: int | UOp) -> TensorValueError:
+  """Equal pieces of a symbolic axis, or pieces of a symbolic size, come in a number that depends on the variables' values
+  (tinygrad raises too): the tensors returned can't be one list for every value."""
+  arg_s, n_s = (x.render(simplify=False) if isinstance(x, UOp) else str(x) for x in (arg, n))
+  return TensorValueError(f"{op}({arg_s}) along dim {d} of size {n_s}: a symbolic axis or piece size gives a number of pieces that "
+                          "depends on the variables' values; split into a list of sizes that add up to the axis")
 
 def _einops_side(side: str, formula: str, ell: list[str]) -> list[list[str]]:
   """One side of an einops formula as its axes, each the list of names merged into it ("(h w)": two; "1" or "()": none);
@@ -51,7 +53,7 @@ class MovementMixin:
       known = prod(s for s in shp if s != -1)
       if known == 0 or self.numel() % known: raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
       shp = tuple(self.numel() // known if s == -1 else s for s in shp)
-    if not _same_size(prod(shp), self.numel()): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+    if not same_size(prod(shp), self.numel()): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
     return self._mop(Ops.RESHAPE, shp)
   def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
   def rearrange(self: Tensor, formula: str, **sizes: int) -> Tensor:
@@ -77,7 +79,7 @@ class MovementMixin:
   def expand(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
     x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
-    new = tuple(s if n == -1 else n for s, n in zip(x.shape, shp))
+    new = tuple(s if n == -1 or same_size(s, n) else n for s, n in zip(x.shape, shp))
     if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)): raise TensorShapeError(f"can't expand {self.shape} to {shp}")
     return x._mop(Ops.EXPAND, new)
   def permute(self: Tensor, *order: Any) -> Tensor:
@@ -176,7 +178,7 @@ class MovementMixin:
     ts = [self, *others]
     d = self._axis(dim)
     for t in ts:
-      if t.ndim != self.ndim or any(a != b for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
+      if t.ndim != self.ndim or any(not same_size(a, b) for i, (a, b) in enumerate(zip(t.shape, self.shape)) if i != d):
         raise TensorShapeError(f"cat of shapes {[x.shape for x in ts]} along dim {d}: the other dims must match")
     total, start, out = sum(t.shape[d] for t in ts), 0, None
     for t in ts:
@@ -192,10 +194,12 @@ class MovementMixin:
       self, *others = self  # type: ignore[assignment]
     return self.unsqueeze(dim).cat(*[t.unsqueeze(dim) for t in others], dim=dim)  # type: ignore[union-attr]
   def split(self: Tensor, sizes: int | Sequence[int], dim: int = 0) -> list[Tensor]:
+    """Pieces of `sizes` elements along dim (the last may be smaller), or of each given size (which may be symbolic)."""
     d = self._axis(dim)
     n = self.shape[d]
+    if isinstance(sizes, UOp) or isinstance(sizes, int) and not isinstance(n, int): raise _symbolic_count("split", sizes, d, n)
     lens = [min(sizes, n - i) for i in range(0, n, sizes)] if isinstance(sizes, int) else list(sizes)
-    if sum(lens) != n: raise TensorValueError(f"split sizes {lens} don't add up to {n}")
+    if not same_size(sum(lens), n): raise TensorValueError(f"split sizes {lens} don't add up to {n}")
     out, start = [], 0
     for ln in lens:
       out.append(self.shrink([(start, start + ln) if i == d else None for i in range(self.ndim)]))
@@ -203,7 +207,8 @@ class MovementMixin:
     return out
   def chunk(self: Tensor, chunks: int, dim: int = 0) -> list[Tensor]:
     if chunks <= 0: raise TensorValueError(f"chunk into {chunks} chunks: give a positive number")
-    n = self.shape[self._axis(dim)]
+    d = self._axis(dim)
+    if not isinstance(n := self.shape[d], int): raise _symbolic_count("chunk", chunks, d, n)
     return self.split(cdiv(n, chunks) if n else 1, dim)
   def repeat(self: Tensor, *repeats: Any) -> Tensor:
     reps = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else tuple(repeats)

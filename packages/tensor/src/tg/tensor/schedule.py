@@ -309,10 +309,11 @@ def buffer_view(b: UOp, shape: tuple) -> UOp:
   elif len(shape) == 1 and shape[0] == b.arg: return b
   return b if b.shape == shape else UOp(Ops.RESHAPE, b.dtype, (b,), shape)
 
-def _max_elements(shape: tuple) -> int:
-  """The most elements a tensor of this shape holds, over its variables' ranges."""
+def max_elements(shape: tuple) -> int:
+  """The most elements a tensor of this shape holds, over its variables' ranges (not their bound values: the buffer, and
+  the kernels that take it, then serve every value)."""
   n = prod(shape)
-  return n if isinstance(n, int) else int(n.vmax)
+  return n if isinstance(n, int) else int(n.unbound().vmax)
 
 def is_buffer_view(u: UOp) -> bool:
   """A BUFFER or reshapes of it: already realized, contiguous (no kernel copies it)."""
@@ -549,7 +550,7 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
       continue
     if p.op is Ops.ASSIGN:
       bufmap[p] = tb = _target(p)
-    else: bufmap[p] = tb = new_buffer(device_of(p), _max_elements(p.shape), p.dtype)
+    else: bufmap[p] = tb = new_buffer(device_of(p), max_elements(p.shape), p.dtype)
     if p.op is Ops.COPY and prod(p.shape):
       items.append(ExecItem(p, [buffers[tb], buffers[_buffer_of(p.src[0], bufmap)]]))
       continue

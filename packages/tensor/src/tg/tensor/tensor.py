@@ -11,8 +11,8 @@ from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_up
 from tg.uop import cdiv, round_up, move_index
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
-from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy
-from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer
+from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer, buffer_view, max_elements
 from tg.tensor.realize import run_schedule, Counters, unrun
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -57,9 +57,9 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
   out = []
   for dims in zip(*padded):
-    big = {d for d in dims if d != 1}
-    if len(big) > 1: raise TensorShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
-    out.append(big.pop() if big else 1)
+    big = [d for d in dims if d != 1]
+    if any(not same_size(d, big[0]) for d in big[1:]): raise TensorShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
+    out.append(big[0] if big else 1)
   return tuple(out)
 
 _RESHAPE, _BUFFER, _INDEX = Ops.RESHAPE, Ops.BUFFER, dtypes.index  # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
@@ -286,10 +286,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def empty(*shape: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     """Uninitialized memory; on a tuple of devices, a buffer of the whole shape on each (a replicated sharded tensor)."""
-    shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
-    if isinstance(device, tuple):
-      return Tensor(UOp(Ops.MULTI, dt, tuple(new_buffer(d, prod(shp), dt).reshape(shp) for d in canonical(device)), None), **kw)
-    return Tensor(new_buffer(device or Device.DEFAULT, prod(shp), dt).reshape(shp), **kw)
+    shp, dt = _shape(shape, symbolic=True), to_dtype(dtype) if dtype is not None else dtypes.default_float
+    if isinstance(device, tuple): return Tensor(UOp(Ops.MULTI, dt, tuple(_empty(d, shp, dt) for d in canonical(device)), None), **kw)
+    return Tensor(_empty(device or Device.DEFAULT, shp, dt), **kw)
   @staticmethod
   def from_blob(ptr: int, shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     """A tensor on memory you own at host address ptr, not copied: kernels read and write it there, so it must outlive the
@@ -302,7 +301,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return Tensor(new_buffer(dev, n, dt, buf).reshape(shp), **kw)
   @staticmethod
   def full(shape: Any, fill_value: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
-    shp = _shape((shape,) if isinstance(shape, int) else shape)
+    shp = _shape((shape,) if isinstance(shape, int) else shape, symbolic=True)
     if isinstance(fill_value, UOp):  # a bound variable (tinygrad's Tensor.full((3,), v))
       return Tensor(symbolic_value(fill_value, to_dtype(dtype or dtypes.default_int), canonical(device or Device.DEFAULT), shp), **kw)
     dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
@@ -312,9 +311,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """A tensor of a UOp graph, or of a symbolic int (a bound variable's expression), as tinygrad's."""
     return Tensor(u, **kw)
   @staticmethod
-  def zeros(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 0.0, **{"dtype": dtypes.default_float, **kw})
+  def zeros(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape, symbolic=True), 0.0, **{"dtype": dtypes.default_float, **kw})
   @staticmethod
-  def ones(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape), 1.0, **{"dtype": dtypes.default_float, **kw})
+  def ones(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape, symbolic=True), 1.0, **{"dtype": dtypes.default_float, **kw})
   def full_like(self, fill_value: Scalar, **kw: Any) -> Tensor:
     return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kw})
   def zeros_like(self, **kw: Any) -> Tensor: return self.full_like(0, **kw)
@@ -910,7 +909,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """Batched, broadcasting matrix product: a multiply and a sum that fuse into one kernel."""
     x, w = (w, self) if reverse else (self, w)
     if x.ndim == 0 or w.ndim == 0: raise TensorShapeError(f"matmul needs at least 1-d tensors, got shapes {x.shape} and {w.shape}")
-    if x.shape[-1] != w.shape[-2 if w.ndim > 1 else 0]:
+    if not same_size(x.shape[-1], w.shape[-2 if w.ndim > 1 else 0]):
       raise TensorShapeError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
@@ -1048,11 +1047,21 @@ def _write_through(u: UOp, base: UOp, x: Tensor) -> None:
   target = Tensor(base)
   target.assign(x if mask is None else mask.where(x, target)).realize()
 
-def _shape(shape: tuple) -> tuple[int, ...]:
-  """Shape from f(2, 3) or f((2, 3))."""
+def _empty(device: str, shp: tuple, dt: DType) -> UOp:
+  """A fresh buffer read in shape shp; of a symbolic shape, with room for its largest value, as one realized."""
+  return buffer_view(new_buffer(device, max_elements(shp), dt), shp)
+
+def _shape(shape: tuple, symbolic: bool = False) -> tuple[int, ...]:
+  """Shape from f(2, 3) or f((2, 3)); `symbolic`: its sizes may be bound variables' expressions too, non-negative for every
+  value of the variables (the kernels built on them run for every value)."""
   shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
-  if not all_int(shp) or any(s < 0 for s in shp): raise TensorValueError(f"a shape is non-negative ints, got {shp}")
+  if not all(isinstance(s, int) and s >= 0 or symbolic and isinstance(s, UOp) and s.dtype is _INDEX and s.unbound().vmin >= 0 for s in shp):
+    raise TensorValueError(f"a shape is non-negative ints{' or expressions of bound variables' if symbolic else ''}, got {_shape_str(shp)}")
   return shp
+
+def _shape_str(shp: tuple) -> str:
+  """A shape as text, a symbolic size as its expression (b=3: a variable b bound to 3), not as its UOp graph."""
+  return f"({', '.join(s.render(simplify=False) if isinstance(s, UOp) else str(s) for s in shp)}{',' if len(shp) == 1 else ''})"
 
 PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 19, 64  # a matmul packs B when it is bigger than this (a core's L2) and A has this many rows
 
