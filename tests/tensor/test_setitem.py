@@ -59,6 +59,22 @@ def test_setitem_into_noncontiguous_raises(target):
   """tinygrad's rule (PyTorch writes through any view): not silently into a copy."""
   with pytest.raises(RuntimeError, match="contiguous"): target()[0] = 5
 
+def test_assign_into_a_view_of_a_pad():
+  """A view that shows a pad's padding raises (its write went into a copy and was lost, silently; tinygrad fails too);
+  one inside the padding writes the source, as tinygrad's; the padded tensor itself, or made one by contiguous(), takes
+  any write."""
+  n = np.arange(6, dtype=np.float32).reshape(2, 3)
+  x = realized(n)
+  with pytest.raises(RuntimeError, match="padding"): x.pad(((1, 1), (0, 0)))[0].assign(Tensor.full((3,), 9.0))
+  x.pad(((1, 1), (0, 0)))[1].assign(Tensor.full((3,), 9.0))
+  np.testing.assert_array_equal(x.numpy(), [[9, 9, 9], [3, 4, 5]])
+  y = realized(n).pad(((1, 1), (0, 0))).contiguous()
+  y[0].assign(Tensor.full((3,), 7.0))
+  np.testing.assert_array_equal(y.numpy(), [[7, 7, 7], [0, 1, 2], [3, 4, 5], [0, 0, 0]])
+  z = realized(n).pad(((1, 0), (0, 0)))
+  z.assign(Tensor.ones(3, 3))
+  np.testing.assert_array_equal(z.numpy(), np.ones((3, 3)))
+
 def test_write_into_expanded_view_raises():
   """Several of its elements are one element of the source (PyTorch's rule)."""
   x = realized(np.arange(3, dtype=np.float32))

@@ -987,11 +987,16 @@ def _writable_base(t: Tensor) -> UOp | None:
   slice, a transpose, a flip: PyTorch's views, which share their source's memory; any view of a sharded tensor); a lazy
   source is realized first, so its tensor and every other view of it see the write. None when t is a buffer view itself
   (assigned as such), or a value of its own: a pad, and a broadcast constant (Tensor.ones(4)), are copies. A broadcast
-  of stored values raises, as in PyTorch."""
+  of stored values raises, as in PyTorch, and so does a view that shows a pad's padding (a write there went into a copy
+  and was lost; tinygrad fails too). A view inside the padding writes the source, as tinygrad's (PyTorch's pad is a copy)."""
   chain, base = view_chain(t.uop)
   if base.op is Ops.EXPAND and any(w.op is Ops.BUFFER for w in base.toposort()):
     raise RuntimeError("a write into an expanded view: several of its elements are one element of the source; clone() it first")
-  if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded or not _pads_unseen(chain): return None
+  if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded: return None
+  if not _pads_unseen(chain):
+    if chain[0].op is Ops.PAD: return None  # the padded tensor itself: a value of its own, realized and assigned
+    raise RuntimeError("assign into a view of a padded tensor that shows its padding (x.pad(...)[i]): the padding is no memory "
+                       "to write, and a write into a copy would be lost; make the padded tensor one first, x.pad(...).contiguous()")
   if base.op in GroupOp.Movement or base.op is Ops.CONST: return None
   if base.op is not Ops.BUFFER:  # the tensor the view was taken of (or a new one) is realized, and LiveTensors.become
     # points every tensor holding it, t among them, at its buffer
