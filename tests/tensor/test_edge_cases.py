@@ -221,6 +221,20 @@ def test_cross_entropy_with_probabilities_uses_dim_1():
   want = -np.take_along_axis(logp, y[:, None], 1).mean()
   np.testing.assert_allclose(Tensor(x).cross_entropy(Tensor(y)).numpy(), want, rtol=1e-5)
 
+def test_cross_entropy_of_image_logits_keeps_h_and_w():
+  """(N, C, H, W) logits, per pixel (reduction none): the classes moved last by a transpose(1, -1) swapped H and W, wrong
+  losses when H == W and a TensorShapeError otherwise. Against numpy's log-softmax over dim 1."""
+  rng = np.random.default_rng(4)
+  x = rng.standard_normal((2, 3, 2, 4)).astype(np.float32)
+  logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+  y, p = rng.integers(0, 3, (2, 2, 4)), rng.random((2, 3, 2, 4)).astype(np.float32)
+  want = -np.take_along_axis(logp, y[:, None], 1)[:, 0]
+  np.testing.assert_allclose(Tensor(x).cross_entropy(Tensor(y.astype(np.int32)), reduction="none").numpy(), want, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(Tensor(x).cross_entropy(Tensor(p), reduction="none").numpy(), -(logp * p).sum(1), rtol=1e-5, atol=1e-6)
+  sq, ysq = x[..., :2], y[..., :2]  # H == W: no error, the wrong numbers
+  np.testing.assert_allclose(Tensor(sq).cross_entropy(Tensor(ysq.astype(np.int32)), reduction="none").numpy(),
+                             -np.take_along_axis(logp[..., :2], ysq[:, None], 1)[:, 0], rtol=1e-5, atol=1e-6)
+
 def test_repeated_index_stores_one_value():
   t = Tensor.zeros(4).contiguous()
   t[Tensor([1, 1, 3])] = Tensor([5.0, 7.0, 2.0])

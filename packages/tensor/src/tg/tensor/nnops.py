@@ -320,11 +320,12 @@ class NNMixin:
     """Cross entropy of logits (N, C, ...) or (C,) against class indices (integer Y, (N, ...)) or class probabilities
     (float Y, the logits' shape); the classes are dim 1 as in PyTorch and tinygrad. A class index of ignore_index counts
     in no term and not in the mean (PyTorch's; tinygrad's cross_entropy has no ignore_index)."""
-    x = self.transpose(1, -1) if self.ndim > 2 else self
+    def classes_last(t: Tensor) -> Tensor: return t.permute(0, *range(2, t.ndim), 1) if t.ndim > 2 else t  # (N, ..., C)
+    x = classes_last(self)  # (a transpose(1, -1) swapped the other axes: H and W of (N, C, H, W) logits)
     if dtypes.is_int(Y.dtype):
       return x.sparse_categorical_crossentropy(Y, ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
     if Y.shape != self.shape: raise TensorShapeError(f"cross_entropy with probability targets of shape {Y.shape} for logits of shape {self.shape}")
-    y = Y.transpose(1, -1) if Y.ndim > 2 else Y
+    y = classes_last(Y)
     y = y * (1 - label_smoothing) + label_smoothing / x.shape[-1]
     return _reduce_loss(-(x.log_softmax(-1) * y).sum(-1), reduction)
   def binary_crossentropy(self: Tensor, Y: Tensor, reduction: str = "mean") -> Tensor:
