@@ -172,3 +172,14 @@ def test_errors_name_shapes_and_dtypes():
   with pytest.raises(TypeError, match="bitwise and needs an integer or bool tensor, got dtypes.float32"): Tensor.ones(2) & Tensor.ones(2)
   with pytest.raises(TypeError, match="shift needs an integer tensor, got dtypes.float32"): Tensor.ones(2) << 1
   with pytest.raises(RuntimeError, match="different devices: CPU and PYTHON"): Tensor.ones(2, device="CPU") + Tensor.ones(2, device="PYTHON")
+
+@pytest.mark.parametrize("dt, vals, scalar", [(np.uint8, [7, 200], -3), (np.int8, [10, -20], 200), (np.int32, [10, -7], 2 ** 33),
+                                              (np.int16, [3, -9], 2)])
+def test_integer_true_division_by_a_scalar_it_cant_hold(dt, vals, scalar):
+  """An int tensor over a Python int is divided by the number itself (numpy, PyTorch and tinygrad): the scalar was cast to
+  the tensor's dtype first, so uint8 / -3 divided by 253 and int32 / 2**33 by 0 (inf)."""
+  a = np.array(vals, dt)
+  got = Tensor(a) / scalar
+  assert got.dtype == dtypes.float32
+  np.testing.assert_allclose(got.numpy(), a.astype(np.float64) / scalar, rtol=1e-6)
+  np.testing.assert_allclose((scalar / Tensor(a)).numpy(), scalar / a.astype(np.float64), rtol=1e-6)

@@ -523,6 +523,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return a + (-b)
   def div(self, x: Tensor | Scalar, reverse: bool = False, rounding_mode: str | None = None) -> Tensor:
     if rounding_mode not in (None, "trunc", "floor"): raise TensorValueError(f"rounding_mode is None, 'trunc' or 'floor', not {rounding_mode!r}")
+    if rounding_mode is None and not isinstance(x, Tensor) and not dtypes.is_float(self.dtype):  # true division by the scalar
+      self = self.cast(least_upper_float(self.dtype))  # itself, as tinygrad and PyTorch: uint8 / -3 divided by -3 cast to uint8, 253
     a, b = self._broadcasted(x, reverse)
     if rounding_mode == "trunc": return a._apply(lambda p, q: p.alu(Ops.IDIV, q), b) if dtypes.is_int(a.dtype) else (a / b).trunc()
     if rounding_mode == "floor": return a._floordiv(b)
