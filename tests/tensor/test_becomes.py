@@ -157,6 +157,16 @@ def test_a_value_realized_before_backward_still_passes_gradients(realize):
   assert tw.grad is not None
   np.testing.assert_allclose(tw.grad.numpy(), dlogits.T @ x, rtol=1e-4, atol=1e-5)
 
+def test_a_realized_reshape_of_a_leaf_still_passes_gradients():
+  """x.reshape(3, 2) read before backward: realizing it collapsed its reshapes onto x's buffer, and x got no gradient."""
+  x = Tensor(np.arange(6, dtype=np.float32).reshape(2, 3), requires_grad=True)
+  y = x.reshape(3, 2)
+  y.numpy()
+  g = np.arange(6, dtype=np.float32).reshape(3, 2) - 2
+  (y * Tensor(g)).sum().backward()
+  assert x.grad is not None
+  np.testing.assert_array_equal(x.grad.numpy(), g.reshape(2, 3))
+
 def test_an_assign_is_not_run_again_by_a_tensor_built_on_it():
   a = Tensor([1.0, 2.0]).realize()
   b = a.assign(a + 1)

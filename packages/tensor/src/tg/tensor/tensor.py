@@ -182,7 +182,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """Is this tensor realized (a buffer view)? Then its graph becomes the buffer or one RESHAPE of it (reshapes of reshapes
     collapsed), the form the code that takes a realized tensor's buffer reads."""
     if (base := view_base(self._uop)) is None: return False
-    if self._uop.op is Ops.RESHAPE and self._uop.src[0] is not base and all_int(self.shape): self.uop = base.reshape(self.shape)
+    if self._uop.op is Ops.RESHAPE and self._uop.src[0] is not base and all_int(self.shape):
+      # autograd sees through to the reshapes dropped (a leaf's among them: x.reshape(3, 2) read, then backward, gave x none)
+      Tensor.live.realized[new := base.reshape(self.shape)] = self._uop
+      self.uop = new
     return True
   def _disk_view(self) -> bool:
     """A view (a slice, a permute) of a DISK tensor: DISK runs no kernels, so it is read by copying what it views to a
