@@ -227,6 +227,10 @@ class CRenderer(Renderer):
     if dt.count > 1 and k is not None and (vec := VECTOR_ALU.get(u.op)) is not None: return vec(k, u, s)
     if u.op in INFIX and not (u.op in (Ops.AND, Ops.OR, Ops.XOR) and dtypes.is_float(dt)): return f"({s[0]}{INFIX[u.op]}{s[1]})"
     if (rule := SCALAR_ALU.get(u.op)) is not None: return rule(self, u, dt, s)
+    if u.op in VEC_MATH and dt == dtypes.float32 and has_vector_math():  # one lane of the vector call, not libm's: the same
+      # value in every kernel, vectorized or not (a max's gradient compares exp(x) recomputed with the max found; libm's
+      # and libmvec's exp2f differ in the last bit, and the gradient missed the maximum)
+      return f"_ZGVdN8v_{VEC_MATH[u.op]}((tg_mvec8){{{', '.join([s[0]] * 8)}}})[0]"
     if u.op in FLOAT_FN:
       fn = FLOAT_FN[u.op]
       if dt == dtypes.float64: return f"__builtin_{fn}({', '.join(s)})"
