@@ -3,8 +3,7 @@ import numpy as np
 import pytest
 from tg.tensor import Tensor, dtypes
 
-@pytest.mark.parametrize("make", [lambda d: Tensor.rand(3, 5, device=d), lambda d: Tensor.randn(7, device=d),
-                                  lambda d: Tensor.randint(6, low=-3, high=9, device=d)])
+@pytest.mark.parametrize("make", [lambda d: Tensor.rand(3, 5, device=d), lambda d: Tensor.randint(6, low=-3, high=9, device=d)])
 def test_rng_bit_exact_across_devices(make):
   Tensor.manual_seed(42)
   cpu = make("CPU").numpy()
@@ -12,6 +11,14 @@ def test_rng_bit_exact_across_devices(make):
   py = make("PYTHON").numpy()
   assert cpu.tobytes() == py.tobytes()
   assert make("PYTHON").numpy().tobytes() != py.tobytes()  # the (per-device) counter moves on
+
+def test_randn_equal_across_devices_to_rounding():
+  """The same uniform bits, through log and cos: the CPU's libmvec (where it has it) and PYTHON's libm round their last
+  bit apart, so equal to float32 rounding, not bit-exact."""
+  Tensor.manual_seed(42)
+  cpu = Tensor.randn(37, device="CPU").numpy()
+  Tensor.manual_seed(42)
+  np.testing.assert_allclose(cpu, Tensor.randn(37, device="PYTHON").numpy(), rtol=2e-6, atol=1e-7)
 
 def test_scaled_rng_equal_across_devices_to_rounding():
   """x * scale + low may become one fused multiply-add in C and two roundings in PYTHON: equal to rounding, not bit-exact."""
