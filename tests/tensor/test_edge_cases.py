@@ -142,6 +142,24 @@ def test_integer_pow_is_exact(dt, npdt):
 def test_integer_pow_wraps_like_c():
   np.testing.assert_array_equal((Tensor([3], dtype=dtypes.int32) ** 21).numpy(), np.array([3], np.int32) ** 21)
 
+NARROW_INTS = [(dtypes.int8, np.int8), (dtypes.uint8, np.uint8), (dtypes.int16, np.int16), (dtypes.uint16, np.uint16),
+               (dtypes.int32, np.int32), (dtypes.uint32, np.uint32)]
+WRAPPING_EXPRS = {"(x+c)<c": lambda x, c: (x + c) < c, "(x*2)//2": lambda x, c: (x * 2) // 2,
+                  "(x+c)//3": lambda x, c: (x + c) // 3, "(x*3)%5": lambda x, c: (x * 3) % 5, "(x+1)<0": lambda x, c: (x + 1) < 0,
+                  "(x+c)%4<2": lambda x, c: (x + c) % 4 < 2}
+
+@pytest.mark.parametrize("dt,npdt", NARROW_INTS)
+@pytest.mark.parametrize("name", list(WRAPPING_EXPRS))
+def test_integer_arithmetic_wraps_before_it_compares_or_divides(dt, npdt, name):
+  """+ and * of fixed-width ints wrap (numpy, PyTorch, tinygrad): the wrapped value is compared and divided, not the
+  mathematical one (uint8 200 + 100 < 100 is True)."""
+  info = np.iinfo(npdt)
+  x = np.array([info.min, info.min + 1, -1 if info.min else 0, 0, 1, info.max // 2, info.max // 2 + 1, info.max - 1, info.max], npdt)
+  c = int(info.max // 3 * 2)
+  f = WRAPPING_EXPRS[name]
+  with np.errstate(over="ignore"): want = f(x, npdt(c))
+  np.testing.assert_array_equal(f(Tensor(x, dtype=dt), c).numpy(), want)
+
 @pytest.mark.parametrize("x", [[1.0, math.nan, 3.0], [math.nan, 5.0, math.nan], [-1.0, 2.0, math.nan]])
 def test_argmax_argmin_pick_the_first_nan(x):
   assert Tensor(x).argmax().item() == np.argmax(x)

@@ -12,13 +12,15 @@ POSITIVE = ["c"]  # variables that are safe divisors
 SCALE = int(os.environ.get("UOP_FUZZ_SCALE", "1"))
 var_uops = {n: UOp.variable(n, lo, hi) for n, (lo, hi) in VARS.items()}
 
-def leaf() -> st.SearchStrategy[UOp]:
-  return st.one_of(st.sampled_from(list(var_uops.values())), st.integers(-12, 12).map(lambda v: UOp.const(dtypes.index, v)))
+def leaf(variables: dict[str, UOp]) -> st.SearchStrategy[UOp]:
+  dtype = next(iter(variables.values())).dtype
+  return st.one_of(st.sampled_from(list(variables.values())), st.integers(-12, 12).map(lambda v: UOp.const(dtype, v)))
 
 @st.composite
-def int_expr(draw: st.DrawFn, depth: int = 4) -> UOp:
-  if depth == 0 or draw(st.integers(0, 4)) == 0: return draw(leaf())
-  sub = lambda: draw(int_expr(depth - 1))
+def int_expr(draw: st.DrawFn, depth: int = 4, variables: dict[str, UOp] = var_uops) -> UOp:
+  """A random integer expression over `variables` (all of one dtype, "c" a safe divisor)."""
+  if depth == 0 or draw(st.integers(0, 4)) == 0: return draw(leaf(variables))
+  sub = lambda: draw(int_expr(depth - 1, variables))
   kind = draw(st.sampled_from(["add", "sub", "mul", "mulc", "divc", "modc", "divv", "modv", "max", "min", "where", "neg"]))
   if kind == "add": return sub() + sub()
   if kind == "sub": return sub() - sub()
@@ -26,16 +28,17 @@ def int_expr(draw: st.DrawFn, depth: int = 4) -> UOp:
   if kind == "mulc": return sub() * draw(st.integers(-6, 6))
   if kind == "divc": return sub() // draw(st.integers(1, 9))
   if kind == "modc": return sub() % draw(st.integers(1, 9))
-  if kind == "divv": return sub() // var_uops[draw(st.sampled_from(POSITIVE))]
-  if kind == "modv": return sub() % var_uops[draw(st.sampled_from(POSITIVE))]
+  if kind == "divv": return sub() // variables[draw(st.sampled_from(POSITIVE))]
+  if kind == "modv": return sub() % variables[draw(st.sampled_from(POSITIVE))]
   if kind == "max": return sub().maximum(sub())
   if kind == "min": return sub().minimum(sub())
   if kind == "neg": return -sub()
-  return draw(bool_expr(depth - 1)).where(sub(), sub())
+  return draw(bool_expr(depth - 1, variables)).where(sub(), sub())
 
 @st.composite
-def bool_expr(draw: st.DrawFn, depth: int) -> UOp:
-  a, b = draw(int_expr(max(depth - 1, 0))), draw(int_expr(max(depth - 1, 0)))
+def bool_expr(draw: st.DrawFn, depth: int, variables: dict[str, UOp] = var_uops) -> UOp:
+  sub = lambda: draw(int_expr(max(depth - 1, 0), variables))
+  a, b = sub(), sub()
   kind = draw(st.sampled_from(["lt", "gt", "le", "ge", "ne", "eq", "and", "or", "not"]))
   if kind == "lt": return a < b
   if kind == "gt": return a > b
@@ -44,7 +47,7 @@ def bool_expr(draw: st.DrawFn, depth: int) -> UOp:
   if kind == "ne": return a.ne(b)
   if kind == "eq": return a.eq(b)
   if kind == "not": return (a < b).logical_not()
-  c = draw(int_expr(max(depth - 1, 0))) < draw(int_expr(max(depth - 1, 0)))
+  c = sub() < sub()
   return (a < b) & c if kind == "and" else (a < b) | c
 
 ENVS = [dict(zip(VARS, vals)) for vals in itertools.product(*[sorted({lo, hi, (lo + hi) // 2, lo + 1, hi - 1}) for lo, hi in VARS.values()])]
@@ -63,6 +66,28 @@ def test_simplify_int_expr_keeps_value(e: UOp) -> None: check_same(e, e.simplify
 @settings(max_examples=200 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bool_expr(3))
 def test_simplify_bool_expr_keeps_value(e: UOp) -> None: check_same(e, e.simplify())
+
+# fixed-width dtypes wrap: a variable over a dtype's whole range, so a fold that moves a constant across < or // (which
+# only holds where the arithmetic doesn't wrap) is caught
+NARROW = [dtypes.int8, dtypes.uint8, dtypes.int16, dtypes.uint16, dtypes.int32, dtypes.uint32]
+def _full_range_vars(dt) -> dict[str, UOp]:
+  return {"a": UOp.variable("a", dt.min, dt.max, dt), "b": UOp.variable("b", max(dt.min, -5), 5, dt), "c": UOp.variable("c", 1, 8, dt)}
+def _narrow_envs(dt) -> list[dict[str, int]]:
+  lo, hi = dt.min, dt.max
+  return [dict(zip("abc", v)) for v in itertools.product(sorted({lo, lo + 1, 0, 1, hi // 2, hi - 1, hi}), (max(lo, -5), 0, 5), (1, 3, 8))]
+
+@settings(max_examples=80 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.sampled_from(NARROW).flatmap(lambda dt: st.tuples(st.just(dt), bool_expr(3, _full_range_vars(dt)))))
+@example((dtypes.uint8, (UOp.variable("a", 0, 255, dtypes.uint8) + 100) < 100))  # folded to a < 0: False
+@example((dtypes.int16, (UOp.variable("a", -2**15, 2**15 - 1, dtypes.int16) * 2) // 2 < 0))  # (a*2)//2 folded to a
+@example((dtypes.int8, UOp.variable("a", -128, 127, dtypes.int8) + 100 < -100))  # a < -200: the bound wrapped to 56
+def test_simplify_keeps_the_value_of_wrapping_arithmetic(case: tuple) -> None:
+  """simplify keeps the value of expressions over int8 ... uint32, whose + and * wrap as C's (with -fwrapv) do."""
+  dt, e = case
+  s = e.simplify()
+  for env in _narrow_envs(dt):
+    want, got = evaluate(e, env), evaluate(s, env)
+    assert want == got, f"{e.render(simplify=False)} -> {s.render(simplify=False)} at {env}: {want} != {got}"
 
 @settings(max_examples=150 * SCALE, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(bool_expr(2), int_expr(3))

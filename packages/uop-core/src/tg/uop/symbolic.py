@@ -2,7 +2,9 @@
 and narrowing an index by the gate that guards it.
 
 Integer division and modulo follow C (truncate toward zero), so the identities that only hold for floor division
-are applied only where the range analysis (vmin/vmax) proves the operands non-negative."""
+are applied only where the range analysis (vmin/vmax) proves the operands non-negative. Fixed-width integers wrap
+(as C's with -fwrapv): + and * are still a ring, so like terms combine freely, but moving a constant across < or //
+is only done where the sum provably doesn't wrap (`exact`)."""
 from __future__ import annotations
 import math
 from typing import Any
@@ -12,6 +14,7 @@ from tg.uop.ops import GroupOp, Ops, exec_alu
 from tg.uop.rewrite import PatternMatcher, UPat, graph_rewrite
 from tg.uop.uop import Invalid, UOp, build_uop
 from tg.uop.upat_compile import guard
+from tg.uop.vrange import dtype_bounds
 
 class _IntDtypes(dict):
   """dtype -> whether it holds integer values (not a pointer), answered once per dtype: guards read it as `INT[x.dtype]`."""
@@ -122,6 +125,17 @@ def split_terms(x: UOp) -> tuple[list[tuple[UOp, int]], int, int] | None:
     else: terms.append((u, k))
   return terms, const, cost
 
+def exact(dt: DType, terms: list[tuple[UOp, int]], const: int) -> bool:
+  """sum(k * t) + const takes only values dt holds, for every value of each term: computed in dt it doesn't wrap, so
+  it is the integer sum, and the rules of integer < and // hold for it (uint8 x + 100 < 100 is not x < 0)."""
+  lo = hi = const
+  for t, k in terms:
+    a, b = t.vmin * k, t.vmax * k
+    if a <= b: lo, hi = lo + a, hi + b
+    else: lo, hi = lo + b, hi + a
+  dlo, dhi = dtype_bounds(dt)
+  return dlo <= lo and hi <= dhi
+
 def _plain_term(u: UOp) -> bool:
   """u is one term of weight 1 to split_terms (not a sum, a constant or a multiple by a constant)."""
   return (op := u.op) is not _ADD and op is not _CONST and (op is not _MUL or u.src[1].op is not _CONST)
@@ -202,11 +216,13 @@ _int_by_positive = guard("INT[x.dtype] and x.dtype.count == 1 and d.arg > 0", IN
 @_int_by_positive
 def fold_div(x: UOp, d: UOp) -> UOp | None:
   """x // d for a constant d > 0: pull out terms that are multiples of d, divide out a common factor, nest divisions."""
-  c = d.arg
-  if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0: return x.src[0] // (x.src[1].arg * c)
-  if x.op is _MUL and x.src[1].op is _CONST and (g := math.gcd(x.src[1].arg, c)) > 1:  # (y*k)//c: y*(k/g) // (c/g), y kept whole
-    return (x.src[0] * (x.src[1].arg // g)) // (c // g)  # (((a+b)*-2)//4 split as terms became the bigger ((-a)-b)//2)
-  if (split := split_terms(x)) is None: return None
+  c, dt = d.arg, x.dtype
+  if x.op is Ops.IDIV and x.src[1].op is Ops.CONST and x.src[1].arg > 0:
+    return x.src[0] // (x.src[1].arg * c) if x.src[1].arg * c <= dtype_bounds(dt)[1] else None
+  if x.op is _MUL and x.src[1].op is _CONST and (g := math.gcd(k := x.src[1].arg, c)) > 1:  # (y*k)//c: y*(k/g) // (c/g), y kept whole
+    # (((a+b)*-2)//4 split as terms became the bigger ((-a)-b)//2)
+    return (x.src[0] * (k // g)) // (c // g) if exact(dt, [(x.src[0], k)], 0) else None
+  if (split := split_terms(x)) is None or not exact(dt, *split[:2]): return None
   terms, const, _ = split
   g = math.gcd(c, const, *(k for _, k in terms))
   if g > 1: return build_sum(x, [(t, k // g) for t, k in terms], const // g) // (c // g)
@@ -215,16 +231,15 @@ def fold_div(x: UOp, d: UOp) -> UOp | None:
   inside = [(t, k) for t, k in terms if k % c != 0]
   q, r = divmod(const, c)
   if not outside: return _fold_div_small(x, c, inside, const)  # pulling out only the constant wouldn't make it smaller
-  rest = build_sum(x, inside, r)
-  if rest.vmin < 0: return None
+  if not exact(dt, inside, r) or (rest := build_sum(x, inside, r)).vmin < 0: return None
   return build_sum(x, outside, q) + rest // c
 
 def _fold_div_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) -> UOp | None:
   # (a*k + small) // c with every value of `small` inside one period of c: divide only the big part. The sum of the
   # other terms is built (for its range) only for a term that can be the big part: most often none is, and it died
   for i, (t, k) in enumerate(terms):
-    if k <= 0 or c % k != 0 or t.vmin < 0: continue
-    others = build_sum(x, terms[:i] + terms[i + 1:], const)
+    if k <= 0 or c % k != 0 or t.vmin < 0 or not exact(x.dtype, rest := terms[:i] + terms[i + 1:], const): continue
+    others = build_sum(x, rest, const)
     if others.vmin >= 0 and others.vmax < k: return t // (c // k)
   return None
 
@@ -234,7 +249,7 @@ def fold_mod(x: UOp, d: UOp) -> UOp | None:
   c = d.arg
   if x.vmin >= 0 and x.vmax < c: return x
   if x.op is Ops.MOD and x.src[1].op is Ops.CONST and x.src[1].arg > 0 and x.src[1].arg % c == 0: return x.src[0] % c
-  if x.vmin < 0 or (split := split_terms(x)) is None: return None
+  if x.vmin < 0 or (split := split_terms(x)) is None or not exact(x.dtype, *split[:2]): return None
   terms, const, _ = split
   kept = [(t, k % c) for t, k in terms if k % c != 0]
   if len(kept) == len(terms) and 0 <= const < c and all(k < c for _, k in terms):
@@ -243,6 +258,7 @@ def fold_mod(x: UOp, d: UOp) -> UOp | None:
     divided = [(t, k // g) for t, k in terms]
     if sum_cost(divided, const // g) + 2 > sum_cost(terms, const): return None  # (c*4)%6 -> ((c*2)%3)*2 would grow
     return (build_sum(x, divided, const // g) % (c // g)) * g
+  if not exact(x.dtype, kept, const % c): return None
   rest = build_sum(x, kept, const % c)
   return rest % c if rest.vmin >= 0 else None
 
@@ -251,16 +267,17 @@ def fold_lt(x: UOp, c: UOp) -> UOp | None:
   """sum + k < c  ->  sum < c - k, and a common factor g of the terms:  g*s < c  ->  s < ceil(c/g)."""
   if (split := split_terms(x)) is None or not split[0]: return None
   terms, const, _ = split
-  bound = c.arg - const
+  bound, dt = c.arg - const, x.dtype
   g = math.gcd(*(k for _, k in terms))
   if const == 0 and g == 1: return None
+  if not (exact(dt, terms, const) and exact(dt, terms, 0) and dtype_bounds(dt)[0] <= bound <= dtype_bounds(dt)[1]): return None
   if g > 1 and all(k > 0 for _, k in terms): return build_sum(x, [(t, k // g) for t, k in terms], 0) < cdiv(bound, g)
   return build_sum(x, terms, 0) < bound if const != 0 else None
 
 @guard("INT[x.dtype] and x.vmin >= 0 and d.arg > 0 and c.arg > 0", INT=INT)
 def fold_div_lt(x: UOp, d: UOp, c: UOp) -> UOp | None:
-  """x // d < c  <->  x < c*d  when x >= 0 and d > 0."""
-  return x < c.arg * d.arg
+  """x // d < c  <->  x < c*d  when x >= 0 and d > 0 (and c*d fits x's dtype)."""
+  return x < c.arg * d.arg if c.arg * d.arg <= dtype_bounds(x.dtype)[1] else None
 
 symbolic = symbolic_simple + PatternMatcher([
   # constants go right, and fold into each other
