@@ -167,6 +167,31 @@ def test_a_realized_reshape_of_a_leaf_still_passes_gradients():
   assert x.grad is not None
   np.testing.assert_array_equal(x.grad.numpy(), g.reshape(2, 3))
 
+def test_a_leaf_realized_after_the_loss_still_gets_its_gradient():
+  """loss.item(), then w.numpy() (a random leaf, unrealized until the loss was), then backward: w.grad was None. The
+  loss's graph holds w's graph from before w was realized; autograd now knows it as w."""
+  Tensor.manual_seed(5)
+  w = Tensor.randn(3, requires_grad=True)
+  loss = (w * w).sum()
+  loss.item()
+  wv = w.numpy()
+  loss.backward()
+  assert w.grad is not None
+  np.testing.assert_allclose(w.grad.numpy(), 2 * wv, rtol=1e-6)
+
+@pytest.mark.parametrize("realize", ["the product", "the loss"])
+def test_backward_through_a_realized_value_does_not_run_its_assign_again(realize):
+  """x += 1, then z = x * w realized, then backward: the gradient of w is x after the one increment. The graph autograd
+  restores for z holds the ASSIGN, which ran when z was realized: running it again gave w.grad x + 2 and left x + 2."""
+  x, w = Tensor([1.0, 2.0, 3.0]).realize(), Tensor([1.0, 1.0, 1.0], requires_grad=True)
+  x += 1
+  z = x * w
+  loss = z.sum()
+  (z if realize == "the product" else loss).numpy()
+  loss.backward()
+  np.testing.assert_array_equal(w.grad.numpy(), [2.0, 3.0, 4.0])
+  np.testing.assert_array_equal(x.numpy(), [2.0, 3.0, 4.0])
+
 def test_an_assign_is_not_run_again_by_a_tensor_built_on_it():
   a = Tensor([1.0, 2.0]).realize()
   b = a.assign(a + 1)

@@ -56,6 +56,24 @@ def test_matches_numpy_and_the_full_score_matrix(case):
   q, k, v, kw = CASES[case]()
   check(q, k, v, **kw)
 
+@pytest.mark.parametrize("realize", ["the output", "the loss"])
+def test_backward_after_the_output_was_realized(realize):
+  """Printing the attention or the loss before backward (a training loop's print): the output became the kernel's
+  buffer, which autograd must see through to the kernel (it found no gradient), and the gradient kernels must read the
+  buffers the forward kernel wrote, not run it again (it raised on the kernel's conflicting writes)."""
+  Tensor.manual_seed(3)
+  Q, K, V = (Tensor.randn(2, 2, 24, 8, requires_grad=True) for _ in range(3))  # unrealized: the forward realizes them
+  o = Q.scaled_dot_product_attention(K, V)
+  assert uses_flash(o)
+  g = rand(2, 2, 24, 8)
+  loss = (o * Tensor(g)).sum()
+  got = (o if realize == "the output" else loss).numpy()
+  q, k, v = Q.numpy(), K.numpy(), V.numpy()
+  np.testing.assert_allclose(got, np_attention(q, k, v) if realize == "the output" else (np_attention(q, k, v) * g).sum(), rtol=1e-4, atol=1e-5)
+  loss.backward()
+  want = run(0, q, k, v, g)
+  for t, w in zip((Q, K, V), want[1:]): np.testing.assert_allclose(t.grad.numpy(), w, rtol=1e-4, atol=1e-5)  # type: ignore[union-attr]
+
 def test_exp2_to_float32_precision():
   """The kernels' exp2 (plain arithmetic, vectorizable) against numpy's over its domain x <= 0, -inf and underflow included."""
   x = np.concatenate([np.linspace(-130, 0, 4001), -rng.exponential(8, 2000), [-np.inf, -126.9, -126.0, -0.0]]).astype(np.float32)

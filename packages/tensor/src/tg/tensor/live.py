@@ -47,8 +47,9 @@ class LiveTensors:
     return out
 
   def remember(self, was: UOp, view: UOp) -> None:
-    """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives."""
-    if not names_buffer(was): self.realized[view] = was  # (an ASSIGN's target holds no value the ASSIGN didn't write)
+    """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives. Not an ASSIGN's target (it
+    holds no value the ASSIGN didn't write), nor a custom kernel's output buffer itself, which `was` holds (a loop)."""
+    if not names_buffer(was) or _kernel_output(was, view): self.realized[view] = was
 
   def become(self, becomes: dict[UOp, UOp]) -> None:
     """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
@@ -86,14 +87,23 @@ class LiveTensors:
           else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
       t.uop = root.replace(src=tuple(memo[s] for s in root.src)) if own else memo[root]
 
-  def for_grad(self, uops: list[UOp], targets: set[UOp]) -> list[UOp]:
+  def for_grad(self, uops: list[UOp], targets: set[UOp]) -> tuple[list[UOp], set[UOp]]:
     """The graphs with each buffer view `become` put in them replaced back by what it replaced, where that reaches a
     target: a value realized on the way (say, by printing an accuracy before backward) still passes gradients, as it did
-    before it was realized. Views that reach no target (a weight initialized lazily, then realized) stay buffers."""
-    if not self.realized: return uops
-    reaching = self._reaching(uops, targets)
-    new = graph_rewrite(UOp.sink(*uops), _unbecome, ctx=(self.realized, reaching), bottom_up=True, name="for grad")
-    return list(new.src)
+    before it was realized. Views that reach no target (a weight initialized lazily, then realized) stay buffers.
+    Also the writes (ASSIGNs, custom kernels) the restored graphs hold: they ran when those values were realized, so a
+    gradient must read what they wrote (`settled`), not run them again (x += 1 twice, a kernel over its own output)."""
+    if not self.realized: return uops, set()
+    # a leaf target realized after the graphs that use it were: they hold what it was, which is the leaf to autograd (not
+    # a value computed from other targets: the gradient goes on to them through what it was)
+    was_target = {was: t for t in targets if (was := self.realized.get(t)) is not None}
+    marks = targets | was_target.keys()
+    was_target = {was: t for was, t in was_target.items() if not any(u in marks for u in was.toposort() if u is not was)}
+    reaching, restored = self._reaching(uops, targets | was_target.keys()), []
+    new = graph_rewrite(UOp.sink(*uops), _unbecome, ctx=(self.realized, reaching, was_target, restored), bottom_up=True, name="for grad")
+    out = UOp.sink(*new.src, *restored)
+    if was_target: out = out.substitute(was_target)  # (the restored writes too, as the graphs now hold them)
+    return list(out.src[:len(uops)]), {u for was in out.src[len(uops):] for u in was.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
 
   def _reaching(self, uops: list[UOp], targets: set[UOp]) -> set[UOp]:
     """The UOps under uops (looking through realized views to what they replaced) with a target at or under them."""
@@ -130,7 +140,24 @@ class LiveTensors:
       if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
     return out
 
-def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp]], x: UOp) -> Any:
-  realized, reaching = ctx
-  return was if (was := realized.get(x)) is not None and was in reaching else None
+def _kernel_output(was: UOp, view: UOp) -> bool:
+  """`was` is (a reshape of) a custom kernel's output, and `view` not the buffer the kernel wrote it into."""
+  while was.op is _RESHAPE: was = was.src[0]
+  return was.op is Ops.AFTER and was.src[1].op is Ops.CUSTOM_KERNEL and view is not was.src[0]
+
+
+def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp], dict[UOp, UOp], list[UOp]], x: UOp) -> Any:
+  realized, reaching, was_target, restored = ctx
+  if (was := realized.get(x)) is None or was not in reaching or was in was_target: return None
+  restored.append(was)
+  return was
 _unbecome = PatternMatcher([(UPat((Ops.RESHAPE, Ops.BUFFER, Ops.MULTI), name="x"), _restore)])  # (what a view is; a MULTI of views)
+
+_settle = PatternMatcher([
+  (UPat(Ops.ASSIGN, name="x"), lambda ctx, x: x.src[0] if x in ctx else None),
+  (UPat(Ops.AFTER, src=(UPat.var("b"), UPat(Ops.CUSTOM_KERNEL, name="k"))), lambda ctx, b, k: b if k in ctx else None),
+])
+def settled(uops: list[UOp], ran: set[UOp]) -> list[UOp]:
+  """uops reading the buffers the writes in `ran` (for_grad's) wrote, instead of running them again."""
+  if not ran: return uops
+  return list(graph_rewrite(UOp.sink(*uops), _settle, ctx=ran, bottom_up=True, name="settled").src)

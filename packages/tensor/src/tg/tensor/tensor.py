@@ -24,7 +24,7 @@ from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
 from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
-from tg.tensor.live import LiveTensors
+from tg.tensor.live import LiveTensors, settled
 
 Scalar = int | float | bool
 if default_float := getenv("DEFAULT_FLOAT", ""):  # e.g. DEFAULT_FLOAT=HALF
@@ -944,13 +944,15 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {self.shape} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
-    root, *keys = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
+    (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
     grads = compute_gradient(root, gradient.uop, set(keys))
-    return [Tensor(grads[k]) if k in grads else t.zeros_like() for t, k in zip(targets, keys)]
+    found = [k for k in keys if k in grads]
+    values = dict(zip(found, settled([grads[k] for k in found], ran)))
+    return [Tensor(values[k]) if k in values else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
     candidates = [t for t in list(Tensor.live.grad) if t.requires_grad]
-    root, *keys = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
+    (root, *keys), _ = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
     leaves = [t for t, k in zip(candidates, keys) if k in root.toposort()]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
     for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
