@@ -201,3 +201,12 @@ def test_creation_of_a_symbolic_shape(device):
     np.testing.assert_array_equal(e[:, :1].numpy(), np.full((3, 1), 4.0, np.float32))
     if i: assert Counters.compiled == 0, f"b={k} reuses the kernels compiled for another value"
   with pytest.raises(TensorValueError, match="non-negative"): Tensor.ones(2, UOp.variable("b", 1, 10).bind(3) - 4)
+
+def test_symbolic_shapes_print_as_expressions():
+  """repr, kernel names and the error of reading the data show a symbolic dim as its expression, not the UOp's text."""
+  i = UOp.variable("i", 1, 10)
+  t = Tensor.ones(i, 3)
+  assert repr(t) == "<Tensor (i, 3) dtypes.float32 on CPU>"
+  assert [ei.ast.arg.name for ei in t.sum(1).schedule()] == ["r_i_3"]
+  with pytest.raises(TensorValueError, match=r"symbolic shape \(i, 3\): shrink it to ints"): t.numpy()
+  with pytest.raises(TensorValueError, match=r"symbolic shape"): Tensor.ones(i.bind(4), 2).numpy()

@@ -13,7 +13,7 @@ from typing import Any
 from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_int, type_verify, kernel_spec, tensor_spec, SPEC, \
   flat_index, move_index, track, split_and, PatternMatcher, UPat, graph_rewrite_map
 from tg.codegen.device import Buffer
-from tg.tensor.graph import buffers, new_buffer, device_of
+from tg.tensor.graph import buffers, new_buffer, device_of, dim_text
 
 @dataclass
 class ExecItem:
@@ -437,10 +437,11 @@ def _uncast(x: UOp) -> UOp:
 
 def kernel_name(root: UOp) -> str:
   """E_ and the output's dims for an elementwise kernel; r_, the output's dims and the dims the outermost reduce (the
-  last in the toposort) sums over (a 4x4 sum(1) is r_4_4, a 64x64 matmul r_64_64_64)."""
+  last in the toposort) sums over (a 4x4 sum(1) is r_4_4, a 64x64 matmul r_64_64_64); a symbolic dim by its expression
+  (sum(1) of ones(i, 3) is r_i_3)."""
   red = next((u for u in reversed(root.toposort()) if u.op is Ops.REDUCE_AXIS), None)
   dims = [*root.shape, *([] if red is None else [red.src[0].shape[a] for a in red.arg[1]])]
-  return ("r" if red is not None else "E") + "".join(f"_{d}" for d in dims)
+  return ("r" if red is not None else "E") + "".join(f"_{dim_text(d)}" for d in dims)
 
 # ***** the schedule cache: the same graph on other buffers schedules the same way *****
 Ref = tuple[str, int]  # ("in", k): the k-th BUFFER of the graph; ("new", j): the j-th buffer the schedule creates

@@ -11,7 +11,7 @@ from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_up
 from tg.uop import cdiv, round_up, move_index
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
-from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size
+from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size, shape_text
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer, buffer_view, max_elements
 from tg.tensor.realize import run_schedule, Counters, unrun
 from tg.tensor.gradient import compute_gradient
@@ -139,7 +139,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def __len__(self) -> int:
     if not self.shape: raise TypeError("len() of a 0-d tensor")
     return self.shape[0]
-  def __repr__(self) -> str: return f"<Tensor {self.shape} {self.dtype} on {self.device}{' with grad' if self.grad is not None else ''}>"
+  def __repr__(self) -> str: return f"<Tensor {shape_text(self.shape)} {self.dtype} on {self.device}{' with grad' if self.grad is not None else ''}>"
   __hash__ = object.__hash__  # by identity (__eq__ is elementwise); object's is C: the live-tensor registry hashes every new tensor
   def __bool__(self) -> bool: raise TypeError("the truth value of a Tensor is ambiguous: use .item() or .numpy()")
 
@@ -205,6 +205,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if self.is_sharded:  # gathered on one device; a whole copy on each (a loss) is read from the first, no copy scheduled
       return self.to(self.device[0]).numpy() if self.shard_axis is not None else Tensor(self.uop.src[0]).numpy()
     if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return (self.to("CPU") if self._on_disk() else self).float().numpy()
+    if not all_int(self.shape):  # (tinygrad asserts the same)
+      raise TensorShapeError(f"no data for the symbolic shape {shape_text(self.shape)}: shrink it to ints first (t[:n] or t.shrink(...))")
     if self.numel() == 0: return np.zeros(self.shape, _np_dtype(self.dtype))
     out = np.empty(self.shape, _np_dtype(self.dtype))
     self.realize()._buffer().copyout(memoryview(out.reshape(-1)).cast("B"))  # self becomes its buffer: an ASSIGN runs once
