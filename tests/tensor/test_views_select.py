@@ -82,6 +82,14 @@ def test_scatter_reduce(reduce, include_self):
   check_grad(lambda a, s: a.scatter_reduce(0, Tensor(index), s, reduce, include_self=include_self),
              [x.astype(np.float64), src.astype(np.float64) + np.arange(15).reshape(3, 5) * 1e-3])  # no ties for amax/amin
 
+def test_scatter_add_sums_repeated_indices():
+  """PyTorch's scatter_add: np.add.at is the reference (a repeated index adds every value)."""
+  x, src = rand(4, 5), rand(3, 5, seed=3)
+  index = np.array([[0, 1, 3, 3, 0], [0, 1, 3, 1, 0], [2, 1, 0, 3, 0]], np.int32)
+  want = x.copy()
+  for i, j in np.ndindex(index.shape): want[index[i, j], j] += src[i, j]
+  np.testing.assert_allclose(Tensor(x).scatter_add(0, Tensor(index), Tensor(src)).numpy(), want, rtol=1e-5, atol=1e-6)
+
 def test_scatter_reduce_ints_and_errors():
   x, index, src = np.array([10, 20, 30], np.int32), np.array([0, 0, 2, 2], np.int32), np.array([1, 2, 3, -8], np.int32)
   assert Tensor(x).scatter_reduce(0, Tensor(index), Tensor(src), "mean").tolist() == [4, 20, 8]  # floor(13 / 3), floor(25 / 3)

@@ -258,6 +258,9 @@ class IndexingMixin:
       n = count + 1 if include_self else count
       agg = agg.div(n.cast(self.dtype), rounding_mode=None if dtypes.is_float(self.dtype) else "floor")
     return (count > 0).where(agg, self)
+  def scatter_add(self: Tensor, dim: int, index: Tensor, src: Tensor) -> Tensor:
+    """self with src added where index sends it (PyTorch's; tinygrad spells it scatter_reduce(..., "sum"))."""
+    return self.scatter_reduce(dim, index, src, "sum")
   def masked_select(self: Tensor, mask: Tensor) -> Tensor:
     """The elements where the (broadcast) bool mask is true, flat. Its size depends on the mask: it is read to the host."""
     if mask.dtype != dtypes.bool: raise TensorDtypeError(f"masked_select needs a bool mask, got {mask.dtype}")
