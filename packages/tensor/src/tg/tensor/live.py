@@ -145,7 +145,6 @@ def _kernel_output(was: UOp, view: UOp) -> bool:
   while was.op is _RESHAPE: was = was.src[0]
   return was.op is Ops.AFTER and was.src[1].op is Ops.CUSTOM_KERNEL and view is not was.src[0]
 
-
 def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp], dict[UOp, UOp], list[UOp]], x: UOp) -> Any:
   realized, reaching, was_target, restored = ctx
   if (was := realized.get(x)) is None or was not in reaching or was in was_target: return None
