@@ -56,16 +56,17 @@ def test_matches_numpy_and_the_full_score_matrix(case):
   q, k, v, kw = CASES[case]()
   check(q, k, v, **kw)
 
-@pytest.mark.parametrize("realize", ["the output", "the loss"])
-def test_backward_after_the_output_was_realized(realize):
+@pytest.mark.parametrize("realize,shape", [("the output", (2, 2, 24, 8)), ("the loss", (2, 2, 24, 8)), ("the output", (2, 24, 8))])
+def test_backward_after_the_output_was_realized(realize, shape):
   """Printing the attention or the loss before backward (a training loop's print): the output became the kernel's
   buffer, which autograd must see through to the kernel (it found no gradient), and the gradient kernels must read the
-  buffers the forward kernel wrote, not run it again (it raised on the kernel's conflicting writes)."""
+  buffers the forward kernel wrote, not run it again (it raised on the kernel's conflicting writes). Without a batch axis
+  the output is the kernel's buffer itself, which the kernel holds as a source."""
   Tensor.manual_seed(3)
-  Q, K, V = (Tensor.randn(2, 2, 24, 8, requires_grad=True) for _ in range(3))  # unrealized: the forward realizes them
+  Q, K, V = (Tensor.randn(*shape, requires_grad=True) for _ in range(3))  # unrealized: the forward realizes them
   o = Q.scaled_dot_product_attention(K, V)
   assert uses_flash(o)
-  g = rand(2, 2, 24, 8)
+  g = rand(*shape)
   loss = (o * Tensor(g)).sum()
   got = (o if realize == "the output" else loss).numpy()
   q, k, v = Q.numpy(), K.numpy(), V.numpy()

@@ -48,8 +48,11 @@ class LiveTensors:
 
   def remember(self, was: UOp, view: UOp) -> None:
     """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives. Not an ASSIGN's target (it
-    holds no value the ASSIGN didn't write), nor a custom kernel's output buffer itself, which `was` holds (a loop)."""
-    if not names_buffer(was) or _kernel_output(was, view): self.realized[view] = was
+    holds no value the ASSIGN didn't write). A custom kernel's output may be the very buffer the kernel wrote, which
+    `was` holds as the kernel's source: there it is a stand-in (for_grad puts the buffer back), else `was` would hold
+    its own view, a loop."""
+    if not names_buffer(was): self.realized[view] = was
+    elif _kernel_output(was): self.realized[view] = was.substitute({view: _stand_in(view)}) if view in was.toposort() else was
 
   def become(self, becomes: dict[UOp, UOp]) -> None:
     """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
@@ -99,10 +102,11 @@ class LiveTensors:
     was_target = {was: t for t in targets if (was := self.realized.get(t)) is not None}
     marks = targets | was_target.keys()
     was_target = {was: t for was, t in was_target.items() if not any(u in marks for u in was.toposort() if u is not was)}
-    reaching, restored = self._reaching(uops, targets | was_target.keys()), []
+    reaching, restored = self._reaching(uops, targets | was_target.keys()), {}
     new = graph_rewrite(UOp.sink(*uops), _unbecome, ctx=(self.realized, reaching, was_target, restored), bottom_up=True, name="for grad")
-    out = UOp.sink(*new.src, *restored)
-    if was_target: out = out.substitute(was_target)  # (the restored writes too, as the graphs now hold them)
+    out = UOp.sink(*new.src, *restored.values())
+    if back := was_target | {s: x for x in restored if (s := _stand_in(x)) in restored[x].toposort()}:
+      out = out.substitute(back)  # (the restored writes too, as the graphs now hold them)
     return list(out.src[:len(uops)]), {u for was in out.src[len(uops):] for u in was.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
 
   def _reaching(self, uops: list[UOp], targets: set[UOp]) -> set[UOp]:
@@ -140,15 +144,19 @@ class LiveTensors:
       if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
     return out
 
-def _kernel_output(was: UOp, view: UOp) -> bool:
-  """`was` is (a reshape of) a custom kernel's output, and `view` not the buffer the kernel wrote it into."""
+def _kernel_output(was: UOp) -> bool:
+  """`was` is (a reshape of) a custom kernel's output."""
   while was.op is _RESHAPE: was = was.src[0]
-  return was.op is Ops.AFTER and was.src[1].op is Ops.CUSTOM_KERNEL and view is not was.src[0]
+  return was.op is Ops.AFTER and was.src[1].op is Ops.CUSTOM_KERNEL
 
-def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp], dict[UOp, UOp], list[UOp]], x: UOp) -> Any:
+def _stand_in(view: UOp) -> UOp:
+  """What a remembered graph holds for `view`'s buffer before a kernel wrote it (a leaf, so no loop)."""
+  return UOp(Ops.NOOP, view.dtype, (), ("before the write to", id(view)))
+
+def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp], dict[UOp, UOp], dict[UOp, UOp]], x: UOp) -> Any:
   realized, reaching, was_target, restored = ctx
   if (was := realized.get(x)) is None or was not in reaching or was in was_target: return None
-  restored.append(was)
+  restored[x] = was
   return was
 _unbecome = PatternMatcher([(UPat((Ops.RESHAPE, Ops.BUFFER, Ops.MULTI), name="x"), _restore)])  # (what a view is; a MULTI of views)
 
