@@ -104,9 +104,10 @@ class LiveTensors:
     was_target = {was: t for was, t in was_target.items() if not any(u in marks for u in was.toposort() if u is not was)}
     reaching, restored = self._reaching(uops, targets | was_target.keys()), {}
     new = graph_rewrite(UOp.sink(*uops), _unbecome, ctx=(self.realized, reaching, was_target, restored), bottom_up=True, name="for grad")
+    if not restored: return list(new.src), set()
     out = UOp.sink(*new.src, *restored.values())
-    if back := was_target | {s: x for x in restored if (s := _stand_in(x)) in restored[x].toposort()}:
-      out = out.substitute(back)  # (the restored writes too, as the graphs now hold them)
+    if stand_ins := {s: x for x, was in restored.items() if _kernel_output(was) and (s := _stand_in(x)) in was.toposort()}:
+      out = out.substitute(stand_ins)  # (the restored writes too, as the graphs now hold them)
     return list(out.src[:len(uops)]), {u for was in out.src[len(uops):] for u in was.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
 
   def _reaching(self, uops: list[UOp], targets: set[UOp]) -> set[UOp]:
@@ -156,6 +157,7 @@ def _stand_in(view: UOp) -> UOp:
 def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp], dict[UOp, UOp], dict[UOp, UOp]], x: UOp) -> Any:
   realized, reaching, was_target, restored = ctx
   if (was := realized.get(x)) is None or was not in reaching or was in was_target: return None
+  if was_target and not was_target.keys().isdisjoint(was.toposort()): was = was.substitute(was_target)  # (no loop: see for_grad)
   restored[x] = was
   return was
 _unbecome = PatternMatcher([(UPat((Ops.RESHAPE, Ops.BUFFER, Ops.MULTI), name="x"), _restore)])  # (what a view is; a MULTI of views)
