@@ -107,7 +107,7 @@ class LiveTensors:
     if not restored: return list(new.src), set()
     out = UOp.sink(*new.src, *restored.values())
     if stand_ins := {s: x for x, was in restored.items() if _kernel_output(was) and (s := _stand_in(x)) in was.toposort()}:
-      out = out.substitute(stand_ins)  # (the restored writes too, as the graphs now hold them)
+      out = out.substitute(stand_ins)  # the buffers back, in the graphs and in the restored writes alike
     return list(out.src[:len(uops)]), {u for was in out.src[len(uops):] for u in was.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
 
   def _reaching(self, uops: list[UOp], targets: set[UOp]) -> set[UOp]:
@@ -157,7 +157,8 @@ def _stand_in(view: UOp) -> UOp:
 def _restore(ctx: tuple[weakref.WeakKeyDictionary[UOp, UOp], set[UOp], dict[UOp, UOp], dict[UOp, UOp]], x: UOp) -> Any:
   realized, reaching, was_target, restored = ctx
   if (was := realized.get(x)) is None or was not in reaching or was in was_target: return None
-  if was_target and not was_target.keys().isdisjoint(was.toposort()): was = was.substitute(was_target)  # (no loop: see for_grad)
+  # a target's old graph in it is that target (no loop: a target whose old graph is in was_target isn't restored, above)
+  if was_target and not was_target.keys().isdisjoint(was.toposort()): was = was.substitute(was_target)
   restored[x] = was
   return was
 _unbecome = PatternMatcher([(UPat((Ops.RESHAPE, Ops.BUFFER, Ops.MULTI), name="x"), _restore)])  # (what a view is; a MULTI of views)

@@ -270,7 +270,8 @@ def fold_lt(x: UOp, c: UOp) -> UOp | None:
   bound, dt = c.arg - const, x.dtype
   g = math.gcd(*(k for _, k in terms))
   if const == 0 and g == 1: return None
-  if not (exact(dt, terms, const) and exact(dt, terms, 0) and dtype_bounds(dt)[0] <= bound <= dtype_bounds(dt)[1]): return None
+  lo, hi = dtype_bounds(dt)
+  if not (exact(dt, terms, const) and exact(dt, terms, 0) and lo <= bound <= hi): return None  # both sides as integers
   if g > 1 and all(k > 0 for _, k in terms): return build_sum(x, [(t, k // g) for t, k in terms], 0) < cdiv(bound, g)
   return build_sum(x, terms, 0) < bound if const != 0 else None
 
