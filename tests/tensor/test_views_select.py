@@ -83,7 +83,7 @@ def test_scatter_reduce(reduce, include_self):
              [x.astype(np.float64), src.astype(np.float64) + np.arange(15).reshape(3, 5) * 1e-3])  # no ties for amax/amin
 
 def test_scatter_add_sums_repeated_indices():
-  """PyTorch's scatter_add: np.add.at is the reference (a repeated index adds every value)."""
+  """PyTorch's scatter_add against a loop adding each src value at its index (a repeated index adds every value)."""
   x, src = rand(4, 5), rand(3, 5, seed=3)
   index = np.array([[0, 1, 3, 3, 0], [0, 1, 3, 1, 0], [2, 1, 0, 3, 0]], np.int32)
   want = x.copy()
