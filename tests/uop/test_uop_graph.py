@@ -75,6 +75,8 @@ def test_constructors() -> None:
   with pytest.raises(ValueError): UOp.variable("n", 5, 1)
   assert v.bind(3).src[1].arg == 3
   with pytest.raises(ValueError): v.bind(100)
+  assert v.expr == "n" and v.bind(3).expr == "n"  # tinygrad's name for a variable's name
+  with pytest.raises(AttributeError, match="only a variable has a name"): (v + 1).expr
   r = UOp.range(16, 2)
   assert r.op is Ops.RANGE and r.arg == (2, AxisType.LOOP) and r.src[0].arg == 16 and r.axis_type is AxisType.LOOP
   assert UOp.range(v, 0, AxisType.REDUCE).axis_type is AxisType.REDUCE and UOp.range(v, 0).src[0] is v

@@ -1,6 +1,6 @@
 """Small shared helpers: environment flags, Context variables, Timing and a few sequence utilities."""
 from __future__ import annotations
-import contextlib, functools, math, operator, os, pathlib, time
+import contextlib, math, os, pathlib, time
 from typing import Any, Callable, Iterable, Iterator, Sequence, TypeVar
 
 T = TypeVar("T")
@@ -28,7 +28,12 @@ def cache_db_path() -> pathlib.Path:
   if p := os.environ.get("CACHEDB"): return pathlib.Path(p)
   return pathlib.Path(os.environ.get("XDG_CACHE_HOME") or pathlib.Path.home() / ".cache") / "tg" / "cache.db"
 
-def prod(xs: Iterable[Any], start: Any = 1) -> Any: return functools.reduce(operator.mul, xs, start)
+_ONE = 1  # the small-int singleton: prod's `is` test of it is one pointer compare
+def prod(xs: Iterable[Any], start: Any = 1) -> Any:
+  """The product of xs times start; a factor of 1 in front isn't multiplied in, so symbolic sizes read (i*3), not ((1*i)*3)."""
+  out = start
+  for x in xs: out = x if out is _ONE else out * x
+  return out
 def dedup(xs: Iterable[T]) -> list[T]: return list(dict.fromkeys(xs))
 def flatten(xss: Iterable[Iterable[T]]) -> list[T]: return [x for xs in xss for x in xs]
 def all_same(xs: Sequence[Any]) -> bool: return all(x == xs[0] for x in xs)

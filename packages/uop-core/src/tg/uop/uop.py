@@ -272,6 +272,12 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
     if self.op is not Ops.DEFINE_VAR: raise TypeError(f"only a variable can be bound, not {self.op}")
     if not self.arg[1] <= val <= self.arg[2]: raise ValueError(f"{self.arg[0]}={val} is outside [{self.arg[1]}, {self.arg[2]}]")
     return UOp(Ops.BIND, self.dtype, (self, self.const_like(val)))
+  @property
+  def expr(self) -> str:
+    """A variable's name (tinygrad's Variable.expr), of a bound one too."""
+    v = self.src[0] if self.op is Ops.BIND else self
+    if v.op is not Ops.DEFINE_VAR: raise AttributeError(f"only a variable has a name (expr), not {self.op}")
+    return v.arg[0]
   @staticmethod
   def range(end: int | UOp, axis_id: int, axis_type: AxisType = AxisType.LOOP) -> UOp:
     return UOp(Ops.RANGE, dtypes.index, (end if isinstance(end, UOp) else UOp.const(dtypes.index, end),), (axis_id, axis_type))
@@ -483,7 +489,7 @@ def _bounds_within(b: Any, e: Any, s: Any) -> bool:
   """0 <= b <= e <= s for a shrink's bounds: ints, or UOps decided over their ranges."""
   if isinstance(b, int) and isinstance(e, int): return 0 <= b <= e <= s
   if not all(isinstance(x, (int, UOp)) for x in (b, e)) or not isinstance(s, int): return False
-  lo, hi, size = (b if isinstance(b, int) else b.vmin), (e if isinstance(e, int) else e.vmax), _size(e - b)
+  lo, hi, size = (b if isinstance(b, int) else b.vmin), (e if isinstance(e, int) else e.vmax), simplify_size(e - b)
   return isinstance(size, int) and size >= 0 and 0 <= lo and hi <= s
 
 def _shape(u: UOp) -> tuple:
@@ -491,8 +497,8 @@ def _shape(u: UOp) -> tuple:
   if isinstance(u.dtype, PtrDType) and u.op in GroupOp.Defines: return (u.dtype.size,)
   if u.op in (Ops.BUFFER, Ops.IOTA): return (u.arg,) if isinstance(u.arg, int) else (u.arg[0],)
   if u.op is Ops.PERMUTE: return tuple(u.src[0].shape[i] for i in u.arg)
-  if u.op is Ops.PAD: return tuple(_size(s + b + a) for s, (b, a) in zip(u.src[0].shape, u.arg))
-  if u.op is Ops.SHRINK: return tuple(_size(e - b) for b, e in u.arg)
+  if u.op is Ops.PAD: return tuple(simplify_size(s + b + a) for s, (b, a) in zip(u.src[0].shape, u.arg))
+  if u.op is Ops.SHRINK: return tuple(simplify_size(e - b) for b, e in u.arg)
   if u.op is Ops.REDUCE_AXIS: return tuple(1 if i in u.arg[1] else s for i, s in enumerate(u.src[0].shape))
   if u.op in (Ops.CONST, Ops.VCONST, Ops.DEFINE_VAR, Ops.BIND, Ops.RANGE, Ops.SPECIAL, Ops.SINK, Ops.INDEX, Ops.LOAD, Ops.STORE): return ()
   if u.op is Ops.WHERE: return u.src[1].shape
@@ -501,7 +507,7 @@ def _shape(u: UOp) -> tuple:
   if u.src: return u.src[0].shape
   return ()
 
-def _size(x: Any) -> Any:
+def simplify_size(x: Any) -> Any:
   """A size: an int, or a symbolic one simplified over its variables (an int when they cancel: a KV cache's start_pos + 1
   padded by max_context - start_pos - 1 is max_context). Not over their bound values, which would fold every size to an
   int, and a kernel built on it would hold the value."""
