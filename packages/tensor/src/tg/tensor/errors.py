@@ -7,6 +7,9 @@ class TensorValueError(ValueError, RuntimeError):
 class TensorShapeError(TensorValueError):
   """Shapes that don't fit together (matmul, broadcast, permute, gather, conv, ...)."""
 
+class TensorSymbolicError(TensorValueError, AssertionError):
+  """A symbolic size an op can't take (equal pieces of a symbolic axis): tinygrad asserts, so it is an AssertionError too."""
+
 class TensorDtypeError(TypeError, RuntimeError):
   """A tensor of a dtype the op can't take (a bitwise op or a shift of floats, scatter of another dtype, an integer to a
   negative power): numpy raises TypeError, PyTorch and tinygrad RuntimeError."""

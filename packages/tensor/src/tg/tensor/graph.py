@@ -73,7 +73,7 @@ def device_of(u: UOp) -> Any:
 def shape_text(shape: tuple) -> str:
   """A shape as text, a symbolic dim by its expression: (i+1, 3)."""
   return f"({', '.join(dim_text(d) for d in shape)}{',' if len(shape) == 1 else ''})"
-def dim_text(d: Any) -> str: return str(d) if isinstance(d, int) else d.render(simplify=False)
+def dim_text(d: Any) -> str: return d.render(simplify=False) if isinstance(d, UOp) else str(d)
 
 def same_size(a: Any, b: Any) -> bool:
   """a == b for every value of the variables: i * 1 is i, and i+j is j+i (simplify leaves sums in the order it built them)."""

@@ -10,9 +10,10 @@ import functools
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
-from tg.uop import UOp, dtypes, prod
+from tg.uop import UOp, dtypes, prod, simplify_size
 from tg.codegen import CHECK_OOB
 from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
+from tg.tensor.graph import shape_text
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -67,13 +68,13 @@ class IndexingMixin:
       if isinstance(i, Tensor) and i.dtype == dtypes.bool:
         at = sum(1 for j in items if j is not None)
         if not any(j is Ellipsis for j in items) and i.shape != self.shape[at:at + i.ndim]:
-          raise IndexError(f"a bool mask of shape {i.shape} at dim {at} doesn't match the tensor's {self.shape[at:at + i.ndim]} there")
+          raise IndexError(f"a bool mask of shape {shape_text(i.shape)} at dim {at} doesn't match the tensor's {self.shape[at:at + i.ndim]} there")
         items.extend(Tensor(n.astype(np.int32), device=self.device) for n in np.nonzero(i.numpy()))
       elif isinstance(i, bool): raise IndexError("a Python bool index is not supported; use a bool Tensor")
       else: items.append(i)
     consumed = sum(1 for i in items if i is not None and i is not Ellipsis)
     if sum(1 for i in items if i is Ellipsis) > 1: raise IndexError("an index can only have a single ellipsis ('...')")
-    if consumed > self.ndim: raise IndexError(f"too many indices for a tensor of shape {self.shape}: {consumed} indices")
+    if consumed > self.ndim: raise IndexError(f"too many indices for a tensor of shape {shape_text(self.shape)}: {consumed} indices")
     e = next((j for j, i in enumerate(items) if i is Ellipsis), len(items))
     items[e:e + 1] = [slice(None)] * (self.ndim - consumed)
     sels: list[_Sel] = []
@@ -94,12 +95,12 @@ class IndexingMixin:
         if i.step not in (None, 1): raise IndexError(f"a symbolic slice takes step 1, not {i.step}")
         if any(isinstance(e, int) and e < 0 for e in (i.start, i.stop)): raise IndexError(f"a symbolic slice takes no negative bounds: {i}")
         start, stop = 0 if i.start is None else i.start, n if i.stop is None else i.stop
-        sels.append(_Sel(start, stop if _is(start, 0) else stop - start, 1))
+        sels.append(_Sel(start, stop if _is(start, 0) else simplify_size(stop - start), 1))
       elif isinstance(i, slice):
         start, stop, step = i.indices(n)
         sels.append(_Sel(start, len(range(start, stop, step)), step))
       elif isinstance(i, (int, np.integer)):
-        if not -n <= i < n: raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n} (shape {self.shape})")
+        if not -n <= i < n: raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n} (shape {shape_text(self.shape)})")
         sels.append(_Sel(int(i) % n, 1, 1, drop=True))
       else: raise IndexError(f"unsupported index {i!r} of type {type(i).__name__}")
       if not sels[-1].drop: layout.append(len(sels) - 1)
@@ -179,7 +180,7 @@ class IndexingMixin:
     Tensor = _tensor_types()
     from tg.tensor.tensor import contiguous_view
     if not contiguous_view(self.uop):
-      raise RuntimeError(f"setitem target needs to be contiguous: this {self.shape} tensor is a transpose, an offset slice or a "
+      raise RuntimeError(f"setitem target needs to be contiguous: this {shape_text(self.shape)} tensor is a transpose, an offset slice or a "
                          "broadcast; index the tensor it views (x[:, 1] = v, not x.T[1] = v), or .assign() the whole view")
     v = value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)
     if self.requires_grad or v.requires_grad: raise NotImplementedError("setitem of a tensor that requires grad, or with a value that does")
@@ -187,7 +188,8 @@ class IndexingMixin:
     target = self[indices]
     if v.shape != target.shape:
       try: v = v._broadcast_to(target.shape)
-      except ValueError: raise TensorShapeError(f"can't set a value of shape {v.shape} into a selection of shape {target.shape}") from None
+      except ValueError:
+        raise TensorShapeError(f"can't set a value of shape {shape_text(v.shape)} into a selection of shape {shape_text(target.shape)}") from None
     if any(s.empty() for s in sels) or _is(target.numel(), 0): return
     v = v.cast(self.dtype)
     if tensors: v = self._basic_view(sels, layout)._scatter_adv(_adv_dims(sels, layout), tensors, v)
@@ -201,7 +203,7 @@ class IndexingMixin:
     """out[i][j] = self[index[i][j]][j] (for dim 0): index has self's rank, and no axis longer than self's."""
     d = self._axis(dim)
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
-      raise TensorShapeError(f"gather index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
+      raise TensorShapeError(f"gather index of shape {shape_text(index.shape)} doesn't fit a tensor of shape {shape_text(self.shape)} along dim {d}")
     n = self.shape[d]
     _check_index(index, n, f"gather along dim {d}", False)
     x = self.shrink([None if i == d else (0, s) for i, s in enumerate(index.shape)]).unsqueeze(-1).transpose(d, -1)
@@ -212,10 +214,10 @@ class IndexingMixin:
     Tensor = _tensor_types()
     d = self._axis(dim)
     if index.ndim != self.ndim or any(a > b for i, (a, b) in enumerate(zip(index.shape, self.shape)) if i != d):
-      raise TensorShapeError(f"{name} index of shape {index.shape} doesn't fit a tensor of shape {self.shape} along dim {d}")
+      raise TensorShapeError(f"{name} index of shape {shape_text(index.shape)} doesn't fit a tensor of shape {shape_text(self.shape)} along dim {d}")
     if isinstance(src, Tensor):
       if src.ndim != index.ndim or any(a > b for a, b in zip(index.shape, src.shape)):
-        raise TensorShapeError(f"{name} index of shape {index.shape} is larger than src of shape {src.shape}")
+        raise TensorShapeError(f"{name} index of shape {shape_text(index.shape)} is larger than src of shape {shape_text(src.shape)}")
       if src.dtype != self.dtype: raise TensorDtypeError(f"{name} of a {src.dtype} src into a {self.dtype} tensor: cast src first")
     _check_index(index, self.shape[d], f"{name} along dim {d}", False)
     s = src if isinstance(src, Tensor) else Tensor.full(index.shape, src, device=self.device, dtype=self.dtype)

@@ -20,14 +20,14 @@ import functools, itertools, time
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
-from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, graph_rewrite, ContextVar, DEBUG, getenv
+from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, graph_rewrite, ContextVar, DEBUG, getenv, dedup, exec_uop
 from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers
 from tg.tensor.schedule import ExecItem, view_base
-from tg.tensor.realize import capturing, get_runner, run_item, launch, count_launch, report_batch
+from tg.tensor.realize import capturing, view_needs, get_runner, run_item, launch, count_launch, report_batch
 
 R = TypeVar("R")
 JIT = ContextVar("JIT", 1)  # 0 (JIT=0 or Context(JIT=0)): a TinyJit calls its function plainly every time, as tinygrad's
@@ -222,6 +222,8 @@ class TinyJit(Generic[R]):
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
     self.calls, self.steps, self.launches, self.signature, self.outputs = 0, list[_Step](), list[_Step | _Batch](), (), None
+    self.view_needs: list[UOp] = []  # sizes (>= 0) the captured views need of the variables: a replay's values must fit them
+    self.values_fit: set[tuple] = set()  # the values of the variables a replay has checked
   @property
   def jit_cache(self) -> list[ExecItem]: return [st.item for st in self.steps]
   @property
@@ -253,8 +255,12 @@ class TinyJit(Generic[R]):
   def _capture(self, a: _Args, bufs: list[Buffer], args: tuple, kwargs: dict) -> R:
     items: list[ExecItem] = []
     capturing.append(items)
+    view_needs.append(needs := [])
     try: ret = _realized(self.fxn(*args, **kwargs))
-    finally: capturing.pop()
+    finally:
+      capturing.pop()
+      view_needs.pop()
+    self.view_needs = dedup(needs)
     if not items: raise JitError(f"TinyJit: {getattr(self.fxn, '__name__', 'the function')} launched no kernel while being captured, "
                                  "so there is nothing to replay: return (or realize) what it computes")
     slot = {id(b): i for i, b in enumerate(bufs)}
@@ -290,6 +296,7 @@ class TinyJit(Generic[R]):
 
   def _replay(self, a: _Args, new: list[Buffer]) -> R:
     if (sig := a.signature()) != self.signature: raise self._mismatch(sig)
+    if self.view_needs: self._check_views(a.var_vals)
     if not self.launches: self.launches = _batched(self.steps) if self.batch else list(self.steps)
     for st in self.launches:
       if isinstance(st, _Batch):
@@ -315,6 +322,19 @@ class TinyJit(Generic[R]):
       t = a.tensors[o.input][1]
       return t if o.same else Tensor(t.uop.reshape(u.shape))
     return _map_outputs(self.outputs, out)
+
+  def _check_views(self, var_vals: dict[str, int]) -> None:
+    """Raise JitError if a view the capture took of a bound variable (x[:, i:i+2]) doesn't fit its tensor at this call's
+    values: the captured kernels would read or write the wrong elements."""
+    if (key := tuple(sorted(var_vals.items()))) in self.values_fit: return
+    for need in self.view_needs:
+      leaves = {u: var_vals.get(u.arg[0]) for u in need.toposort() if u.op is Ops.DEFINE_VAR}
+      if None not in leaves.values() and exec_uop(need, leaves) < 0:
+        at = ", ".join(f"{k}={v}" for k, v in key)
+        raise JitError(f"TinyJit: at {at} a view the capture took is out of bounds of its tensor ({need.render()} is "
+                       f"{exec_uop(need, leaves)}, under 0): the captured kernels would read or write other elements; call it with "
+                       "values the views fit")
+    self.values_fit.add(key)
 
   def _mismatch(self, sig: tuple) -> JitInputError:
     """The first difference between a call's signature and the captured one, said plainly."""

@@ -5,6 +5,7 @@ import functools, math
 from typing import TYPE_CHECKING, Any, Callable
 from tg.uop import DType, dtypes, least_upper_float
 from tg.tensor.errors import TensorDtypeError, TensorValueError
+from tg.tensor.graph import shape_text
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor, Scalar
@@ -137,7 +138,7 @@ class MathMixin:
     """tinygrad's Newton-Schulz iteration over the last two dims: X <- sum_i params[i] (X X^T)^i X, from X = self / |self|
     (Frobenius, plus eps). With Muon's (3.4445, -4.775, 2.0315) it pushes every singular value towards 1: about the
     nearest semi-orthogonal matrix. A tall matrix is iterated transposed, so that X X^T is the small product."""
-    if self.ndim < 2: raise TensorValueError(f"newton_schulz needs a matrix (two or more dims), got shape {self.shape}")
+    if self.ndim < 2: raise TensorValueError(f"newton_schulz needs a matrix (two or more dims), got shape {shape_text(self.shape)}")
     if self.shape[-2] > self.shape[-1]: return self.transpose(-2, -1).newton_schulz(steps, params, eps).transpose(-2, -1)
     x = self / (self.square().sum((-2, -1), keepdim=True).sqrt() + eps)
     for _ in range(steps):

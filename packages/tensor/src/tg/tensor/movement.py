@@ -3,26 +3,30 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod, cdiv
-from tg.tensor.graph import mop, same_size
-from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError
+from tg.tensor.graph import dim_text, mop, same_size, shape_text
+from tg.tensor.errors import TensorShapeError, TensorSymbolicError, TensorValueError, TensorUnsupportedError
+from tg.tensor.realize import view_needs
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
 def _fits(b: int | UOp, e: int | UOp, s: int | UOp) -> bool:
-  """Is 0 <= b <= e <= s for every value of the variables (sizes may be symbolic)? Of an axis of symbolic size, for the
-  values they are bound to (x[:, :3] of an axis bound to 5 is for that value)."""
+  """Is 0 <= b <= e <= s for every value of the variables (sizes may be symbolic), or else for the values they are bound
+  to? As tinygrad: x[:, i:i+2] of i bound to 3 in [1, 10] is a view of an 11-wide axis, for that value (at i=10 it is
+  out of bounds). A TinyJit capturing such a view checks its replays' values against it (view_needs)."""
   if isinstance(s, UOp) and e is s and isinstance(b, int): return 0 <= b  # (up to the end of a symbolic axis)
   def holds(unbind: bool) -> bool:
     return all((x if isinstance(x, int) else (x.unbound() if unbind else x).simplify().vmin) >= 0 for x in (b, e - b, s - e))
-  return holds(True) or not isinstance(s, int) and holds(False)
+  if holds(True): return True
+  if not holds(False): return False
+  if view_needs: view_needs[-1].extend(x.unbound() for x in (b, e - b, s - e) if isinstance(x, UOp))
+  return True
 
-def _symbolic_count(op: str, arg: int | UOp, d: int, n: int | UOp) -> TensorValueError:
+def _symbolic_count(op: str, arg: int | UOp, d: int, n: int | UOp) -> TensorSymbolicError:
   """Equal pieces of a symbolic axis, or pieces of a symbolic size, come in a number that depends on the variables' values
-  (tinygrad raises too): the tensors returned can't be one list for every value."""
-  arg_s, n_s = (x.render(simplify=False) if isinstance(x, UOp) else str(x) for x in (arg, n))
-  return TensorValueError(f"{op}({arg_s}) along dim {d} of size {n_s}: a symbolic axis or piece size gives a number of pieces that "
-                          "depends on the variables' values; split into a list of sizes that add up to the axis")
+  (tinygrad asserts too): the tensors returned can't be one list for every value."""
+  return TensorSymbolicError(f"{op}({dim_text(arg)}) along dim {d} of size {dim_text(n)}: a symbolic axis or piece size gives a number "
+                             "of pieces that depends on the variables' values; split into a list of sizes that add up to the axis")
 
 def _einops_side(side: str, formula: str, ell: list[str]) -> list[list[str]]:
   """One side of an einops formula as its axes, each the list of names merged into it ("(h w)": two; "1" or "()": none);
@@ -51,9 +55,11 @@ class MovementMixin:
     if shp.count(-1) > 1: raise TensorValueError(f"reshape to {shp}: only one dimension can be -1")
     if -1 in shp:
       known = prod(s for s in shp if s != -1)
-      if known == 0 or self.numel() % known: raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+      if known == 0 or self.numel() % known:
+        raise TensorShapeError(f"can't reshape {shape_text(self.shape)} ({dim_text(self.numel())} elements) to {shape_text(shp)}")
       shp = tuple(self.numel() // known if s == -1 else s for s in shp)
-    if not same_size(prod(shp), self.numel()): raise TensorShapeError(f"can't reshape {self.shape} ({self.numel()} elements) to {shp}")
+    if not same_size(prod(shp), self.numel()):
+      raise TensorShapeError(f"can't reshape {shape_text(self.shape)} ({dim_text(self.numel())} elements) to {shape_text(shp)}")
     return self._mop(Ops.RESHAPE, shp)
   def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
   def rearrange(self: Tensor, formula: str, **sizes: int) -> Tensor:
@@ -80,7 +86,8 @@ class MovementMixin:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
     x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
     new = tuple(s if n == -1 or same_size(s, n) else n for s, n in zip(x.shape, shp))
-    if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)): raise TensorShapeError(f"can't expand {self.shape} to {shp}")
+    if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)):
+      raise TensorShapeError(f"can't expand {shape_text(self.shape)} to {shape_text(shp)}")
     return x._mop(Ops.EXPAND, new)
   def permute(self: Tensor, *order: Any) -> Tensor:
     o = tuple(order[0]) if len(order) == 1 and isinstance(order[0], (tuple, list)) else tuple(order)
@@ -113,20 +120,23 @@ class MovementMixin:
     if not 0 <= d <= self.ndim: raise IndexError(f"unsqueeze dim {dim} is out of range for {self.ndim} dimensions")
     return self.reshape(self.shape[:d] + (1,) + self.shape[d:])
   def shrink(self: Tensor, arg: Sequence[tuple[int, int | UOp] | None]) -> Tensor:
-    """Keep [begin, end) of each axis (None keeps all). An end can be a bound variable (UOp.variable(...).bind(n)) whose
-    maximum fits the axis: the view has that symbolic size, and the same kernels run for every value."""
+    """Keep [begin, end) of each axis (None keeps all). A bound can be an expression of bound variables (UOp.variable(...)
+    .bind(n)) that fits the axis at their values: the view has that symbolic size, and the same kernels run for every value."""
     full = tuple((0, s) if a is None else a for a, s in zip(arg, self.shape))
-    if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)): raise TensorValueError(f"shrink {full} is out of bounds of {self.shape}")
+    if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)):
+      raise TensorValueError(f"shrink ({', '.join(f'({dim_text(b)}, {dim_text(e)})' for b, e in full)}) is out of bounds of {shape_text(self.shape)}")
     return self._mop(Ops.SHRINK, full)
   def shrink_to(self: Tensor, *shape: int | None) -> Tensor:
     """The first shape[i] elements of each axis (None keeps the axis)."""
     new = _target_shape(self.shape, shape, "shrink_to")
-    if any(n > s for n, s in zip(new, self.shape)): raise TensorShapeError(f"shrink_to {new} is bigger than the tensor's shape {self.shape}")
+    if any(n > s for n, s in zip(new, self.shape)):
+      raise TensorShapeError(f"shrink_to {shape_text(new)} is bigger than the tensor's shape {shape_text(self.shape)}")
     return self.shrink([(0, n) for n in new])
   def pad_to(self: Tensor, *shape: int | None) -> Tensor:
     """Zeros after the elements of each axis up to shape[i] (None keeps the axis)."""
     new = _target_shape(self.shape, shape, "pad_to")
-    if any(n < s for n, s in zip(new, self.shape)): raise TensorShapeError(f"pad_to {new} is smaller than the tensor's shape {self.shape}")
+    if any(n < s for n, s in zip(new, self.shape)):
+      raise TensorShapeError(f"pad_to {shape_text(new)} is smaller than the tensor's shape {shape_text(self.shape)}")
     return self.pad([(0, n - s) for n, s in zip(new, self.shape)])
   def flip(self: Tensor, axis: int | Sequence[int]) -> Tensor:
     listed = [self._axis(a) for a in ((axis,) if isinstance(axis, int) else axis)]
@@ -212,7 +222,8 @@ class MovementMixin:
     return self.split(cdiv(n, chunks) if n else 1, dim)
   def repeat(self: Tensor, *repeats: Any) -> Tensor:
     reps = tuple(repeats[0]) if len(repeats) == 1 and isinstance(repeats[0], (tuple, list)) else tuple(repeats)
-    if len(reps) < self.ndim: raise TensorShapeError(f"repeat{reps} of a tensor of shape {self.shape}: give a count for each of its {self.ndim} dims")
+    if len(reps) < self.ndim:
+      raise TensorShapeError(f"repeat{reps} of a tensor of shape {shape_text(self.shape)}: give a count for each of its {self.ndim} dims")
     x = self.reshape((1,) * (len(reps) - self.ndim) + self.shape)
     expanded = x.reshape(tuple(v for s in x.shape for v in (1, s))).expand(tuple(v for r, s in zip(reps, x.shape) for v in (r, s)))
     return expanded.reshape(tuple(r * s for r, s in zip(reps, x.shape)))
@@ -256,7 +267,7 @@ class MovementMixin:
     """1-d: the square matrix with self on the given diagonal (a view: each element padded by a row of zeros); 2-d: its
     diagonal (PyTorch's; tinygrad's takes 1-d only)."""
     if self.ndim == 2: return self.diagonal(diagonal)
-    if self.ndim != 1: raise TensorValueError(f"diag takes a 1-d or 2-d tensor, got shape {self.shape}")
+    if self.ndim != 1: raise TensorValueError(f"diag takes a 1-d or 2-d tensor, got shape {shape_text(self.shape)}")
     n, k = self.shape[0], abs(diagonal)
     m = self.unsqueeze(-1).pad([(0, 0), (0, n)]).flatten().shrink([(0, n * n)]).reshape(n, n)
     return m.pad([(0, k), (k, 0)] if diagonal > 0 else [(k, 0), (0, k)])
@@ -285,5 +296,5 @@ class MovementMixin:
 def _target_shape(shape: tuple[int, ...], args: tuple, name: str) -> tuple[int, ...]:
   """shrink_to/pad_to's shape from f(2, 3) or f((2, 3)), None meaning the axis's own size."""
   new = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
-  if len(new) != len(shape): raise TensorShapeError(f"{name} {new} has {len(new)} axes, the tensor {len(shape)} ({shape})")
+  if len(new) != len(shape): raise TensorShapeError(f"{name} {shape_text(new)} has {len(new)} axes, the tensor {len(shape)} {shape_text(shape)}")
   return tuple(s if n is None else n for n, s in zip(new, shape))

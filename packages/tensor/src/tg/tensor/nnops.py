@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, GroupOp, dtypes, cdiv
 from tg.tensor.schedule import is_buffer_view, names_buffer
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError, TensorValueError
+from tg.tensor.graph import shape_text
 from tg.tensor.indexing import _check_index, _hits, _last_only
 from tg.tensor import flash_attention
 
@@ -131,9 +132,11 @@ class NNMixin:
     gradient. (Differentiating the windowing itself would give a kernel dividing and testing every index.)"""
     from tg.tensor.tensor import Tensor
     nd = weight.ndim - 2
-    if self.ndim != nd + 2: raise TensorShapeError(f"conv of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
+    if self.ndim != nd + 2:
+      raise TensorShapeError(f"conv of input {shape_text(self.shape)} with weight {shape_text(weight.shape)}: the input needs {nd + 2} dims")
     (bs, cin), (cout, cin_g) = self.shape[:2], weight.shape[:2]
-    if cin != cin_g * groups: raise TensorShapeError(f"input has {cin} channels, weight {weight.shape} with groups={groups} expects {cin_g * groups}")
+    if cin != cin_g * groups:
+      raise TensorShapeError(f"input has {cin} channels, weight {shape_text(weight.shape)} with groups={groups} expects {cin_g * groups}")
     if cout % groups: raise TensorShapeError(f"{cout} output channels don't split into {groups} groups")
     pads, st, dil, k = _resolve_pads(padding, nd), _tuple(stride, nd), _tuple(dilation, nd), weight.shape[2:]
     # a computed input (an activation) of a trained conv is stored channels-last, as its weight gradient reads it: one copy for both
@@ -174,9 +177,12 @@ class NNMixin:
     """The adjoint of conv2d (what it does to an output's gradient), as a convolution: zeros between the inputs (stride),
     a full padding and the flipped kernel with in/out channels swapped. weight is (cin, cout // groups, *k), as in PyTorch."""
     nd = weight.ndim - 2
-    if self.ndim != nd + 2: raise TensorShapeError(f"conv_transpose of input {self.shape} with weight {weight.shape}: the input needs {nd + 2} dims")
+    if self.ndim != nd + 2:
+      raise TensorShapeError(f"conv_transpose of input {shape_text(self.shape)} with weight {shape_text(weight.shape)}: "
+                             f"the input needs {nd + 2} dims")
     cin, cout_g, k = weight.shape[0], weight.shape[1], weight.shape[2:]
-    if self.shape[1] != cin or cin % groups: raise TensorShapeError(f"input has {self.shape[1]} channels, weight {weight.shape} expects {cin}")
+    if self.shape[1] != cin or cin % groups:
+      raise TensorShapeError(f"input has {self.shape[1]} channels, weight {shape_text(weight.shape)} expects {cin}")
     st, dil, pads, opad = _tuple(stride, nd), _tuple(dilation, nd), _resolve_pads(padding, nd), _tuple(output_padding, nd)
     x = self._dilate(st)
     full = [(d * (kk - 1) - b, d * (kk - 1) - a + op) for kk, d, (b, a), op in zip(k, dil, pads, opad)]
@@ -189,7 +195,7 @@ class NNMixin:
     """Kernel, stride, dilation, the explicit padding and the padding to apply (with ceil_mode's overhang) of a pool over
     the last len(kernel_size) axes (an int kernel_size: two, hence the name; a 1- or 3-tuple pools 1-d or 3-d, as tinygrad)."""
     nd = _pool_dims(kernel_size)
-    if self.ndim < nd: raise TensorShapeError(f"a {nd}-d pool of a tensor of shape {self.shape}: it needs {nd} spatial axes")
+    if self.ndim < nd: raise TensorShapeError(f"a {nd}-d pool of a tensor of shape {shape_text(self.shape)}: it needs {nd} spatial axes")
     k, dil = _tuple(kernel_size, nd), _tuple(dilation, nd)
     st = _tuple(stride if stride is not None else kernel_size, nd)
     if len(dil) != nd or len(st) != nd: raise TensorValueError(f"a pool with kernel {k}: give stride and dilation as an int or {nd} ints")
@@ -234,7 +240,8 @@ class NNMixin:
     """The inverse of max_pool2d(return_indices=True): each value put at its flat position (h * W + w in 2-d), zeros
     elsewhere. The output size is output_size's last len(k), else what the pool's parameters give back
     ((n - 1) * s - 2p + d(k - 1) + 1)."""
-    if indices.shape != self.shape: raise TensorShapeError(f"max_unpool2d indices of shape {indices.shape} for values of shape {self.shape}")
+    if indices.shape != self.shape:
+      raise TensorShapeError(f"max_unpool2d indices of shape {shape_text(indices.shape)} for values of shape {shape_text(self.shape)}")
     nd = _pool_dims(kernel_size)
     k, dil, pads = _tuple(kernel_size, nd), _tuple(dilation, nd), _resolve_pads(padding, nd)
     st = _tuple(stride if stride is not None else kernel_size, nd)
@@ -254,7 +261,8 @@ class NNMixin:
     if mode not in ("nearest", "nearest-exact", "linear"):
       raise TensorUnsupportedError(f"interpolate mode is 'nearest', 'nearest-exact' or 'linear' ('bilinear' for 2 axes, "
                                    f"'trilinear' for 3), not {mode!r} for {len(size)} axes")
-    if len(size) > self.ndim: raise TensorValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {self.shape}")
+    if len(size) > self.ndim:
+      raise TensorValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {shape_text(self.shape)}")
     fixed = mode == "linear" and self.dtype == dtypes.uint8  # PyTorch's uint8 kernel (tinygrad's too): see _lerp_uint8
     x = self if dtypes.is_float(self.dtype) or mode == "nearest" or fixed else self.float()
     for ax, m in reversed(list(zip(range(self.ndim - len(size), self.ndim), size))):  # the last axis first, as PyTorch
@@ -306,7 +314,8 @@ class NNMixin:
     """Cross entropy of logits (..., classes) against integer labels Y (...). A label outside the classes selects no
     class (its loss is 0, as in tinygrad); with CHECK_OOB=1 it raises IndexError."""
     if Y.shape != self.shape[:-1]:
-      raise TensorShapeError(f"class index targets of shape {Y.shape} for logits of shape {self.shape}: expected {self.shape[:-1]}")
+      raise TensorShapeError(f"class index targets of shape {shape_text(Y.shape)} for logits of shape {shape_text(self.shape)}: "
+                             f"expected {shape_text(self.shape[:-1])}")
     n = self.shape[-1]
     log_probs = self.log_softmax(-1)
     mask = Y != ignore_index
@@ -324,7 +333,8 @@ class NNMixin:
     x = classes_last(self)  # (a transpose(1, -1) swapped the other axes: H and W of (N, C, H, W) logits)
     if dtypes.is_int(Y.dtype):
       return x.sparse_categorical_crossentropy(Y, ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
-    if Y.shape != self.shape: raise TensorShapeError(f"cross_entropy with probability targets of shape {Y.shape} for logits of shape {self.shape}")
+    if Y.shape != self.shape:
+      raise TensorShapeError(f"cross_entropy with probability targets of shape {shape_text(Y.shape)} for logits of shape {shape_text(self.shape)}")
     y = classes_last(Y)
     y = y * (1 - label_smoothing) + label_smoothing / x.shape[-1]
     return _reduce_loss(-(x.log_softmax(-1) * y).sum(-1), reduction)
@@ -345,8 +355,9 @@ class NNMixin:
     from tg.tensor.tensor import Tensor
     cdim = 0 if self.ndim == 1 else 1
     c, want = self.shape[cdim], self.shape[:cdim] + self.shape[cdim + 1:]
-    if Y.shape != want: raise TensorShapeError(f"nll_loss target of shape {Y.shape} for input of shape {self.shape}: expected {want}")
-    if weight is not None and weight.shape != (c,): raise TensorShapeError(f"nll_loss weight of shape {weight.shape} for {c} classes")
+    if Y.shape != want:
+      raise TensorShapeError(f"nll_loss target of shape {shape_text(Y.shape)} for input of shape {shape_text(self.shape)}: expected {want}")
+    if weight is not None and weight.shape != (c,): raise TensorShapeError(f"nll_loss weight of shape {shape_text(weight.shape)} for {c} classes")
     classes = Tensor.arange(c, device=self.device).reshape(c, *[1] * (self.ndim - cdim - 1))
     hit = Y.unsqueeze(cdim).eq(classes)
     if ignore_index is not None: hit = hit & Y.ne(ignore_index).unsqueeze(cdim)
@@ -397,7 +408,7 @@ def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
   if not arrow: out = "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
   if "." in lhs: ins, out = _einsum_ellipsis(ins, out, arrow, ops)
   for i, (spec, t) in enumerate(zip(ins, ops)):
-    if len(spec) != t.ndim: raise TensorShapeError(f"einsum operand {spec!r} has {len(spec)} letters, the tensor has shape {t.shape}")
+    if len(spec) != t.ndim: raise TensorShapeError(f"einsum operand {spec!r} has {len(spec)} letters, the tensor has shape {shape_text(t.shape)}")
     while (c := next((c for c in spec if spec.count(c) > 1), None)) is not None:  # a diagonal: it goes last
       p, q = spec.index(c), spec.index(c, spec.index(c) + 1)
       if t.shape[p] != t.shape[q]: raise TensorShapeError(f"einsum {formula!r}: repeated letter {c!r} has sizes {t.shape[p]} and {t.shape[q]}")

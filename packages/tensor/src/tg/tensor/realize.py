@@ -85,6 +85,7 @@ def run_item(ei: ExecItem) -> None:
   launch(get_runner(ei.ast, ei.bufs[0].device), ei.bufs, ei.var_vals)
 
 capturing: list[list[ExecItem]] = []  # TinyJit records what runs while it captures (innermost last)
+view_needs: list[list[UOp]] = []  # and the sizes (each >= 0) its views need of the variables' values (movement._fits)
 
 def run_schedule(items: list[ExecItem], consume: bool = False) -> None:
   """Run the items in order. consume=True (a list only the caller holds, as realize's): each item is taken out of the list

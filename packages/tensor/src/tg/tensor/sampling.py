@@ -4,6 +4,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from tg.uop import DType, dtypes
 from tg.tensor.errors import TensorValueError
+from tg.tensor.graph import shape_text
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -27,7 +28,7 @@ class SamplingMixin:
     or (B, num_samples), int32. With replacement: inverse CDF of uniform draws. Without (tinygrad allows only one sample):
     the num_samples smallest of -log(u) / w, an exponential race whose winners are a weighted draw without replacement."""
     from tg.tensor.tensor import Tensor
-    if not 1 <= self.ndim <= 2: raise TensorValueError(f"multinomial takes weights of shape (C,) or (B, C), got {self.shape}")
+    if not 1 <= self.ndim <= 2: raise TensorValueError(f"multinomial takes weights of shape (C,) or (B, C), got {shape_text(self.shape)}")
     if num_samples < 1: raise TensorValueError(f"multinomial needs num_samples >= 1, got {num_samples}")
     w = self.unsqueeze(0) if self.ndim == 1 else self
     b, c = w.shape

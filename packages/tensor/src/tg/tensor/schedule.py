@@ -289,16 +289,22 @@ def view_base(u: UOp) -> UOp | None:
   """The BUFFER under u if u is that buffer or reshapes of it (a reshape of a buffer is that buffer, indexed row-major),
   or of the first elements of it a tensor of symbolic shape is stored in (buffer_view), else None."""
   while u.op is _RESHAPE: u = u.src[0]
-  if u.op is _SHRINK and u.src[0].op is _BUFFER and not all_int(u.shape): u = u.src[0]
+  if symbolic_prefix(u): u = u.src[0]
   return u if u.op is _BUFFER else None
+
+def symbolic_prefix(u: UOp) -> bool:
+  """Is u the first elements of a BUFFER, a symbolic number of them: how buffer_view stores a tensor of symbolic shape."""
+  return u.op is _SHRINK and u.src[0].op is _BUFFER and isinstance(b := u.arg[0][0], int) and b == 0 and not all_int(u.shape)
 
 VIEWS = frozenset({Ops.RESHAPE, Ops.PERMUTE, Ops.SHRINK, Ops.FLIP, Ops.PAD})  # a view's elements, each one of its source's
 # (a PAD only where no element of the view lies in it: a strided slice pads its axis to reshape it)
 
-def view_chain(u: UOp, ops: frozenset[Ops] = VIEWS) -> tuple[list[UOp], UOp]:
-  """The movement ops of `ops` (a shrink only with static bounds) from u down, u first, and the UOp under them."""
+def view_chain(u: UOp, ops: frozenset[Ops] = VIEWS, symbolic: bool = False) -> tuple[list[UOp], UOp]:
+  """The movement ops of `ops` from u down, u first, and the UOp under them. A shrink with symbolic bounds only when
+  `symbolic`, and never a symbolic-shape buffer's prefix (buffer_view): that is the buffer."""
   chain = []
-  while u.op in ops and (u.op is not _SHRINK or all(isinstance(e, int) for _, e in u.arg)): chain, u = chain + [u], u.src[0]
+  while u.op in ops and (u.op is not _SHRINK or (not symbolic_prefix(u) if symbolic else all(isinstance(e, int) for _, e in u.arg))):
+    chain, u = chain + [u], u.src[0]
   return chain, u
 
 def buffer_view(b: UOp, shape: tuple) -> UOp:

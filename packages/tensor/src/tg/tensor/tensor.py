@@ -11,8 +11,10 @@ from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_up
 from tg.uop import cdiv, round_up, move_index
 from tg.codegen.device import Buffer, Device, MallocAllocator
 from tg.codegen import matmul_panel, vecmat_block
-from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size, shape_text
-from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer, buffer_view, max_elements
+from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size, \
+  shape_text, dim_text
+from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer, buffer_view, max_elements, \
+  symbolic_prefix
 from tg.tensor.realize import run_schedule, Counters, unrun
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -213,7 +215,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return out
   def tolist(self) -> Any: return self.numpy().tolist()
   def item(self) -> Scalar:
-    if self.numel() != 1: raise TensorValueError(f"item() needs one element, this tensor has shape {self.shape}")
+    if self.numel() != 1: raise TensorValueError(f"item() needs one element, this tensor has shape {shape_text(self.shape)}")
     return self.numpy().reshape(()).item()
   def to(self, device: str | tuple[str, ...] | None) -> Tensor:
     """This tensor on another device (from a sharded one: gathered there), or on several (a whole copy on each)."""
@@ -247,7 +249,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if x.dtype != self.dtype and least_upper_dtype(self.dtype, x.dtype) == self.dtype: x = x.cast(self.dtype)
     if x.shape != self.shape:
       try: x = x._broadcast_to(self.shape)
-      except ValueError: raise TensorShapeError(f"assign of shape {x.shape} to a tensor of shape {self.shape}") from None
+      except ValueError: raise TensorShapeError(f"assign of shape {shape_text(x.shape)} to a tensor of shape {shape_text(self.shape)}") from None
     if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if self._on_disk(): return self._assign_disk(x)
     if x.device != self.device: x = x.to(self.device)
@@ -283,7 +285,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     data = [bytes(b.copyout(memoryview(bytearray(b.nbytes)))) if (b := buffers[u]).is_allocated else None for u in bufs]
     return (_unpickle, (self.uop, bufs, data, self.requires_grad))
   def replace(self, x: Tensor) -> Tensor:
-    if x.shape != self.shape: raise TensorShapeError(f"replace with shape {x.shape} on a tensor of shape {self.shape}")
+    if x.shape != self.shape: raise TensorShapeError(f"replace with shape {shape_text(x.shape)} on a tensor of shape {shape_text(self.shape)}")
     self.uop = x.uop
     return self
 
@@ -454,7 +456,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if self.requires_grad: raise TensorDtypeError("bitcast of a tensor that requires grad: no gradient goes through a bitcast; detach() it")
     if dt.itemsize == old.itemsize: return self if dt == old else self._apply(lambda x: x.bitcast(dt))
     if not self.shape or (self.shape[-1] * old.itemsize) % dt.itemsize:
-      raise TensorShapeError(f"bitcast of shape {self.shape} from {old} to {dt}: the last axis's {self.shape[-1:] or 'scalar'} x "
+      raise TensorShapeError(f"bitcast of shape {shape_text(self.shape)} from {old} to {dt}: the last axis's {self.shape[-1:] or 'scalar'} x "
                              f"{old.itemsize} bytes isn't a whole number of {dt.itemsize}-byte items")
     return self._bitcast_resized(dt)
   def _bitcast_resized(self, dt: DType) -> Tensor:
@@ -879,7 +881,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if axis is None: return self.flatten().argmax(0)
     axis = self._axis(axis)
     n = self.shape[axis]
-    if type(n) is int and n == 0: raise IndexError(f"argmax/argmin over an axis of size 0 (shape {self.shape}): it has no elements")
+    if type(n) is int and n == 0: raise IndexError(f"argmax/argmin over an axis of size 0 (shape {shape_text(self.shape)}): it has no elements")
     shape = (n,) + (1,) * (self.ndim - axis - 1)
     if (key := self._order_key()) is not None and 0 < n < 1 << 32:
       rest = Tensor.arange(n - 1, -1, -1, device=self.device, dtype=dtypes.int64).reshape(shape)  # n - 1 - i
@@ -915,9 +917,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def matmul(self, w: Tensor, reverse: bool = False) -> Tensor:
     """Batched, broadcasting matrix product: a multiply and a sum that fuse into one kernel."""
     x, w = (w, self) if reverse else (self, w)
-    if x.ndim == 0 or w.ndim == 0: raise TensorShapeError(f"matmul needs at least 1-d tensors, got shapes {x.shape} and {w.shape}")
+    if x.ndim == 0 or w.ndim == 0:
+      raise TensorShapeError(f"matmul needs at least 1-d tensors, got shapes {shape_text(x.shape)} and {shape_text(w.shape)}")
     if not same_size(x.shape[-1], w.shape[-2 if w.ndim > 1 else 0]):
-      raise TensorShapeError(f"matmul shapes {x.shape} and {w.shape} don't match: {x.shape[-1]} != {w.shape[-2 if w.ndim > 1 else 0]}")
+      raise TensorShapeError(f"matmul shapes {shape_text(x.shape)} and {shape_text(w.shape)} don't match: "
+                             f"{dim_text(x.shape[-1])} != {dim_text(w.shape[-2 if w.ndim > 1 else 0])}")
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
     if (kb := _vecmat_block(x, w)) is not None: return _blocked_vecmat(x, w, kb)
@@ -944,7 +948,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
     """d self / d target for each target (self must be a scalar unless `gradient` is given)."""
     if gradient is None:
-      if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {self.shape} needs `gradient=`: it is not a scalar")
+      if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {shape_text(self.shape)} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
     (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
     grads = compute_gradient(root, gradient.uop, set(keys))
@@ -958,7 +962,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     leaves = [t for t, k in zip(candidates, keys) if k in root.toposort()]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
     for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
-      if g.shape != t.shape: raise RuntimeError(f"gradient shape {g.shape} != tensor shape {t.shape}")
+      if g.shape != t.shape: raise RuntimeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
       t.grad = g if t.grad is None else t.grad + g
     return self
 
@@ -998,7 +1002,7 @@ def _writable_base(t: Tensor) -> UOp | None:
   (assigned as such), or a value of its own: a pad, and a broadcast constant (Tensor.ones(4)), are copies. A broadcast
   of stored values raises, as in PyTorch, and so does a view that shows a pad's padding (a write there went into a copy
   and was lost; tinygrad fails too). A view inside the padding writes the source, as tinygrad's (PyTorch's pad is a copy)."""
-  chain, base = view_chain(t.uop)
+  chain, base = view_chain(t.uop, symbolic=True)
   if base.op is Ops.EXPAND and any(w.op is Ops.BUFFER for w in base.toposort()):
     raise RuntimeError("a write into an expanded view: several of its elements are one element of the source; clone() it first")
   if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded: return None
@@ -1006,13 +1010,13 @@ def _writable_base(t: Tensor) -> UOp | None:
     if chain[0].op is Ops.PAD: return None  # the padded tensor itself: a value of its own, realized and assigned
     raise RuntimeError("assign into a view of a padded tensor that shows its padding (x.pad(...)[i]): the padding is no memory "
                        "to write, and a write into a copy would be lost; make the padded tensor one first, x.pad(...).contiguous()")
-  if base.op in GroupOp.Movement or base.op is Ops.CONST: return None
+  if base.op in GroupOp.Movement and not symbolic_prefix(base) or base.op is Ops.CONST: return None
   if base.op is not Ops.BUFFER:  # the tensor the view was taken of (or a new one) is realized, and LiveTensors.become
     # points every tensor holding it, t among them, at its buffer
     owner = next((s for s in Tensor.live.pending({base: None}.keys()) if s.uop is base), None)
     (Tensor(base) if owner is None else owner).realize()
-    chain, base = view_chain(t.uop)
-  return base if base.op is Ops.BUFFER or realized_multi(base) else None
+    chain, base = view_chain(t.uop, symbolic=True)
+  return base if base.op is Ops.BUFFER or symbolic_prefix(base) or realized_multi(base) else None
 
 def contiguous_view(u: UOp) -> bool:
   """Is u its source's first elements in row-major order (offset 0, no gaps): reshapes, a prefix shrink (x[0], x[:2]), a
@@ -1041,7 +1045,7 @@ def _pads_unseen(chain: list[UOp]) -> bool:
 def _write_through(u: UOp, base: UOp, x: Tensor) -> None:
   """Write x, the new value of view u of BUFFER base, into base: the view ops are undone from u down (a shrink's pad
   masks off the elements u doesn't see), and the write runs at once, so every view of base sees it."""
-  chain, _ = view_chain(u)
+  chain, _ = view_chain(u, symbolic=True)
   mask: Tensor | None = None
   for v in chain:
     shape = v.src[0].shape
@@ -1070,12 +1074,8 @@ def _shape(shape: tuple, symbolic: bool = False) -> tuple[int, ...]:
   value of the variables (the kernels built on them run for every value)."""
   shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
   if not all(isinstance(s, int) and s >= 0 or symbolic and isinstance(s, UOp) and s.dtype is _INDEX and s.unbound().vmin >= 0 for s in shp):
-    raise TensorValueError(f"a shape is non-negative ints{' or expressions of bound variables' if symbolic else ''}, got {_shape_str(shp)}")
+    raise TensorValueError(f"a shape is non-negative ints{' or expressions of bound variables' if symbolic else ''}, got {shape_text(shp)}")
   return shp
-
-def _shape_str(shp: tuple) -> str:
-  """A shape as text, a symbolic size as its expression (b=3: a variable b bound to 3), not as its UOp graph."""
-  return f"({', '.join(s.render(simplify=False) if isinstance(s, UOp) else str(s) for s in shp)}{',' if len(shp) == 1 else ''})"
 
 PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 19, 64  # a matmul packs B when it is bigger than this (a core's L2) and A has this many rows
 

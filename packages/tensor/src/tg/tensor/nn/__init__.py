@@ -8,6 +8,7 @@ from typing import Sequence
 from tg.uop import dtypes
 from tg.tensor.tensor import Tensor
 from tg.tensor.errors import TensorValueError
+from tg.tensor.graph import shape_text
 from tg.tensor.nn import optim, state  # noqa: F401  (tg.tensor.nn.optim / .state as attributes, like tinygrad's nn)
 
 def _pair(x: int | Sequence[int], n: int = 2) -> tuple[int, ...]: return (x,) * n if isinstance(x, int) else tuple(x)
@@ -97,7 +98,7 @@ class LayerNorm:
     self.weight, self.bias = (Tensor.ones(*self.normalized_shape), Tensor.zeros(*self.normalized_shape)) if elementwise_affine else (None, None)
   def __call__(self, x: Tensor) -> Tensor:
     n = len(self.normalized_shape)
-    if x.shape[-n:] != self.normalized_shape: raise ValueError(f"LayerNorm over {self.normalized_shape}, input has shape {x.shape}")
+    if x.shape[-n:] != self.normalized_shape: raise ValueError(f"LayerNorm over {self.normalized_shape}, input has shape {shape_text(x.shape)}")
     y = x.layernorm(tuple(range(-n, 0)), self.eps)
     return y if self.weight is None else y * self.weight + self.bias
 
@@ -114,7 +115,7 @@ class InstanceNorm:
     self.weight, self.bias = (Tensor.ones(num_features), Tensor.zeros(num_features)) if affine else (None, None)
   def __call__(self, x: Tensor) -> Tensor:
     if x.ndim < 3 or x.shape[1] != self.num_features:
-      raise TensorValueError(f"InstanceNorm of {self.num_features} channels needs an (N, {self.num_features}, ...) input, got {x.shape}")
+      raise TensorValueError(f"InstanceNorm of {self.num_features} channels needs an (N, {self.num_features}, ...) input, got {shape_text(x.shape)}")
     y = x.reshape(x.shape[0], self.num_features, -1).layernorm(-1, self.eps).reshape(x.shape)
     if self.weight is None: return y
     shape = (1, -1, *[1] * (x.ndim - 2))
