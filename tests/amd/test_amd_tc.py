@@ -98,11 +98,11 @@ def test_virtual_gpu_counts_wave_instructions():
   prg(global_size=(3, 1, 1), local_size=(64, 1, 1), wait=True)
   assert dev.kfd.kfd.executed - before == 6
 
-def test_beam_keeps_tc_when_it_is_faster(monkeypatch):
+def test_beam_keeps_tc_when_it_is_faster():
   """The search (its timer replaced by one that scores WMMA kernels faster) ends on the TC kernel."""
   from tg.codegen.opt.search import beam_search, globalize
-  monkeypatch.setenv("IGNORE_BEAM_CACHE", "1")
   (a, _), (b, _) = operands("AMD:1", dtypes.float16, (32, 32), (32, 32))
   ren = Device["AMD:1"].renderer
-  k = beam_search(globalize(flat(kernel(a @ b))), ren, 2, lambda k: 1.0 if any(u.op is Ops.WMMA for u in k.toposort()) else 2.0)
+  with Context(IGNORE_BEAM_CACHE=1):
+    k = beam_search(globalize(flat(kernel(a @ b))), ren, 2, lambda k: 1.0 if any(u.op is Ops.WMMA for u in k.toposort()) else 2.0)
   assert [o.op for o in k.arg.applied_opts] == [OptOps.TC]

@@ -25,6 +25,8 @@ def test_beam_search_times_picks_and_caches(tmp_path, monkeypatch):
     assert n_timed > 1, "candidates were timed"
     assert get_program(matmul(16), Device["CPU"].renderer).applied_opts == p.applied_opts
     assert len(timed) == n_timed, "the second search came from the disk cache"
+    with Context(IGNORE_BEAM_CACHE=1): get_program(matmul(16), Device["CPU"].renderer)
+    assert len(timed) > n_timed, "IGNORE_BEAM_CACHE=1 (tinygrad's switch, a Context variable as there) searched again"
   a, b = np.random.rand(16, 16).astype(np.float32), np.random.rand(16, 16).astype(np.float32)
   bufs = [Buffer("CPU", 256, dtypes.float).allocate() for _ in range(3)]
   bufs[1].copyin(memoryview(a)); bufs[2].copyin(memoryview(b))

@@ -4,7 +4,7 @@ sits below the pipeline. The beam's choice is cached on disk, keyed by the kerne
 from __future__ import annotations
 import hashlib, math, pickle
 from typing import Callable
-from tg.uop import UOp, Ops, getenv, ContextVar, DEBUG
+from tg.uop import UOp, Ops, ContextVar, DEBUG
 from tg.codegen.renderer import Renderer
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt, globalize
 from tg.codegen.ranges import output_axes, reduce_axes, range_size
@@ -13,6 +13,7 @@ from tg.codegen.opt.tc import USE_TC, tc_candidates
 from tg.codegen.diskcache import diskcache_get, diskcache_put
 
 BEAM = ContextVar("BEAM", 0)
+IGNORE_BEAM_CACHE = ContextVar("IGNORE_BEAM_CACHE", 0)  # search again instead of reading what a search found before
 NOOPT = ContextVar("NOOPT", 0)  # no opts at all: each kernel as lowered (its output ranges still map to the launch grid)
 
 def choose_opts(ast: UOp, ren: Renderer, timer: Callable[[UOp], float]) -> UOp:
@@ -48,7 +49,7 @@ def beam_search(ast: UOp, ren: Renderer, width: int, timer: Callable[[UOp], floa
   """The `width` fastest kernels (by `timer`, seconds; inf for a candidate that fails), grown one opt at a time while the
   best gets faster."""
   key = hashlib.sha256(pickle.dumps((ast, ren.device, type(ren).__name__, width))).hexdigest()
-  if not getenv("IGNORE_BEAM_CACHE", False) and (opts := diskcache_get("beam", key)) is not None:
+  if not IGNORE_BEAM_CACHE and (opts := diskcache_get("beam", key)) is not None:
     for o in opts: ast = apply_opt(ast, o, ren)
     return ast
   beam: list[tuple[UOp, float]] = [(ast, timer(ast))]
