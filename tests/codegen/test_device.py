@@ -97,6 +97,17 @@ def test_views_share_memory_at_a_byte_offset():
   np.testing.assert_array_equal(v.numpy(), [2, 3, 4, 5])
   with pytest.raises(ValueError, match="doesn't fit"): base.view(4, dtypes.int32, offset=60)
 
+def test_buffers_pickle_with_their_bytes_and_views_with_their_base():
+  """A pickled buffer comes back in memory of its own holding the same bytes; a view, as a view of the unpickled base
+  (pickled together, one base); an unallocated buffer comes back unallocated."""
+  import pickle
+  base = Buffer("CPU", 6, dtypes.int32).copyin(memoryview(np.arange(6, dtype=np.int32)))
+  b2, v2, e2 = pickle.loads(pickle.dumps((base, base.view(2, dtypes.int32, offset=12), Buffer("CPU", 3, dtypes.float32))))
+  assert v2.base is b2 and b2 is not base and not e2.is_allocated
+  v2.copyin(memoryview(np.array([-1, -2], np.int32)))
+  np.testing.assert_array_equal(b2.numpy(), [0, 1, 2, -1, -2, 5])
+  np.testing.assert_array_equal(base.numpy(), np.arange(6))
+
 def test_cpu_kernel_reads_a_view():
   # the view's handle is what the Program takes: the kernel sees the view's first element at its pointer
   base = Buffer("CPU", 8, dtypes.int32).copyin(memoryview(np.arange(8, dtype=np.int32)))

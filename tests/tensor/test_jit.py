@@ -360,3 +360,35 @@ def test_captured_is_tinygrads_handle_on_the_capture():
   np.testing.assert_array_equal(f(Tensor([3.0, 4.0])).numpy(), [8.0, 10.0])
   f.reset()
   assert f.captured is None
+
+SAVE_AND_REPLAY = """
+import pickle, sys
+import numpy as np
+from tg.tensor import Tensor
+from tg.uop import UOp
+jit = pickle.loads(open(sys.argv[1], "rb").read())
+x = Tensor(np.full((4, 8), 2.0, np.float32)).realize()
+out = jit(x, UOp.variable("n", 1, 8).bind(3))
+print(out.numpy().tolist())
+"""
+
+def test_a_captured_jit_pickles_and_replays_in_another_process(tmp_path):
+  """As tinygrad's test_pickle_jit: a captured TinyJit pickles with its kernels and the buffers they read (here a weight
+  and a bias), and replays in a fresh process, whose buffer numbers name other buffers; without its function (a local
+  one, which doesn't pickle), so reset() leaves it nothing to capture."""
+  import pickle, subprocess, sys
+  wn, bn = rng.standard_normal((8, 5)).astype(np.float32), rng.standard_normal(5).astype(np.float32)
+  params = [Tensor(wn).realize(), Tensor(bn).realize()]
+  @TinyJit
+  def f(x: Tensor, n: UOp) -> Tensor: return (x[:, :n] @ params[0][:n] + params[1]).relu().realize()
+  for k in (2, 5, 3): f(Tensor(rng.standard_normal((4, 8)).astype(np.float32)).realize(), UOp.variable("n", 1, 8).bind(k))
+  (tmp_path / "f.pkl").write_bytes(pickle.dumps(f))
+  want = np.maximum(np.full((4, 3), 2.0, np.float32) @ wn[:3] + bn, 0)
+  ran = subprocess.run([sys.executable, "-c", SAVE_AND_REPLAY, str(tmp_path / "f.pkl")], capture_output=True, text=True, check=True)
+  np.testing.assert_allclose(eval(ran.stdout), want, rtol=1e-5)
+  g = pickle.loads(pickle.dumps(f))
+  del f
+  params.clear()  # (the pickled copies hold their own)
+  np.testing.assert_allclose(g(Tensor(np.full((4, 8), 2.0, np.float32)), UOp.variable("n", 1, 8).bind(3)).numpy(), want, rtol=1e-5)
+  g.reset()
+  with pytest.raises(JitError, match="unpickled without its function"): g(Tensor.ones(4, 8), UOp.variable("n", 1, 8).bind(3))

@@ -156,6 +156,15 @@ class Buffer:
     return np.frombuffer(self.copyout(memoryview(bytearray(self.nbytes))), dtype=np.dtype(self.dtype.fmt)).copy()
   def __repr__(self) -> str:
     return f"<Buffer {self.device} {self.size} {self.dtype}" + (f" view at {self.offset} of {self._base!r}" if self._base is not None else "") + ">"
+  def __reduce__(self) -> tuple:
+    """A buffer pickles as its device, size and dtype with its bytes when it holds any (a view as its base and offset),
+    and unpickles into memory of its own: its handle means nothing in another process."""
+    data = bytes(self.copyout(memoryview(bytearray(self.nbytes)))) if self._base is None and self.is_allocated else None
+    return (_unpickle_buffer, (self.device, self.size, self.dtype, self._base, self.offset, data))
+
+def _unpickle_buffer(device: str, size: int, dtype: DType, base: Buffer | None, offset: int, data: bytes | None) -> Buffer:
+  b = Buffer(device, size, dtype, base=base, offset=offset)
+  return b if data is None else b.copyin(memoryview(data))
 
 # ***** compilers and the disk cache *****
 

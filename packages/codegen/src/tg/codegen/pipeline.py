@@ -87,6 +87,7 @@ class CompiledRunner:
     self.p, self.dev = p, Device[p.device]
     self.lib = lib if lib is not None else self.dev.compiler.compile_cached(p.src)
     self._prg = self.dev.runtime(p.name, self.lib)
+  def __reduce__(self) -> tuple: return (CompiledRunner, (self.p, self.lib))  # the binary, loaded again (a TinyJit pickles them)
   def __call__(self, bufs: list[Any], var_vals: dict[str, int] | None = None, wait: bool = False) -> float | None:
     if len(bufs) != len(self.p.buffers): raise ValueError(f"{self.p.name} takes {len(self.p.buffers)} buffers, got {len(bufs)}")
     vals: tuple[int, ...] = ()

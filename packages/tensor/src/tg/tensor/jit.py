@@ -25,7 +25,7 @@ from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
-from tg.tensor.graph import buffers
+from tg.tensor.graph import buffers, new_buffer
 from tg.tensor.schedule import ExecItem, view_base
 from tg.tensor.realize import capturing, view_needs, get_runner, run_item, launch, count_launch, report_batch
 
@@ -232,11 +232,21 @@ class TinyJit(Generic[R]):
     itself, which holds them, once it has captured; None before."""
     return self if self.calls >= 2 else None
   def __get__(self, obj: Any, objtype: Any = None) -> Callable[..., R]: return functools.partial(self.__call__, obj)  # a jitted method
+  def __reduce__(self) -> tuple:
+    """A captured TinyJit pickles as its capture, as tinygrad's: the compiled kernels, every buffer they use with its
+    bytes (weights, optimizer state) and what a call must pass. Unpickled it replays, in any process; without the
+    function (a local one doesn't pickle), so it can't capture again. Before its capture only the function pickles."""
+    if self.calls < 2: return (TinyJit, (self.fxn, self.prune, self.batch))
+    outs: list[_Out] = []
+    _map_outputs(self.outputs, outs.append)
+    held = {u: buffers.get(u) for o in outs for u in o.uop.toposort() if u.op is Ops.BUFFER}  # (None: an input since freed)
+    return (_unpickle_jit, (self.prune, self.batch, self.steps, self.signature, self.outputs, held, self.view_needs))
 
   def __call__(self, *args: Any, **kwargs: Any) -> R:
+    if self.fxn is None and self.calls < 2: raise JitError("TinyJit: unpickled without its function and reset: there is nothing to capture")
     if capturing: raise JitError("having TinyJit inside another TinyJit is not supported: its kernels would not be captured; "
                                  "call the inner function's plain version (.fxn) inside the outer one")
-    if not JIT: return self.fxn(*args, **kwargs)
+    if not JIT and self.fxn is not None: return self.fxn(*args, **kwargs)
     a = _Args.of(args, kwargs)
     Tensor.realize_all(*[t for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
     named = [(name, b) for name, t in a.tensors for b in _buffers(t)]
@@ -352,3 +362,13 @@ class TinyJit(Generic[R]):
                              f"Python values are baked into them; pass a Tensor (or a bound variable, UOp.variable(...).bind(v)) "
                              f"for a value that changes, or {fix}")
     return JitInputError(f"TinyJit: bound variables {list(variables)}, but the kernels were captured with {list(cap_vars)}; {fix}")
+
+def _unpickle_jit(prune: bool, batch: bool, steps: list[_Step], signature: tuple, outputs: Any, held: dict[UOp, Buffer | None],
+                  view_needs: list[UOp]) -> TinyJit:
+  """TinyJit.__reduce__'s inverse: a TinyJit that replays the capture. The outputs' BUFFER UOps are made anew on the
+  unpickled buffers (their numbers may name other buffers in this process)."""
+  jit: TinyJit = TinyJit(None, prune, batch)  # type: ignore[arg-type]
+  fresh = {u: new_buffer(u.src[0].arg, u.arg, u.dtype, b) for u, b in held.items()}
+  jit.outputs = _map_outputs(outputs, lambda o: _Out(o.uop.substitute(fresh), o.input, o.same))
+  jit.steps, jit.signature, jit.view_needs, jit.calls = steps, signature, view_needs, 2
+  return jit
