@@ -1,5 +1,6 @@
 """After a realize, every live tensor whose graph holds a UOp that was just computed into a buffer reads that buffer:
 nothing is computed twice, and a value computed before an in-place assign is not recomputed from the assigned buffer."""
+import gc
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -318,3 +319,22 @@ def test_two_lazy_assigns_in_a_row_each_run_once():
   x.assign(x * 2 + 1)
   x.assign(x * 2 + 1)
   np.testing.assert_array_equal(x.numpy(), [7.0, 15.0, 23.0])
+
+def test_an_inference_intermediate_is_freed_while_what_was_computed_from_it_lives():
+  """h2 = f(h1) realized, then h1 dropped: h1's buffer goes back to the allocator. Realizing remembered h2's graph (which
+  holds h1's buffer) for autograd even when no tensor required grad, so every intermediate of an inference lived as long
+  as its output; with a tensor that requires grad alive it is still remembered (backward through h2 reaches w)."""
+  from tg.codegen.device import GlobalCounters
+  x = Tensor(np.ones((128, 128), np.float32)).realize()
+  h1 = (x * 2).contiguous().realize()
+  h2 = (h1 + 1).contiguous().realize()
+  gc.collect()  # (a UOp's cached toposort refers back to it: a cycle; the garbage of other tests goes first)
+  before = GlobalCounters.mem_used
+  del h1
+  gc.collect()
+  assert before - GlobalCounters.mem_used >= 128 * 128 * 4  # (h1, and any other buffer only it kept)
+  np.testing.assert_array_equal(h2.numpy(), np.full((128, 128), 3, np.float32))
+  w = Tensor(np.full((128,), 0.5, np.float32), requires_grad=True)
+  h1 = (x * w).contiguous().realize()
+  (h1 + 1).contiguous().realize().sum().backward()
+  np.testing.assert_array_equal(w.grad.numpy(), np.full((128,), 128, np.float32))

@@ -50,9 +50,17 @@ class LiveTensors:
     """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives. Not an ASSIGN's target (it
     holds no value the ASSIGN didn't write). A custom kernel's output may be the very buffer the kernel wrote, which
     `was` holds as the kernel's source: there it is a stand-in (for_grad puts the buffer back), else `was` would hold
-    its own view, a loop."""
+    its own view, a loop. Only a graph that reaches a tensor requiring grad: the old graph holds every buffer upstream of
+    the view, which an inference's intermediates must not outlive (h1 freed while h2 = f(h1) lives)."""
+    if not self._reaches_grad(was): return
     if not names_buffer(was): self.realized[view] = was
     elif _kernel_output(was): self.realized[view] = was.substitute({view: _stand_in(view)}) if view in was.toposort() else was
+
+  def _reaches_grad(self, was: UOp) -> bool:
+    """Does `was` hold the graph of a live tensor that requires grad, or a view remembered as reaching one?"""
+    if not (leaves := {t.uop for t in self.grad if t.requires_grad}): return False
+    topo = was.toposort()
+    return not leaves.isdisjoint(topo) or any(u in self.realized for u in topo if u.op is _BUFFER or u.op is _RESHAPE)
 
   def become(self, becomes: dict[UOp, UOp]) -> None:
     """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
