@@ -58,7 +58,7 @@ class LiveTensors:
 
   def _reaches_grad(self, was: UOp) -> bool:
     """Does `was` hold the graph of a live tensor that requires grad, or a view remembered as reaching one?"""
-    if not (leaves := {t.uop for t in self.grad if t.requires_grad}): return False
+    if not self.grad or not (leaves := {t.uop for t in self.grad if t.requires_grad}): return False  # (iterating a WeakSet is slow)
     topo = was.toposort()
     return not leaves.isdisjoint(topo) or any(u in self.realized for u in topo if u.op is _BUFFER or u.op is _RESHAPE)
 
