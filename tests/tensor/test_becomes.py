@@ -338,3 +338,28 @@ def test_an_inference_intermediate_is_freed_while_what_was_computed_from_it_live
   h1 = (x * w).contiguous().realize()
   (h1 + 1).contiguous().realize().sum().backward()
   np.testing.assert_array_equal(w.grad.numpy(), np.full((128,), 128, np.float32))
+
+@pytest.mark.parametrize("view", ["x.flatten()", "x.flatten(start_dim=1)", "x.reshape(-1)", "x.view(4, 108)"])
+def test_a_realized_view_of_a_leaf_then_backward(view):
+  """As tinygrad's test_flatten: x.flatten() realized (no kernel: the buffer itself, in its own shape), then backward
+  through the same view. The realized view was remembered as the bare buffer, under every view of x, x's own included,
+  mapped to a graph that holds it: backward walked that loop forever."""
+  xn = np.random.default_rng(0).standard_normal((4, 3, 6, 6)).astype(np.float32)
+  x = Tensor(xn, requires_grad=True)
+  f = lambda x: eval(view, {"x": x})  # noqa: E731
+  np.testing.assert_array_equal(f(x).realize().numpy().reshape(-1), xn.reshape(-1))
+  w = np.arange(432, dtype=np.float32)
+  (g,) = (f(x) * Tensor(w.reshape(f(x).shape))).sum().gradient(x)
+  np.testing.assert_array_equal(g.numpy().reshape(-1), w)
+  y = f(x).realize()
+  (y * Tensor(w.reshape(y.shape))).sum().backward()
+  np.testing.assert_array_equal(x.grad.numpy().reshape(-1), w)
+
+def test_a_loop_in_the_remembered_graphs_raises_instead_of_hanging():
+  """A remembered graph that holds its own view (the bug above) makes backward raise, naming the loop, not spin."""
+  x = Tensor(np.ones((2, 3), np.float32), requires_grad=True)
+  b = sched.view_base(x.uop)
+  Tensor.live.realized[b] = x.uop  # x's graph holds b: a loop
+  try:
+    with pytest.raises(RuntimeError, match="a loop"): (x * 2).sum().backward()
+  finally: del Tensor.live.realized[b]

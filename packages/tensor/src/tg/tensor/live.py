@@ -121,6 +121,7 @@ class LiveTensors:
   def _reaching(self, uops: list[UOp], targets: set[UOp]) -> set[UOp]:
     """The UOps under uops (looking through realized views to what they replaced) with a target at or under them."""
     reach: dict[UOp, bool] = {}
+    entered: set[UOp] = set()
     stack = list(uops)
     while stack:
       if (u := stack[-1]) in reach:
@@ -128,6 +129,9 @@ class LiveTensors:
         continue
       kids = (was,) if (was := self.realized.get(u)) is not None else u.src
       if todo := [s for s in kids if s not in reach]:
+        if u in entered:  # back at u with a source not done: it is under that source, through a remembered graph
+          raise RuntimeError(f"autograd: the remembered graph of a realized {u.op} holds it again, a loop (a bug in tg: please report it)")
+        entered.add(u)
         stack.extend(todo)
         continue
       stack.pop()

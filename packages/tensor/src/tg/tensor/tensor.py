@@ -185,8 +185,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     collapsed), the form the code that takes a realized tensor's buffer reads."""
     if (base := view_base(self._uop)) is None: return False
     if self._uop.op is Ops.RESHAPE and self._uop.src[0] is not base and all_int(self.shape):
-      # autograd sees through to the reshapes dropped (a leaf's among them: x.reshape(3, 2) read, then backward, gave x none)
-      Tensor.live.realized[new := base.reshape(self.shape)] = self._uop
+      # autograd sees through to the reshapes dropped (a leaf's among them: x.reshape(3, 2) read, then backward, gave x none).
+      # A reshape to the buffer's own shape is a RESHAPE all the same: the bare buffer is under every view of it, the leaf's
+      # too, and mapped to a graph holding it, backward walked that loop forever (x.flatten() realized, then backward)
+      new = base.reshape(self.shape)
+      Tensor.live.realized[new := UOp(Ops.RESHAPE, base.dtype, (base,), self.shape) if new is base else new] = self._uop
       self.uop = new
     return True
   def _disk_view(self) -> bool:
