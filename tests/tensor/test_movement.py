@@ -166,3 +166,14 @@ def test_tensor_indices_of_any_int_dtype_load_the_element(idx_dtype):
   np.testing.assert_array_equal(Tensor(y)[Tensor(v)].numpy(), y[v])
   np.testing.assert_array_equal(Tensor(y).gather(0, Tensor(v[:3])).numpy(), y[v[:3]])
   np.testing.assert_array_equal(Tensor(v[:3]).one_hot(200).numpy(), np.eye(200, dtype=np.int32)[v[:3]])
+
+def test_nested_stack_then_index_lowers_each_level_once():
+  """As tinygrad's test_recursive_pad: Tensor.stack(a, a)[0] 24 times. Each level reads its source through two pads, one
+  of which the index [0] never reaches; lowering the source there too doubled the work at every level (2^24 lowerings,
+  minutes). A read only in the padding is now 0 without lowering the source."""
+  a = Tensor(1.0)
+  for _ in range(24): a = Tensor.stack(a, a)[0]
+  assert len(a.schedule()) <= 1
+  b = Tensor([1.0, 2.0, 3.0])
+  for _ in range(24): b = Tensor.stack(b, b * 2)[1]
+  np.testing.assert_array_equal(b.numpy(), np.array([1.0, 2.0, 3.0], np.float32) * 2.0 ** 24)
