@@ -263,3 +263,14 @@ def test_assign_through_a_symbolic_view_writes_the_buffer(view):
     y = eval(view.replace("v", str(k)).replace("flatten()", "reshape(-1)"), {"t": ref})  # (numpy's flatten is a copy)
     y[...] = y * 10 + 1
     np.testing.assert_array_equal(t.numpy(), ref, err_msg=f"{view} at v={k}")
+
+@pytest.mark.parametrize("view", ["t[:v]", "t[1:v+1]", "t[:, v:v+1]", "t.T[v:v+1]"])
+def test_a_symbolic_view_built_before_an_assign_sees_the_write(view):
+  """A view with a bound variable in its bounds, built before an assign to its buffer, reads the assigned values, as a
+  static view (t[:3]) does. The assign took it for a reader of the old values and copied them first."""
+  t, v = Tensor.zeros(4, 6).contiguous().realize(), UOp.variable("v", 1, 3).bind(2)
+  x = eval(view, {"t": t, "v": v})
+  t.assign(Tensor.arange(24).reshape(4, 6).float()).realize()
+  ref = np.arange(24, dtype=np.float32).reshape(4, 6)
+  want = eval(view.replace("v", "2"), {"t": ref})
+  np.testing.assert_array_equal(x.shrink(tuple((0, s) for s in want.shape)).numpy(), want)

@@ -152,7 +152,8 @@ class LiveTensors:
     mine = {id(t) for t in ts}
     out = []
     for t in self.pending():
-      if id(t) in mine or t.uop in consumed or view_chain(t.uop, GroupOp.Movement)[1] in targets: continue
+      if id(t) in mine or t.uop in consumed: continue
+      if (under := view_chain(t.uop, GroupOp.Movement, symbolic=True)[1]) in targets or view_base(under) in targets: continue  # a view
       topo = t.uop.toposort()
       if any(b in topo for b in targets) and not any(a in topo for a in assigns): out.append(t)
     return out
