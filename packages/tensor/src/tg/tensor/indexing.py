@@ -68,7 +68,8 @@ class IndexingMixin:
       if isinstance(i, Tensor) and i.dtype == dtypes.bool:
         at = sum(1 for j in items if j is not None)
         if not any(j is Ellipsis for j in items) and i.shape != self.shape[at:at + i.ndim]:
-          raise IndexError(f"a bool mask of shape {shape_text(i.shape)} at dim {at} doesn't match the tensor's {self.shape[at:at + i.ndim]} there")
+          raise IndexError(f"a bool mask of shape {shape_text(i.shape)} at dim {at} doesn't match the tensor's "
+                           f"{shape_text(self.shape[at:at + i.ndim])} there")
         items.extend(Tensor(n.astype(np.int32), device=self.device) for n in np.nonzero(i.numpy()))
       elif isinstance(i, bool): raise IndexError("a Python bool index is not supported; use a bool Tensor")
       else: items.append(i)

@@ -356,7 +356,8 @@ class NNMixin:
     cdim = 0 if self.ndim == 1 else 1
     c, want = self.shape[cdim], self.shape[:cdim] + self.shape[cdim + 1:]
     if Y.shape != want:
-      raise TensorShapeError(f"nll_loss target of shape {shape_text(Y.shape)} for input of shape {shape_text(self.shape)}: expected {want}")
+      raise TensorShapeError(f"nll_loss target of shape {shape_text(Y.shape)} for input of shape {shape_text(self.shape)}: "
+                             f"expected {shape_text(want)}")
     if weight is not None and weight.shape != (c,): raise TensorShapeError(f"nll_loss weight of shape {shape_text(weight.shape)} for {c} classes")
     classes = Tensor.arange(c, device=self.device).reshape(c, *[1] * (self.ndim - cdim - 1))
     hit = Y.unsqueeze(cdim).eq(classes)
