@@ -36,15 +36,21 @@ def move_index(u: UOp, idx: Sequence[UOp]) -> tuple[tuple[UOp, ...], UOp | None]
     new = [UOp.const(dtypes.index, 0)] * len(idx)
     for i, p in enumerate(u.arg): new[p] = idx[i]
     return tuple(new), None
-  if op is Ops.SHRINK: return tuple(i + b if _nonzero(b) else i for i, (b, _) in zip(idx, u.arg)), None
+  if op is Ops.SHRINK: return tuple(_shift(i, b, 1) if _nonzero(b) else i for i, (b, _) in zip(idx, u.arg)), None
   if op is Ops.FLIP: return tuple((s - 1 - i) if f else i for i, f, s in zip(idx, u.arg, u.shape)), None
   if op is Ops.PAD:
     conds = [c for i, (b, a), s in zip(idx, u.arg, src.shape)
              for c in ((i >= b) if _nonzero(b) else None, (i < b + s) if _nonzero(a) else None) if c is not None]
     inside = None
     for c in conds: inside = c if inside is None else inside & c
-    return tuple(i - b if _nonzero(b) else i for i, (b, _) in zip(idx, u.arg)), inside
+    return tuple(_shift(i, b, -1) if _nonzero(b) else i for i, (b, _) in zip(idx, u.arg)), inside
   raise ValueError(f"{op} is not a movement op")
+
+def _shift(i: UOp, b: int | UOp, sign: int) -> UOp:
+  """i + b (sign 1) or i - b (sign -1), a constant when both are: a constant index stays one through shrinks and pads (the
+  scheduler skips reading a source where a constant index lies in a pad's padding)."""
+  if i.op is Ops.CONST and isinstance(b, int): return UOp.const(i.dtype, i.arg + sign * b)
+  return i + b if sign > 0 else i - b
 
 def _nonzero(x: int | UOp) -> bool:
   """Might x (a pad or shrink amount, an int or symbolic) be nonzero?"""
