@@ -201,3 +201,22 @@ def test_big_vecmat_walks_column_strips(n, bias, monkeypatch):
   assert spec.applied_opts == (walk if n % VECMAT_LANES == 0 else MATVEC_COLS[0])
   want = x @ a.astype(np.float64) + (b if bias else 0)
   np.testing.assert_allclose(execute(spec, (n,), a, x, *((b,) if bias else ())), want, rtol=1e-4, atol=1e-4)
+
+@pytest.mark.parametrize("op", [Ops.ADD, Ops.MAX])
+def test_big_column_reduce_walks_column_strips(op, monkeypatch):
+  """A column sum or max of a matrix too big for the caches walks it as x @ B does (1024-column strips down 8 rows a
+  step); numpy's sum and max (a NaN in a column is its max), and the plain column walk when the columns don't come in
+  1024s."""
+  monkeypatch.setattr(heuristic, "VECMAT_MIN_BYTES", 1)
+  k, rng = 64, np.random.default_rng(6)
+  for n in (2 * VECMAT_LANES, 2 * VECMAT_LANES + 64):
+    out, mat = UOp.param(0, dtypes.float, (n,)), UOp.param(1, dtypes.float, (k * n,))
+    i, r = UOp.range(n, 0), UOp.range(k, 1, AxisType.REDUCE)
+    ast = out[i].store(mat[r * n + i].reduce(r, arg=op)).end(i).sink(arg=KernelInfo(name="cols"))
+    a = rng.standard_normal((k, n), dtype=np.float32)
+    a[rng.integers(0, k, 9), rng.integers(0, n, 9)] = np.nan
+    spec = get_program(ast, CRenderer(isa=lambda: ISA["avx2"]))
+    walk = (Opt(OptOps.UPCAST, 0, VECMAT_LANES), Opt(OptOps.UNROLL, 0, VECMAT_ROWS))
+    assert (spec.applied_opts == walk) == (n % VECMAT_LANES == 0)
+    want = a.astype(np.float64).sum(0) if op is Ops.ADD else a.max(0)
+    np.testing.assert_allclose(execute(spec, (n,), a), want, rtol=1e-4, atol=1e-4)

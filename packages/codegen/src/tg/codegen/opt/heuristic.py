@@ -13,7 +13,7 @@
   Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
   Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
   both read the matrix 16 columns or 4 scalars at a time. A big x @ B walks 1024 columns at a time down 8 rows a step
-  (_vecmat_walk: 4 KB of each row in flight, the accumulators in L1); one whose columns don't come in 1024s is split by
+  (_column_walk: 4 KB of each row in flight, the accumulators in L1); one whose columns don't come in 1024s is split by
   tg.tensor into partial sums of 16-row blocks (vecmat_block) so the column walk doesn't stride down all of B;
 - a dot product on a CPU (both operands contiguous along the reduce: x @ W.T of a Linear whose few outputs the matmul
   tile can't divide): vectors of partial sums along the reduce and a tile of outputs sized by divisors (_dot_tile);
@@ -35,7 +35,8 @@
   UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is an output axis (a column sum), UPCAST it by as many
   lanes and UNROLL the rows by 8: each row's piece is on a page of its own, one row at a time waits on DRAM (4096x4096
   float32, one AVX-512 thread: 128 lanes of 8 rows 16-18 GB/s, of 4 rows 14, 256 lanes of one row 10; on the AVX2 host
-  one row of 128 lanes took 10.6, of 64 5.6, none 0.3). Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
+  one row of 128 lanes took 10.6, of 64 5.6, none 0.3); a big matrix's columns in 1024s are walked as x @ B's (_column_walk).
+  Measured on 2 busy cores; bench/cpu.py prints them beside the limit;
 - any other reduce to one value: UNROLL it;
 - elementwise: UPCAST the innermost axis to the widest vector the device has;
 - on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
@@ -176,17 +177,20 @@ def vecmat_block(ren: Renderer, itemsize: int, k: int, n: int) -> int | None:
   partials) read each block's rows side by side, 16 streams the prefetchers follow: at 4096 x 4096 on 2 loaded cores
   9.6 vs 3.9 GFLOP/s (blocks of 8: 9.2, 32: 7.9, 64: 8.1), for one more pass over n*k/16 values."""
   if ren.isa is None or k % VECMAT_BLOCK or k < 16 * VECMAT_BLOCK or k * n * itemsize < VECMAT_MIN_BYTES: return None
-  return None if _vecmat_walk(itemsize, k, n) else VECMAT_BLOCK
+  return None if _column_walk(itemsize, k, n) else VECMAT_BLOCK
 
-VECMAT_LANES, VECMAT_ROWS = 1024, 8  # a big x @ B's column walk: columns per accumulator strip, rows a step
+VECMAT_LANES, VECMAT_ROWS = 1024, 8  # a big matrix's column walk (x @ B, B.sum(0)): columns per accumulator strip, rows a step
 
-def _vecmat_walk(itemsize: int, k: int, n: int) -> tuple[tuple[Opt, ...], ...]:
-  """The opts of one kernel for a big CPU x @ B (k x n): a strip of 1024 columns of accumulators (4 KB, in L1) walks down B
-  8 rows a step, each row's 4 KB piece streamed (the strips split over the cores). Against the 16-row partial sums
+def _column_walk(itemsize: int, k: int, n: int) -> tuple[tuple[Opt, ...], ...]:
+  """The opts of one kernel reducing the k rows of a big CPU matrix B (k x n) to n columns, x @ B or B.sum(0): a strip of
+  1024 columns of accumulators (4 KB, in L1) walks down B 8 rows a step, each row's 4 KB piece streamed (the strips split
+  over the cores). For x @ B, against the 16-row partial sums
   (vecmat_block), in one process, median of 40, 4096 x 4096: one thread's CPU time 18.2 vs 16.0 GB/s of B (numpy 20.0),
   2 threads on a loaded machine 12.4 vs 3.4 (numpy 5.8): no pass over partials, no second kernel to wait for. Narrower
   strips read less of a row a step (512: 15.6 GB/s in C, 256: 13.3); 2048 lowers 5x slower for little more. float32 and
-  other 4-byte B only: a float16 B walked so took 10.8 GB/s, in 16-row blocks 15.2 (none: ())."""
+  other 4-byte B only: a float16 B walked so took 10.8 GB/s, in 16-row blocks 15.2 (none: ()). A column sum or max of
+  4096 x 4096 (one thread's CPU time) 40 and 27 GB/s walked, 28.5 and 19.5 as 128 lanes of 8 rows (_stream_reduce's
+  own); the price is lowering: a cold column sum 0.9 s, not 0.4 (the 1024 lanes devectorized one by one)."""
   if itemsize != 4 or n % VECMAT_LANES or n < 2 * VECMAT_LANES or k % VECMAT_ROWS or k * n * itemsize < VECMAT_MIN_BYTES: return ()
   return ((Opt(OptOps.UPCAST, 0, VECMAT_LANES), Opt(OptOps.UNROLL, 0, VECMAT_ROWS)),)
 
@@ -281,7 +285,7 @@ def _matvec(K: _Kernel, f: _Facts) -> bool:
   mat = [ld for ld in reducing if o in f.deps[ld]]
   if len(reducing) != 2 or len(mat) != 1 or not any(f.deps[ld] == {r} for ld in reducing): return False
   if r in unit_stride_axes(mat[0]): return bool(K.first(MATVEC_ROWS))
-  return o in unit_stride_axes(mat[0]) and bool(K.first(_vecmat_walk(mat[0].dtype.itemsize, f.red_size or 0, f.sizes[0]) + MATVEC_COLS))
+  return o in unit_stride_axes(mat[0]) and bool(K.first(_column_walk(mat[0].dtype.itemsize, f.red_size or 0, f.sizes[0]) + MATVEC_COLS))
 
 def _group_reduce(K: _Kernel, f: _Facts) -> bool:
   """A long reduce to few outputs shared by a workgroup (partial sums in shared memory)."""
@@ -378,7 +382,8 @@ def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
     # (without rows in flight, twice the lanes: each row's piece is then twice as long)
     # (a narrow axis, a bias gradient's 16 or 32 channels-last channels: all of it)
     amts = [a for a in (upcasts[1:] if rows else upcasts) if n % a == 0 and n >= 2 * a] or ([n] if 1 < n <= acc else [])
-    return bool(K.first((Opt(OptOps.UPCAST, len(outs) - 1, a),) + rows for a in amts))
+    walk = _column_walk(reading[0].dtype.itemsize, m, n) if len(outs) == len(reds) == len(reading) == 1 else ()  # a big matrix's columns
+    return bool(K.first(walk + tuple((Opt(OptOps.UPCAST, len(outs) - 1, a),) + rows for a in amts)))
   return False
 
 def _unit_stride(r: UOp, loads: list[UOp]) -> bool:
