@@ -90,11 +90,11 @@ def _float_to_int(c: UOp) -> UOp | None:
   x, to = c.src[0], c.dtype.scalar()
   if not dtypes.is_float(x.dtype) or isinstance(c.dtype, PtrDType): return None
   def via(v: UOp, d: DType) -> UOp: return v.cast(d.vec(c.dtype.count))
-  if (wide := _WIDER.get(to)) is not None: return via(via(x, wide), c.dtype)
+  if (wide := _WIDER.get(to)) is not None: return via(via(x, wide), to)
   if to != dtypes.uint64: return None
   if x.dtype.itemsize < 4: x = via(x, dtypes.float32)  # exact; 2^63 is past the narrow formats' range
   top = UOp.const(x.dtype, 2.0 ** 63)  # at and past 2^63 int64 can't hold the value: take 2^63 off first (exact in float)
-  return (x < top).where(via(via(x, dtypes.int64), c.dtype), via(via(x - top, dtypes.int64), c.dtype) + UOp.const(c.dtype, 2 ** 63))
+  return (x < top).where(via(via(x, dtypes.int64), to), via(via(x - top, dtypes.int64), to) + UOp.const(c.dtype, 2 ** 63))
 
 def _native(ren: Renderer, op: Ops) -> bool: return op in ren.native_ops
 

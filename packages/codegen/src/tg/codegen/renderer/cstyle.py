@@ -37,12 +37,14 @@ def c_const(x: object, dt: DType) -> str:
   else: s = f.hex() + suffix
   return s if dt in (dtypes.float32, dtypes.float64) else f"(({C_TYPES[dt]}){s})"
 
-VEC_CAST = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64})  # lanes __builtin_convertvector converts as C's cast
+# lanes __builtin_convertvector converts as C's cast
+VEC_CAST = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})
 VEC_HALF_CAST = frozenset({(dtypes.float16, dtypes.float32), (dtypes.float32, dtypes.float16)})  # one F16C instruction (a rounding) each
 VEC_FLOAT = frozenset({dtypes.float32, dtypes.float64})  # lanes compares, max and selects run on as vectors
 VEC_MATH = {Ops.EXP2: "exp2f", Ops.LOG2: "log2f", Ops.SIN: "sinf"}  # glibc's libmvec on 8 float32 lanes (within 2.1 ulp, measured)
 VEC_INT = frozenset({dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})  # lanes integer + - *, max, selects, compares run on
-VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHERE, Ops.AND, Ops.OR, Ops.XOR})  # (wrapping, -fwrapv)
+VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHERE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL,
+                         Ops.SHR})  # (wrapping, -fwrapv)
 
 class _Kernel:
   """What rendering one kernel accumulates: a C name per value, the body's lines at their depth, the vector types used,
@@ -156,10 +158,11 @@ class CRenderer(Renderer):
   def keeps_vector(self, u: UOp) -> bool:
     """GCC/clang vector extensions: arithmetic as before; compares, max, selects, sqrt and reciprocal on float32/float64 lanes (a compare's
     bool vector is an int mask, see ctype); casts between float32/float64/int32/int64, from bool to them, and between float16 and float32
-    (__builtin_convertvector), and bitcasts between those (a vector cast); + - * max, selects and bitwise ops on 32/64-bit
-    integer lanes, and their compares, and and/or of bools (an int sum or an argmax ran lane by lane: 0.4 of the read
-    limit); exp2, log2 and sin of 8 lanes or a multiple (a 64-lane tile in 16s) of float32 through glibc's vector math
-    library where the host has it (libm one lane at a time: exp 0.47 of numpy)."""
+    (__builtin_convertvector), also to and from uint32/uint64, and bitcasts between those (a vector cast); + - * max, selects,
+    bitwise ops and shifts on 32/64-bit integer lanes, and their compares, and and/or of bools (an int sum or an argmax ran
+    lane by lane: 0.4 of the read limit), and THREEFRY, decomposed into those (a rand ran lane by lane: 6x slower); exp2,
+    log2 and sin of 8 lanes or a multiple (a 64-lane tile in 16s) of float32 through glibc's vector math library where
+    the host has it (libm one lane at a time: exp 0.47 of numpy)."""
     if u.op is Ops.CAST:
       frm, to = u.src[0].dtype.scalar(), u.dtype.scalar()
       return (to in VEC_CAST and frm in VEC_CAST | {dtypes.bool}) or (frm, to) in VEC_HALF_CAST
@@ -167,6 +170,7 @@ class CRenderer(Renderer):
     if u.op in VEC_MATH: return u.dtype.scalar() == dtypes.float32 and u.dtype.count % 8 == 0 and has_vector_math()
     if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT | VEC_INT
     if u.op in VEC_INT_ALU and u.dtype.scalar() in VEC_INT: return True
+    if u.op is Ops.THREEFRY: return True  # decomposed after devectorizing: into the integer ops and casts above, lanes whole
     if u.op in (Ops.AND, Ops.OR) and u.dtype.scalar() == dtypes.bool: return True  # int lanes, nonzero is true: bitwise is logical
     if u.op in (Ops.MAX, Ops.WHERE, Ops.SQRT, Ops.RECIPROCAL): return u.dtype.scalar() in VEC_FLOAT
     return super().keeps_vector(u)
