@@ -47,6 +47,32 @@ def test_rand_compiles_once():
   draws = [Tensor.rand(7).numpy() for _ in range(3)]
   assert Counters.compiled == 0 and len({d.tobytes() for d in draws}) == 3
 
+@pytest.mark.parametrize("make", [Tensor.rand, Tensor.randn])
+def test_rng_is_one_flat_kernel_whatever_the_shape(make):
+  """A draw is computed flat and reshaped: the same numbers as a flat draw from the same seed, one kernel beside the
+  counter's two (realizing the reshape copied the numbers into a second buffer), its lanes not set by the innermost
+  axis (a 10-wide one ran sin and log one lane at a time)."""
+  from tg.tensor import Counters
+  Tensor.manual_seed(5)
+  flat = make(1000).numpy()
+  Tensor.manual_seed(5)
+  make(20, 5, 10).realize()
+  Tensor.manual_seed(5)
+  Counters.reset()
+  shaped = make(20, 5, 10).realize()
+  assert Counters.kernels == 3 and shaped.shape == (20, 5, 10)
+  np.testing.assert_array_equal(shaped.numpy(), flat.reshape(20, 5, 10))
+
+def test_a_reshape_of_a_contiguous_is_a_view_of_its_buffer():
+  from tg.tensor import Counters
+  a = Tensor(np.arange(12, dtype=np.float32)).realize()
+  Counters.reset()
+  b = (a * 2).contiguous().reshape(3, 4).realize()
+  assert Counters.kernels == 1
+  np.testing.assert_array_equal(b.numpy(), np.arange(12, dtype=np.float32).reshape(3, 4) * 2)
+  b[1, 2] = 100  # b owns its buffer: a is untouched
+  assert b.numpy()[1, 2] == 100 and a.numpy()[6] == 6
+
 def test_lists_of_numpy_arrays_and_mixed_values():
   """numpy arrays inside a list count as nested lists; mixed Python values take the widest kind (bool < int < float)."""
   for data in ([np.array([1, 2, 3]), np.array([4, 5, 6])], [np.array([1.5, 2.0]), np.array([1, 2])], [np.array(1.0), np.array(2.0)]):

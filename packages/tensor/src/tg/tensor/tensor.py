@@ -166,7 +166,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if any(u.op in _WRITES for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
     _own_buffers(ts)
     outs = [t.uop for t in ts]
-    items, becomes = schedule_multi(outs, schedule) if has_multi(outs) else schedule(outs)
+    multi = has_multi(outs)
+    if not multi: outs = [_contiguous_under_reshape(t.uop) for t in ts]
+    items, becomes = schedule_multi(outs, schedule) if multi else schedule(outs)
+    for t, o in zip(ts, outs):
+      if o is not t.uop: becomes[t.uop] = buffer_view(view_base(becomes[o]), t.shape)
     Counters.scheduled += len(items)
     for t in ts:  # (remembered: loss.item() then loss.backward() still reaches the weights)
       Tensor.live.remember(t.uop, becomes[t.uop])
@@ -375,8 +379,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if isinstance(device, tuple): return Tensor._random_bits(n, device[0]).shard(device)  # sharded: the same numbers
     dev = Device.canonicalize(device or Device.DEFAULT)
     if (counter := Tensor._rng_counters.get(dev)) is None: counter = Tensor._rng_counters[dev] = Tensor([0], dev, dtypes.uint64)
-    start = counter.clone().realize()
-    counter.assign(counter + n).realize()
+    start = counter.clone()
+    Tensor.realize_all(start, counter.assign(counter + n))
     ctr = _iota(n, dtypes.uint64, dev) + start.expand(n)
     key = const_uop(Tensor._seed & 0xFFFFFFFFFFFFFFFF, dtypes.uint64, dev, (n,))
     return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
@@ -389,16 +393,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
     bits = Tensor._random_bits(prod(shp), device)
     nb = min(24, dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 24
-    out = ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt).reshape(shp)
-    return (out.contiguous() if contiguous else out).requires_grad_(kw.get("requires_grad"))
+    out = ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt)
+    return (out.contiguous() if contiguous else out).reshape(shp).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randn(*shape: Any, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
-    """Standard normal by Box-Muller, computed into its own buffer unless contiguous=False (as Tensor.rand)."""
+    """Standard normal by Box-Muller, computed into its own buffer unless contiguous=False (as Tensor.rand). Both compute
+    a flat run of numbers, then reshape: the kernel's lanes don't depend on the shape's innermost axis (a 10 wide one took
+    2 lanes, and sin and log one lane at a time)."""
     shp = _shape(shape)
     u = Tensor.rand(2, prod(shp), contiguous=False, **{k: v for k, v in kw.items() if k != "requires_grad"})
     r = ((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()
-    r = r.reshape(shp).cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
-    return (r.contiguous() if contiguous else r).requires_grad_(kw.get("requires_grad"))
+    r = r.cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
+    return (r.contiguous() if contiguous else r).reshape(shp).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randint(*shape: Any, low: int = 0, high: int = 10, **kw: Any) -> Tensor:
     """Uniform integers in [low, high); low, high and the dtype must be integers (TypeError otherwise, as tinygrad)."""
@@ -1139,6 +1145,13 @@ def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
 def _iota(n: int, dt: DType, device: str | None) -> Tensor:
   """0, 1, ..., n-1 computed on the device (no host data)."""
   return Tensor(UOp(Ops.IOTA, dt, (device_uop(device or Device.DEFAULT),), n))
+
+def _contiguous_under_reshape(u: UOp) -> UOp:
+  """The CONTIGUOUS under a tensor's reshapes, realized in its place (x.contiguous().reshape(s), a Tensor.rand): the
+  reshape is then a view of its buffer, not a copy of it into a buffer of its own (a second kernel)."""
+  inner = u
+  while inner.op is Ops.RESHAPE: inner = inner.src[0]
+  return inner if inner.op is Ops.CONTIGUOUS and all_int(u.shape) and all_int(inner.shape) else u
 
 def _own_buffers(ts: list[Tensor]) -> None:
   """Tensors realized together whose graphs are equal (one UOp: Tensor.ones(3).contiguous() twice) each get a buffer of
