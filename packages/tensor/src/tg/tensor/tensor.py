@@ -446,12 +446,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     of them as leaves (Tensor.full((3,), 3.5, requires_grad=True) twice) would otherwise share one gradient, their sum."""
     self._requires_grad = requires_grad
     if requires_grad:
-      Tensor.live.grad.add(self)
+      self._track_grad()
       if self.numel() and not any(u.op in (Ops.BUFFER, Ops.DEFINE_VAR) for u in self._uop.toposort()):
         n = self.numel()
         if self.is_sharded: self.uop = private_copy(self._uop)  # (pieces of their own on each device: a BatchNorm's sharded weight)
         else: self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self._uop.reshape((n,)))).reshape(self.shape)
     return self
+  def _track_grad(self) -> None:
+    """Needs grad, a candidate of backward's. What an op computes from a tensor needing grad holds that tensor's buffer:
+    no leaf check (requires_grad_'s walk of the whole graph, on every op, made a step quadratic in its length)."""
+    self._requires_grad = True
+    Tensor.live.grad.add(self)
 
   # ***** dtypes *****
   def cast(self, dtype: DType | str) -> Tensor:
@@ -492,8 +497,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # ***** building the graph *****
   def _apply(self, fn: Callable[..., UOp], *others: Tensor) -> Tensor:
     """A new tensor from fn over the UOps of self and others; it needs grad if any input does."""
-    rg = True if (self._requires_grad or any(t._requires_grad for t in others)) and not Tensor.no_grad else None
-    return Tensor(fn(self._uop, *[t._uop for t in others]), requires_grad=rg)
+    out = Tensor(fn(self._uop, *[t._uop for t in others]))
+    if (self._requires_grad or any(t._requires_grad for t in others)) and not Tensor.no_grad: out._track_grad()
+    return out
   def _const(self, v: Scalar, dtype: DType | None = None) -> Tensor:
     return Tensor(const_uop(v, dtype or self.dtype, self.device, self.shape))
   def _broadcasted(self, y: Tensor | Scalar, reverse: bool = False) -> tuple[Tensor, Tensor]:
@@ -956,10 +962,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # ***** autograd *****
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
     """d self / d target for each target (self must be a scalar unless `gradient` is given)."""
+    (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
+    return self._gradients(root, keys, targets, gradient, ran)
+  def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp]) -> list[Tensor]:
+    """gradient's work on the graphs for_grad gave: root (self's) and keys (the targets')."""
     if gradient is None:
       if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {shape_text(self.shape)} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
-    (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
     grads = compute_gradient(root, gradient.uop, set(keys))
     found = [k for k in keys if k in grads]
     values = dict(zip(found, settled([grads[k] for k in found], ran)))
@@ -967,10 +976,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
     candidates = [t for t in list(Tensor.live.grad) if t.requires_grad]
-    (root, *keys), _ = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
-    leaves = [t for t, k in zip(candidates, keys) if k in root.toposort()]
+    (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
+    topo = root.toposort()
+    leaves = [(t, k) for t, k in zip(candidates, keys) if k in topo]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
-    for t, g in zip(leaves, self.gradient(*leaves, gradient=gradient)):
+    for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran)):
       if g.shape != t.shape: raise RuntimeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
       t.grad = g if t.grad is None else t.grad + g
     return self
