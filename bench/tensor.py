@@ -73,6 +73,10 @@ def main() -> None:
       best(lambda: torch.from_numpy(m1) @ torch.from_numpy(m2)) if torch else None, 2 * 1024 ** 3 / 1e9, "GFLOP/s")
   row("conv2d 32x32->64 32x32 3x3", best(lambda: tx.conv2d(tw).realize(), 3), None,
       best(lambda: torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(w)), 3) if torch else None, conv_flops / 1e9, "GFLOP/s")
+  for f in ("rand", "randn"):  # threefry (and Box-Muller) of 1M float32, numpy's generator beside
+    row(f"{f} 1M f32", best(lambda f=f: getattr(Tensor, f)(1 << 20, device=dev).realize()),
+        best(lambda f=f: getattr(rng, {"rand": "random", "randn": "standard_normal"}[f])(1 << 20, dtype=np.float32)),
+        best(lambda f=f: getattr(torch, f)(1 << 20)) if torch else None, 4 * (1 << 20) / 1e9, "GB/s")
   def torch_ln() -> object:
     x = torch.randn(20, 5, 10, 10, requires_grad=True)
     layer = torch.nn.LayerNorm([10, 10])
