@@ -73,6 +73,20 @@ def test_a_reshape_of_a_contiguous_is_a_view_of_its_buffer():
   b[1, 2] = 100  # b owns its buffer: a is untouched
   assert b.numpy()[1, 2] == 100 and a.numpy()[6] == 6
 
+@pytest.mark.parametrize("dt", [dtypes.float32, dtypes.int16, dtypes.uint64, dtypes.float16, dtypes.bfloat16, dtypes.uint8])
+def test_bytes_are_the_memory_of_the_dtype(dt):
+  """Tensor(bytes, dtype=...) reinterprets the bytes as numpy.frombuffer does (it cast each byte: 8 bytes of two float32s
+  gave 8 floats, 178.0, 157.0, ...); a length that isn't whole elements is an error that says so."""
+  raw = np.random.default_rng(1).integers(0, 256, 48, dtype=np.uint8).tobytes()
+  t = Tensor(raw, dtype=dt)
+  assert t.dtype == dt and t.shape == (48 // dt.itemsize,)
+  got = t.bitcast(dtypes.uint8) if dt.itemsize == 1 else t.bitcast({2: dtypes.uint16, 8: dtypes.uint64}.get(dt.itemsize, dtypes.uint32))
+  assert got.numpy().tobytes() == raw
+  if dt == dtypes.float32:
+    assert Tensor(np.array([0.234, -2.5], np.float32).tobytes(), dtype=dt).tolist() == np.array([0.234, -2.5], np.float32).tolist()
+  if dt.itemsize > 1:
+    with pytest.raises(ValueError, match="not a whole number"): Tensor(raw[:-1], dtype=dt)
+
 def test_lists_of_numpy_arrays_and_mixed_values():
   """numpy arrays inside a list count as nested lists; mixed Python values take the widest kind (bool < int < float)."""
   for data in ([np.array([1, 2, 3]), np.array([4, 5, 6])], [np.array([1.5, 2.0]), np.array([1, 2])], [np.array(1.0), np.array(2.0)]):

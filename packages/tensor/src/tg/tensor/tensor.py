@@ -92,7 +92,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
     elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or dtypes.from_py(data), dev, ())
-    elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_from(np.frombuffer(bytes(data), np.uint8), dev, dt or dtypes.uint8)
+    elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_of_bytes(bytes(data), dev, dt or dtypes.uint8)
     elif isinstance(data, np.ndarray) or np.isscalar(data):
       arr = np.asarray(data)
       uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch
@@ -1151,6 +1151,15 @@ def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
   u = new_buffer(device, data.size, dt)
   if data.size: buffers[u].copyin(memoryview(data.reshape(-1)).cast("B"))
   return u.reshape(arr.shape)  # ascontiguousarray makes a 0-d array 1-d
+
+def _buffer_of_bytes(data: bytes, device: str, dt: DType) -> UOp:
+  """Bytes are the buffer's memory as dt's elements (numpy.frombuffer's, tinygrad's and torch.frombuffer's meaning), not a
+  value per byte cast to dt: Tensor(struct.pack("ff", 0.5, 2.0), dtype=dtypes.float32) is [0.5, 2.0]."""
+  if len(data) % dt.itemsize:
+    raise TensorValueError(f"{len(data)} bytes are not a whole number of {dt} elements ({dt.itemsize} bytes each)")
+  u = new_buffer(device, len(data) // dt.itemsize, dt)
+  if data: buffers[u].copyin(memoryview(data))
+  return u.reshape((len(data) // dt.itemsize,))
 
 def _iota(n: int, dt: DType, device: str | None) -> Tensor:
   """0, 1, ..., n-1 computed on the device (no host data)."""
