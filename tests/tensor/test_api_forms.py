@@ -91,16 +91,21 @@ def test_argument_errors_are_value_and_runtime_errors():
            (lambda: Tensor.ones(3, 4).pad((-5, 0)), "out of bounds"), (lambda: Tensor.linspace(5, 10, 3, dtype="bool"), "linspace of bools"),
            (lambda: Tensor.linspace(1, 2, -1), "non-negative number of steps"),
            (lambda: Tensor.stack((Tensor([1, 2]), Tensor([3, 4])), Tensor([5, 6])), "one sequence of them, not both"),
-           (lambda: Tensor.ones(10, 3, 10).scatter(1, Tensor.zeros(3, 4, 5, dtype=dtypes.int32), Tensor.ones(10, 3, 10)), "larger than src")]
+           (lambda: Tensor.ones(10, 3, 10).scatter(1, Tensor.zeros(3, 4, 5, dtype=dtypes.int32), Tensor.ones(10, 3, 10)), "larger than src"),
+           (lambda: Tensor([0.1, 0.9]).multinomial(3, replacement=False), "without replacement"),
+           (lambda: Tensor([1.0, 2.0], requires_grad=True).gradient(Tensor([1.0])), "not a scalar"),
+           (lambda: Tensor.ones(1, 1, 4, 4).interpolate((2, 2), mode="nearest", align_corners=True), "align_corners"),
+           (lambda: Tensor.ones(2, 3).sparse_categorical_crossentropy(Tensor([0, 1]), label_smoothing=1.5), "label_smoothing"),
+           (lambda: Tensor.ones(2, 3).cross_entropy(Tensor.ones(2, 3), label_smoothing=-0.1), "label_smoothing")]
   for fn, msg in cases:
-    for cls in (ValueError, RuntimeError):
+    for cls in (ValueError, RuntimeError, AssertionError):  # numpy's, PyTorch's, tinygrad's (it asserts)
       with pytest.raises(cls, match=msg): fn()
   with pytest.raises(IndexError, match="axis 2 is out of range"): Tensor.ones(2, 2).cumsum(2)
   for fn in (lambda: Tensor.zeros(0).argmax(), lambda: Tensor.zeros(3, 0).argmin(1)):  # no index to give, as PyTorch
     with pytest.raises(IndexError, match="size 0"): fn()
   assert Tensor.zeros(0, 3).argmax(1).shape == (0,)
   for fn in (lambda: Tensor.ones(2, 2).pad((1, 1), mode="wrap"), lambda: Tensor.ones(1, 4).interpolate((3,), mode="area")):
-    for cls in (ValueError, NotImplementedError):  # tinygrad and PyTorch raise NotImplementedError
+    for cls in (ValueError, NotImplementedError, AssertionError):  # PyTorch raises NotImplementedError, tinygrad asserts
       with pytest.raises(cls, match="mode"): fn()
   assert Tensor.eye(0).shape == (0, 0)
 
@@ -112,7 +117,7 @@ def test_dtype_errors_are_type_and_runtime_errors():
            (lambda: Tensor.ones(3, 4, 5).half().scatter(1, idx, Tensor.ones(3, 4, 5)), "float32 src into a dtypes.float16"),
            (lambda: Tensor.ones(3, 4, 5).half().scatter_reduce(0, idx, Tensor.ones(3, 4, 5), "sum"), "float32 src")]
   for fn, msg in cases:
-    for cls in (TypeError, RuntimeError):  # numpy's and PyTorch's / tinygrad's
+    for cls in (TypeError, RuntimeError, AssertionError):  # numpy's, PyTorch's, tinygrad's (it asserts)
       with pytest.raises(cls, match=msg): fn()
 
 def test_bool_mask_of_another_shape_is_an_index_error():

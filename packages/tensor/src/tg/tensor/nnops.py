@@ -49,6 +49,9 @@ def _ceil_overhang(n: int, pad: tuple[int, int], k: int, s: int, d: int) -> int:
   if (o - 1) * s >= n + pad[0]: o -= 1
   return max(0, (o - 1) * s + eff - span)
 
+def _check_smoothing(label_smoothing: float) -> None:
+  if not 0.0 <= label_smoothing <= 1.0: raise TensorValueError(f"label_smoothing is in [0, 1], got {label_smoothing}")
+
 def _reduce_loss(loss: Tensor, reduction: str, count: Tensor | None = None) -> Tensor:
   """A loss's reduction; "mean" divides by count if given (the weight or number of targets counted), else the elements."""
   if reduction not in ("mean", "sum", "none"): raise TensorValueError(f"reduction is 'mean', 'sum' or 'none', not {reduction!r}")
@@ -263,6 +266,7 @@ class NNMixin:
                                    f"'trilinear' for 3), not {mode!r} for {len(size)} axes")
     if len(size) > self.ndim:
       raise TensorValueError(f"interpolate to {tuple(size)} needs at least {len(size)} dims, got shape {shape_text(self.shape)}")
+    if align_corners and mode != "linear": raise TensorValueError(f"align_corners is for linear interpolation, not {mode!r}")
     fixed = mode == "linear" and self.dtype == dtypes.uint8  # PyTorch's uint8 kernel (tinygrad's too): see _lerp_uint8
     x = self if dtypes.is_float(self.dtype) or mode == "nearest" or fixed else self.float()
     for ax, m in reversed(list(zip(range(self.ndim - len(size), self.ndim), size))):  # the last axis first, as PyTorch
@@ -316,6 +320,7 @@ class NNMixin:
     if Y.shape != self.shape[:-1]:
       raise TensorShapeError(f"class index targets of shape {shape_text(Y.shape)} for logits of shape {shape_text(self.shape)}: "
                              f"expected {shape_text(self.shape[:-1])}")
+    _check_smoothing(label_smoothing)
     n = self.shape[-1]
     log_probs = self.log_softmax(-1)
     mask = Y != ignore_index
@@ -335,6 +340,7 @@ class NNMixin:
       return x.sparse_categorical_crossentropy(Y, ignore_index=ignore_index, label_smoothing=label_smoothing, reduction=reduction)
     if Y.shape != self.shape:
       raise TensorShapeError(f"cross_entropy with probability targets of shape {shape_text(Y.shape)} for logits of shape {shape_text(self.shape)}")
+    _check_smoothing(label_smoothing)
     y = classes_last(Y)
     y = y * (1 - label_smoothing) + label_smoothing / x.shape[-1]
     return _reduce_loss(-(x.log_softmax(-1) * y).sum(-1), reduction)

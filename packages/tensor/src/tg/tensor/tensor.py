@@ -967,7 +967,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp]) -> list[Tensor]:
     """gradient's work on the graphs for_grad gave: root (self's) and keys (the targets')."""
     if gradient is None:
-      if self.numel() != 1: raise RuntimeError(f"gradient of a tensor of shape {shape_text(self.shape)} needs `gradient=`: it is not a scalar")
+      if self.numel() != 1: raise TensorValueError(f"gradient of a tensor of shape {shape_text(self.shape)} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
     grads = compute_gradient(root, gradient.uop, set(keys))
     found = [k for k in keys if k in grads]
@@ -981,7 +981,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     leaves = [(t, k) for t, k in zip(candidates, keys) if k in topo]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
     for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran)):
-      if g.shape != t.shape: raise RuntimeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
+      if g.shape != t.shape: raise TensorShapeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
       t.grad = g if t.grad is None else t.grad + g
     return self
 
