@@ -27,6 +27,8 @@ def test_fields_are_the_value_dtypes_by_every_name() -> None:
   f = dtypes.fields()
   assert len(f) == 26 and f["float"] is f["float32"] is dtypes.float32 and f["half"] is dtypes.float16 and f["ulong"] is dtypes.uint64
   assert dtypes.void not in f.values() and dtypes.index not in f.values() and len(set(f.values())) == 15
+  # dtypes.all (tinygrad's): those 15 and index, each once
+  assert set(dtypes.all) == set(f.values()) | {dtypes.index} and len(dtypes.all) == 16
 
 @pytest.mark.parametrize("dt", [dtypes.float16, dtypes.float32, dtypes.float64])
 def test_float_format_matches_numpy(dt: DType) -> None:

@@ -113,6 +113,7 @@ class dtypes:
   uints: Final = (uint8, uint16, uint32, uint64)
   sints: Final = (int8, int16, int32, int64)
   ints: Final = (int8, uint8, int16, uint16, int32, uint32, int64, uint64)
+  all: Final = (*floats, *ints, bool, index)  # noqa: A003  (tinygrad's name: every scalar dtype)
   _floats, _ints, _uints = frozenset(floats), frozenset(ints + (index,)), frozenset(uints)
 
   @staticmethod
