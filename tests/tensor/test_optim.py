@@ -27,6 +27,22 @@ def np_sgd(lr, momentum=0.0, weight_decay=0.0, nesterov=False):
     return w - lr * g
   return step
 
+def np_lars(lr, momentum=0.9, weight_decay=1e-4, nesterov=False, classic=True, tcoef=0.001):
+  """You et al.'s LARS (tcoef=0: no trust ratio, SGD): the rate scaled by tcoef * |w| / (|g| + wd * |w|); classic momentum
+  takes the scaled gradient into the buffer and steps by the buffer."""
+  b = 0.0
+  def step(w):
+    nonlocal b
+    g = grad_of(w)
+    r = tcoef * np.linalg.norm(w) / (np.linalg.norm(g) + weight_decay * np.linalg.norm(w)) if tcoef else 1.0
+    g = g + weight_decay * w
+    if classic: g = g * r * lr
+    if momentum:
+      b = momentum * b + g
+      g = g + momentum * b if nesterov else b
+    return w - (g if classic else g * r * lr)
+  return step
+
 def np_lamb(lr, b1=0.9, b2=0.999, eps=1e-6, weight_decay=0.0, adam=False):
   m = v = 0
   t = 0
@@ -61,6 +77,12 @@ CASES = {
   "sgd": (lambda p: optim.SGD(p, lr=0.01), np_sgd(0.01)),
   "sgd_momentum_wd": (lambda p: optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.1), np_sgd(0.01, 0.9, 0.1)),
   "sgd_nesterov": (lambda p: optim.SGD(p, lr=0.01, momentum=0.8, nesterov=True), np_sgd(0.01, 0.8, nesterov=True)),
+  "sgd_classic": (lambda p: optim.SGD(p, lr=0.01, momentum=0.9, weight_decay=0.1, classic=True), np_lars(0.01, 0.9, 0.1, tcoef=0)),
+  "sgd_classic_nesterov": (lambda p: optim.SGD(p, lr=0.01, momentum=0.8, nesterov=True, classic=True),
+                           np_lars(0.01, 0.8, 0.0, nesterov=True, tcoef=0)),
+  "lars": (lambda p: optim.LARS(p, lr=0.5), np_lars(0.5)),
+  "lars_popular": (lambda p: optim.LARS(p, lr=0.5, momentum=0.5, weight_decay=0.01, classic=False, tcoef=0.01),
+                   np_lars(0.5, 0.5, 0.01, classic=False, tcoef=0.01)),
   "adam": (lambda p: optim.Adam(p, lr=0.01), np_lamb(0.01, eps=1e-8, adam=True)),
   "adamw": (lambda p: optim.AdamW(p, lr=0.01, weight_decay=0.1), np_lamb(0.01, eps=1e-8, weight_decay=0.1, adam=True)),
   "lamb": (lambda p: optim.LAMB(p, lr=0.01, weight_decay=0.05), np_lamb(0.01, weight_decay=0.05)),

@@ -42,20 +42,40 @@ class Optimizer:
     return ts
 
 class SGD(Optimizer):
-  """PyTorch's SGD: weight decay adds wd*w to the gradient; momentum b = m*b + g; nesterov steps by g + m*b."""
-  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False):
+  """PyTorch's SGD: weight decay adds wd*w to the gradient; momentum b = m*b + g; nesterov steps by g + m*b. classic
+  (tinygrad's flag, Sutskever's form): the learning rate scales the gradient before the momentum, b = m*b + lr*g, and the
+  step is b (the same steps while lr is constant)."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
+               classic: bool = False):
     super().__init__(params, lr)
     if nesterov and momentum == 0: raise ValueError("nesterov needs a momentum")
-    self.momentum, self.wd, self.nesterov = momentum, weight_decay, nesterov
+    self.momentum, self.wd, self.nesterov, self.classic = momentum, weight_decay, nesterov, classic
     self.b = self._zeros() if momentum else []
   def _step(self, grads: list[Tensor]) -> None:
     for i, (p, g) in enumerate(zip(self.params, grads)):
-      self._update(p, p.detach() - self.lr * self._direction(i, g + self.wd * p.detach() if self.wd else g))
+      rate = self.lr * self._trust(p, g)
+      g = g + self.wd * p.detach() if self.wd else g
+      d = self._direction(i, rate * g) if self.classic else rate * self._direction(i, g)
+      self._update(p, p.detach() - d)
+  def _trust(self, p: Tensor, g: Tensor) -> Tensor | float:
+    """A factor of the learning rate per parameter: 1 (LARS's is its trust ratio)."""
+    return 1.0
   def _direction(self, i: int, g: Tensor) -> Tensor:
     """The step for gradient g of parameter i: g, or with momentum b = m*b + g, b (or g + m*b with nesterov)."""
     if not self.momentum: return g
     b = self.b[i].assign(self.momentum * self.b[i] + g)
     return g + self.momentum * b if self.nesterov else b
+
+class LARS(SGD):
+  """LARS (You et al. 2017; tinygrad's): SGD whose learning rate is scaled per parameter by the trust ratio
+  tcoef * |w| / (|g| + wd * |w|) (1 where |w| or |g| is 0), classic momentum by default."""
+  def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.9, weight_decay: float = 1e-4, nesterov: bool = False,
+               classic: bool = True, tcoef: float = 0.001):
+    super().__init__(params, lr, momentum, weight_decay, nesterov, classic)
+    self.tcoef = tcoef
+  def _trust(self, p: Tensor, g: Tensor) -> Tensor | float:
+    r1, r2 = p.detach().square().sum().sqrt(), g.square().sum().sqrt()
+    return (r1 > 0).where((r2 > 0).where(self.tcoef * r1 / (r2 + self.wd * r1), 1.0), 1.0)
 
 class Muon(SGD):
   """Muon (Keller Jordan's; tinygrad's): SGD whose momentum step is orthogonalized by ns_steps Newton-Schulz iterations
