@@ -150,3 +150,45 @@ def test_schedule_with_vars():
   assert var_vals == {"n": 3} and items
   run_schedule(items)
   assert t.item() == 0.0 + 2.0 + 4.0
+
+def test_dtype_of_products_summed():
+  """matmul, dot, linear, einsum and conv2d take tinygrad's dtype=: the half products summed in float32, a float32 result
+  (numpy's float32 product of the same halves, to half's rounding of each product)."""
+  rng = np.random.default_rng(3)
+  a, b, bias = (rng.standard_normal(s).astype(np.float16) for s in ((5, 64), (64, 7), (7,)))
+  want = a.astype(np.float32) @ b.astype(np.float32)
+  for got in (Tensor(a).matmul(Tensor(b), dtype=dtypes.float32), Tensor(a).dot(Tensor(b), dtype="float32"),
+              Tensor.einsum("ij,jk->ik", Tensor(a), Tensor(b), dtype=dtypes.float32)):
+    assert got.dtype == dtypes.float32
+    np.testing.assert_allclose(got.numpy(), want, rtol=1e-2, atol=2e-2)
+  lin = Tensor(a).linear(Tensor(b), Tensor(bias), dtype=dtypes.float32)
+  assert lin.dtype == dtypes.float32 and Tensor(a).matmul(Tensor(b)).dtype == dtypes.float16
+  np.testing.assert_allclose(lin.numpy(), want + bias, rtol=1e-2, atol=2e-2)
+  x, w = rng.standard_normal((2, 3, 6, 6)).astype(np.float16), rng.standard_normal((4, 3, 3, 3)).astype(np.float16)
+  X, W = Tensor(x, requires_grad=True), Tensor(w, requires_grad=True)
+  out = X.conv2d(W, padding=1, dtype=dtypes.float32)
+  out.sum().backward()
+  assert out.dtype == dtypes.float32 and X.grad.dtype == W.grad.dtype == dtypes.float16  # gradients of the inputs' dtypes
+  xp = np.pad(x.astype(np.float32), ((0, 0), (0, 0), (1, 1), (1, 1)))
+  ref = np.zeros((2, 4, 6, 6), np.float32)
+  for i in range(3):
+    for j in range(3): ref += np.einsum("nchw,oc->nohw", xp[:, :, i:i + 6, j:j + 6], w[:, :, i, j].astype(np.float32))
+  np.testing.assert_allclose(out.numpy(), ref, rtol=1e-2, atol=2e-2)
+
+def test_tinygrad_keyword_forms():
+  """bitwise ops with reverse= (the other operand on the left: it leads the dtype promotion), gradient's
+  materialize_grads (a target no gradient reaches: zeros, else RuntimeError as torch.autograd.grad), realize's
+  do_update_stats (False: GlobalCounters don't count the launches)."""
+  from tg.codegen import GlobalCounters
+  np.testing.assert_array_equal(Tensor([3, 5]).bitwise_and(6, reverse=True).numpy(), [2, 4])
+  np.testing.assert_array_equal(Tensor([1, 2], dtype=dtypes.uint8).bitwise_xor(Tensor([3, 3]), reverse=True).numpy(), [2, 1])
+  x, y = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0], requires_grad=True)
+  with pytest.raises(RuntimeError, match="materialize_grads"): (x * 2).sum().gradient(x, y)
+  gx, gy = (x * 2).sum().gradient(x, y, materialize_grads=True)
+  assert gx.tolist() == [2.0, 2.0] and gy.tolist() == [0.0]
+  a = Tensor([1.0, 2.0]).realize()
+  GlobalCounters.reset()
+  (a + 1).realize(do_update_stats=False)
+  assert GlobalCounters.kernel_count == 0 and GlobalCounters.global_ops == 0
+  (a + 2).realize()
+  assert GlobalCounters.kernel_count == 1

@@ -1,8 +1,8 @@
 """The device interface: buffers and their allocators, compilers with an on-disk cache, the Compiled device base
 class, and the Device registry that finds devices through the `tg.devices` entry points."""
 from __future__ import annotations
-import ctypes, functools, hashlib, importlib.metadata, mmap, os
-from typing import Any, Callable, Protocol
+import contextlib, ctypes, functools, hashlib, importlib.metadata, mmap, os
+from typing import Any, Callable, Iterator, Protocol
 from tg.uop import DType, ContextVar, getenv
 from tg.codegen.renderer import Renderer
 from tg.codegen.diskcache import diskcache_get, diskcache_put
@@ -82,6 +82,13 @@ class GlobalCounters:
   mem_peak = 0
   @classmethod
   def reset(cls) -> None: cls.global_ops, cls.global_mem, cls.kernel_count, cls.time_sum_s, cls.mem_peak = 0, 0, 0, 0.0, cls.mem_used
+  @classmethod
+  @contextlib.contextmanager
+  def kept(cls) -> Iterator[None]:
+    """The launch counters (not the memory ones) as they were before the block: what ran in it isn't counted."""
+    was = cls.global_ops, cls.global_mem, cls.kernel_count, cls.time_sum_s
+    try: yield
+    finally: cls.global_ops, cls.global_mem, cls.kernel_count, cls.time_sum_s = was
 
 class Buffer:
   """`size` elements of `dtype` on a device. A view (base given) is `size` elements at byte `offset` of its base's memory.

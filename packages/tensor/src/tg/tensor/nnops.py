@@ -3,7 +3,7 @@ one fused multiply-and-reduce kernel), normalization, dropout, losses, attention
 from __future__ import annotations
 import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
-from tg.uop import UOp, Ops, GroupOp, dtypes, cdiv
+from tg.uop import UOp, Ops, GroupOp, DType, dtypes, cdiv
 from tg.tensor.schedule import is_buffer_view, names_buffer
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError, TensorValueError
 from tg.tensor.graph import shape_text
@@ -128,11 +128,12 @@ class NNMixin:
     return out.contiguous()  # once: its readers (an activation's gradient, a bias's sum, the next weight's) would each redo the taps
 
   def conv2d(self: Tensor, weight: Tensor, bias: Tensor | None = None, groups: int = 1, stride: int | Sequence[int] = 1,
-             dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0) -> Tensor:
+             dilation: int | Sequence[int] = 1, padding: int | Sequence[int] = 0, dtype: DType | str | None = None) -> Tensor:
     """N-d convolution (the name is PyTorch's; the spatial dims are weight.ndim - 2). Its gradients are written out here:
     wrt the input the adjoint conv (stride 1) or a matmul and a sum of shifted taps (_conv_input_grad: the adjoint of a
     strided conv would multiply the zeros between its inputs), wrt the weight the input's windows against the output's
-    gradient. (Differentiating the windowing itself would give a kernel dividing and testing every index.)"""
+    gradient. (Differentiating the windowing itself would give a kernel dividing and testing every index.) dtype
+    (tinygrad's): the products are summed in it, and the result is of it."""
     from tg.tensor.tensor import Tensor
     nd = weight.ndim - 2
     if self.ndim != nd + 2:
@@ -151,11 +152,12 @@ class NNMixin:
     # the weights are small: a copy with the output channels innermost lets a kernel load a vector of them at once
     wl = weight.permute(*range(1, nd + 2), 0).contiguous().permute(nd + 1, *range(nd + 1))
     w = wl.reshape(1, groups, cout // groups, cin_g, *[1] * nd, *k)
-    out = (win * w).sum([3] + list(range(4 + nd, 4 + 2 * nd))).reshape(bs, cout, *osz)
+    prod = win * w
+    out = prod.sum([3] + list(range(4 + nd, 4 + 2 * nd)), dtype=dtype).reshape(bs, cout, *osz)
     if bias is not None: out = out + bias.reshape(1, cout, *[1] * nd)
 
     def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, ...]:
-      gt, wt = Tensor(g), Tensor(call.src[2])
+      gt, wt = Tensor(g).cast(prod.dtype), Tensor(call.src[2])
       xt = Tensor(call.src[1]).pad([(0, 0), (0, 0)] + pads)
       # stride 1: the adjoint conv, as fast as the forward, no products summed in memory (ResNet's 64->64 56x56 single-
       # threaded 38 ms vs 42 + 42 for the matmul and the taps; the small CNN's padding-0 conv does 36% more multiplies
@@ -305,10 +307,10 @@ class NNMixin:
     return (Tensor.rand(*self.shape, device=self.device) >= p).where(self, 0) * (1 / (1 - p))
 
   @staticmethod
-  def einsum(formula: str, *operands: Tensor) -> Tensor:
+  def einsum(formula: str, *operands: Tensor, dtype: DType | str | None = None) -> Tensor:
     """Tensor.einsum("ij,jk->ik", a, b): every operand is aligned to one axis per letter, multiplied, and summed over the
-    letters not in the output (a broadcasting product and one reduce: one kernel)."""
-    return _einsum(formula, list(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands))
+    letters not in the output (a broadcasting product and one reduce: one kernel); dtype: summed in it, and of it."""
+    return _einsum(formula, list(operands[0] if len(operands) == 1 and isinstance(operands[0], (list, tuple)) else operands), dtype)
 
   def one_hot(self: Tensor, num_classes: int = -1) -> Tensor:
     if num_classes == -1: num_classes = int(self.max().item()) + 1
@@ -407,7 +409,7 @@ def _einsum_ellipsis(ins: list[str], out: str, arrow: str, ops: list[Tensor]) ->
     return new, ell + "".join(sorted(c for c in set(lhs) if c != "," and lhs.count(c) == 1))
   return new, out.replace("...", ell)
 
-def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
+def _einsum(formula: str, ops: list[Tensor], dtype: DType | str | None) -> Tensor:
   """Each operand's repeated letters taken as diagonals first (np.einsum("ii->i") is the diagonal, "ii" the trace)."""
   lhs, arrow, out = formula.replace(" ", "").partition("->")
   ins = lhs.split(",")
@@ -436,6 +438,6 @@ def _einsum(formula: str, ops: list[Tensor]) -> Tensor:
   for a in aligned[1:]: prod_ = prod_ * a
   prod_ = prod_.expand([sizes[c] for c in letters])
   summed = [i for i, c in enumerate(letters) if c not in out]
-  red = prod_.sum(summed) if summed else prod_
+  red = prod_.sum(summed, dtype=dtype) if summed else prod_ if dtype is None else prod_.cast(dtype)
   kept = [c for c in letters if c in out]
   return red.permute([kept.index(c) for c in out])

@@ -9,7 +9,7 @@ from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.uop import cdiv, round_up, move_index
-from tg.codegen.device import Buffer, Device, MallocAllocator
+from tg.codegen.device import Buffer, Device, MallocAllocator, GlobalCounters
 from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size, \
   shape_text, dim_text
@@ -177,9 +177,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       t.uop = becomes[t.uop]
     Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
-  def realize(self, *others: Tensor) -> Tensor:
+  def realize(self, *others: Tensor, do_update_stats: bool = True) -> Tensor:
+    """Run what computes self (and others). do_update_stats=False (tinygrad's): the launches leave GlobalCounters' launch
+    counts and estimates as they were (tg's own Counters count them all the same)."""
     # (while a schedule is pending, these are marked unwritten too: if a kernel raises on reading its buffers, they stay so)
-    run_schedule((self.schedule if unrun else self._schedule)(*others), consume=True)
+    with contextlib.nullcontext() if do_update_stats else GlobalCounters.kept():
+      run_schedule((self.schedule if unrun else self._schedule)(*others), consume=True)
     return self
   @staticmethod
   def realize_all(*ts: Tensor) -> None:
@@ -655,12 +658,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _cmp(self, op: Ops, x: Any, reverse: bool = False) -> Tensor:
     a, b = self._broadcasted(x, reverse)
     return Tensor(UOp(op, dtypes.bool, (a.uop, b.uop)))
-  def _bitwise(self, op: Ops, x: Any) -> Tensor:
+  def _bitwise(self, op: Ops, x: Any, reverse: bool = False) -> Tensor:
+    """reverse (tinygrad's): x is the left operand (the ops commute; it decides the dtype promotion's order alone)."""
     if dtypes.is_float(self.dtype): raise TensorDtypeError(f"bitwise {op.name.lower()} needs an integer or bool tensor, got {self.dtype}")
-    return self._binop(op, x)
-  def bitwise_and(self, x: Any) -> Tensor: return self._bitwise(Ops.AND, x)
-  def bitwise_or(self, x: Any) -> Tensor: return self._bitwise(Ops.OR, x)
-  def bitwise_xor(self, x: Any) -> Tensor: return self._bitwise(Ops.XOR, x)
+    return self._binop(op, x, reverse)
+  def bitwise_and(self, x: Any, reverse: bool = False) -> Tensor: return self._bitwise(Ops.AND, x, reverse)
+  def bitwise_or(self, x: Any, reverse: bool = False) -> Tensor: return self._bitwise(Ops.OR, x, reverse)
+  def bitwise_xor(self, x: Any, reverse: bool = False) -> Tensor: return self._bitwise(Ops.XOR, x, reverse)
   def bitwise_not(self) -> Tensor:
     if dtypes.is_float(self.dtype): raise TensorDtypeError(f"bitwise not (~) needs an integer or bool tensor, got {self.dtype}")
     return self.logical_not() if self.dtype == dtypes.bool else self.bitwise_xor(-1)
@@ -928,9 +932,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return mask.where(x.unsqueeze(-2), 0).sum(-1).transpose(axis, -1)  # where, not a product: inf * 0 would be nan
 
   # ***** linear algebra *****
-  def dot(self, w: Tensor) -> Tensor: return self.matmul(w)
-  def matmul(self, w: Tensor, reverse: bool = False) -> Tensor:
-    """Batched, broadcasting matrix product: a multiply and a sum that fuse into one kernel."""
+  def dot(self, w: Tensor, dtype: DType | str | None = None) -> Tensor: return self.matmul(w, dtype=dtype)
+  def matmul(self, w: Tensor, reverse: bool = False, dtype: DType | str | None = None) -> Tensor:
+    """Batched, broadcasting matrix product: a multiply and a sum that fuse into one kernel. dtype (tinygrad's): the
+    products, in the operands' dtype, are summed in it, and the result is of it (a half matmul summed in float32)."""
     x, w = (w, self) if reverse else (self, w)
     if x.ndim == 0 or w.ndim == 0:
       raise TensorShapeError(f"matmul needs at least 1-d tensors, got shapes {shape_text(x.shape)} and {shape_text(w.shape)}")
@@ -939,38 +944,45 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
                              f"{dim_text(x.shape[-1])} != {dim_text(w.shape[-2 if w.ndim > 1 else 0])}")
     dt = least_upper_dtype(x.dtype, w.dtype)
     x, w = x.cast(dt), w.cast(dt)
+    if dtype is not None and (acc := to_dtype(dtype)) != dt: return x._product(w, acc)
     if (kb := _vecmat_block(x, w)) is not None: return _blocked_vecmat(x, w, kb)
     if x.ndim >= 2 and w.ndim >= 2 and (p := _pack_panel(x, w)) is not None:
       if w.ndim > 2: return x._product(_packed(w, p))
       return _packed_product(x, w, p)
     return x._product(w)
-  def _product(self, w: Tensor) -> Tensor:
-    """self @ w as the multiply and sum (shapes checked, dtypes matched, no packing)."""
+  def _product(self, w: Tensor, acc: DType | None = None) -> Tensor:
+    """self @ w as the multiply and sum (shapes checked, dtypes matched, no packing); acc: summed in and of that dtype."""
     x, dt = self, self.dtype
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
     w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
+    if acc is not None: return (x_ * w_).sum(-1, dtype=acc)
     return (x_ * w_).sum(-1, acc_dtype=sum_acc_dtype(dt) if not dtypes.is_float(dt) else None).cast(dt)
   def sequential(self, layers: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
     """Each layer applied in turn (tinygrad's)."""
     x = self
     for f in layers: x = f(x)
     return x
-  def linear(self, weight: Tensor, bias: Tensor | None = None) -> Tensor:
-    x = self.matmul(weight) if weight.ndim > 1 else self * weight
+  def linear(self, weight: Tensor, bias: Tensor | None = None, dtype: DType | str | None = None) -> Tensor:
+    x = self.matmul(weight, dtype=dtype) if weight.ndim > 1 else self * weight if dtype is None else (self * weight).cast(dtype)
     return x + bias if bias is not None else x
 
   # ***** autograd *****
-  def gradient(self, *targets: Tensor, gradient: Tensor | None = None) -> list[Tensor]:
-    """d self / d target for each target (self must be a scalar unless `gradient` is given)."""
+  def gradient(self, *targets: Tensor, gradient: Tensor | None = None, materialize_grads: bool = False) -> list[Tensor]:
+    """d self / d target for each target (self must be a scalar unless `gradient` is given). A target self doesn't depend
+    on raises RuntimeError, or has a gradient of zeros with materialize_grads (tinygrad's and torch.autograd.grad's)."""
     (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
-    return self._gradients(root, keys, targets, gradient, ran)
-  def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp]) -> list[Tensor]:
+    return self._gradients(root, keys, targets, gradient, ran, materialize_grads)
+  def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp],
+                 materialize: bool) -> list[Tensor]:
     """gradient's work on the graphs for_grad gave: root (self's) and keys (the targets')."""
     if gradient is None:
       if self.numel() != 1: raise TensorValueError(f"gradient of a tensor of shape {shape_text(self.shape)} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
     grads = compute_gradient(root, gradient.uop, set(keys))
     found = [k for k in keys if k in grads]
+    if not materialize and (missing := [i for i, k in enumerate(keys) if k not in grads]):
+      raise RuntimeError(f"gradient: targets {missing} ({', '.join(shape_text(targets[i].shape) for i in missing)}) are not in the "
+                         "graph of this tensor (or no gradient reaches them): pass materialize_grads=True for zeros")
     values = dict(zip(found, settled([grads[k] for k in found], ran)))
     return [Tensor(values[k]) if k in values else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
@@ -980,7 +992,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     topo = root.toposort()
     leaves = [(t, k) for t, k in zip(candidates, keys) if k in topo]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
-    for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran)):
+    for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran, True)):
       if g.shape != t.shape: raise TensorShapeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
       t.grad = g if t.grad is None else t.grad + g
     return self
