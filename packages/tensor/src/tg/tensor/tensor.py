@@ -24,6 +24,7 @@ from tg.tensor.custom import CustomMixin
 from tg.tensor.mathops import MathMixin, in_float32, narrow_float, log1p, _signbit
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
+from tg.tensor.linalg import LinalgMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
 from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
 from tg.tensor.live import LiveTensors, settled
@@ -69,7 +70,7 @@ _WRITES = (Ops.ASSIGN, Ops.CUSTOM_KERNEL)  # what writes into a buffer its graph
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
 
-class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin, MultiMixin):
+class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin, MultiMixin, LinalgMixin):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   training: bool = False
   no_grad: bool = False
