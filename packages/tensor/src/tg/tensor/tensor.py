@@ -969,21 +969,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   # ***** autograd *****
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None, materialize_grads: bool = False) -> list[Tensor]:
-    """d self / d target for each target (self must be a scalar unless `gradient` is given). A target self doesn't depend
-    on raises RuntimeError, or has a gradient of zeros with materialize_grads (tinygrad's and torch.autograd.grad's)."""
+    """d self / d target for each target (self must be a scalar unless `gradient` is given). A target no gradient reaches
+    has zeros, with materialize_grads or without: tinygrad and torch.autograd.grad raise without it, but tg's graphs fold
+    ops they keep (x ** 0 is 1), and raising would refuse gradients they give as 0."""
     (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
-    return self._gradients(root, keys, targets, gradient, ran, materialize_grads)
-  def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp],
-                 materialize: bool) -> list[Tensor]:
+    return self._gradients(root, keys, targets, gradient, ran)
+  def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp]) -> list[Tensor]:
     """gradient's work on the graphs for_grad gave: root (self's) and keys (the targets')."""
     if gradient is None:
       if self.numel() != 1: raise TensorValueError(f"gradient of a tensor of shape {shape_text(self.shape)} needs `gradient=`: it is not a scalar")
       gradient = Tensor(const_uop(1.0, self.dtype, self.device, self.shape))
     grads = compute_gradient(root, gradient.uop, set(keys))
     found = [k for k in keys if k in grads]
-    if not materialize and (missing := [i for i, k in enumerate(keys) if k not in grads]):
-      raise RuntimeError(f"gradient: targets {missing} ({', '.join(shape_text(targets[i].shape) for i in missing)}) are not in the "
-                         "graph of this tensor (or no gradient reaches them): pass materialize_grads=True for zeros")
     values = dict(zip(found, settled([grads[k] for k in found], ran)))
     return [Tensor(values[k]) if k in values else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
@@ -993,7 +990,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     topo = root.toposort()
     leaves = [(t, k) for t, k in zip(candidates, keys) if k in topo]
     if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
-    for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran, True)):
+    for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran)):
       if g.shape != t.shape: raise TensorShapeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
       t.grad = g if t.grad is None else t.grad + g
     return self
