@@ -72,6 +72,10 @@ def Context(**kwargs: int) -> Iterator[None]:
     for k, v in old.items(): ContextVar.registry[k].value = v
 
 DEBUG, SPEC = ContextVar("DEBUG", 0), ContextVar("SPEC", 0)
+# tinygrad's switches that change nothing tg computes, accepted so that Context(...) written for tinygrad runs: WINO asks
+# for Winograd convolutions (tg's are direct: the same values, to rounding), IGNORE_OOB skips a static proof that every
+# index is in bounds (tg has none to skip; CHECK_OOB=1 checks at run time)
+WINO, IGNORE_OOB = ContextVar("WINO", 0), ContextVar("IGNORE_OOB", 0)
 
 class Timing(contextlib.ContextDecorator):
   """`with Timing("step "):` (or as a decorator) prints the block's wall time, "step  12.34 ms", as tinygrad's Timing;
