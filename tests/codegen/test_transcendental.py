@@ -106,6 +106,22 @@ def test_native_ops_are_kept():
   src = get_program(ast, CRenderer()).src
   assert all((f"_ZGVdN8v_{fn}f(" if has_vector_math() else f"__builtin_{fn}f(") in src for fn in ("exp2", "log2", "sin"))
 
+@pytest.mark.parametrize("upcast", [1, 16])
+def test_transcendental_2_uses_the_polynomials_where_the_device_has_its_own(upcast: int):
+  """Context(TRANSCENDENTAL=2) (tinygrad's switch): the C renderer, which has libm's and libmvec's, computes the
+  polynomials instead, in scalar and vector kernels alike, within MAX_ULP of numpy; the kernels built before are not reused."""
+  from tg.tensor import Tensor
+  from tg.uop import Context
+  x = np.random.default_rng(3).uniform(-40, 40, 256).astype(np.float32)
+  a, out = UOp.param(1, dtypes.float32, (256,)), UOp.param(0, dtypes.float32, (256,))
+  i = UOp.range(256, 0, AxisType.LOOP)
+  ast = out[i].store(a[i].exp2()).end(i).sink(arg=KernelInfo(name="t2", opts_to_apply=(Opt(OptOps.UPCAST, 0, upcast),) if upcast > 1 else ()))
+  with Context(TRANSCENDENTAL=2):
+    src = get_program(ast, CRenderer()).src
+    got = {Ops.EXP2: Tensor(x).exp2().numpy(), Ops.SIN: Tensor(x).sin().numpy(), Ops.LOG2: Tensor(np.abs(x) + 0.5).log2().numpy()}
+  assert "exp2" not in src and "_ZGV" not in src, src
+  for op, y in got.items(): assert ulp_error(y, np.abs(x) + 0.5 if op is Ops.LOG2 else x, op).max() <= MAX_ULP, op
+
 @pytest.mark.parametrize("op", [Ops.EXP2, Ops.LOG2, Ops.SIN], ids=lambda o: o.name)
 def test_one_lane_and_eight_lanes_agree_bit_for_bit(op: Ops):
   """A kernel's scalar exp2 and a vectorized one give the same bits: a max's gradient compares the input recomputed in

@@ -17,11 +17,12 @@ from tg.codegen.clib import CFunction, CFunctionError, render_c_function, compil
 from tg.codegen.devices.clang import CompilerError
 from tg.codegen import profile
 from tg.codegen.opt.search import BEAM, NOOPT  # registered, so Context(BEAM=..., NOOPT=...) works before any kernel is built
+from tg.codegen.lower.transcendental import TRANSCENDENTAL
 from tg.codegen.opt.tc import USE_TC
 from tg.codegen.opt.heuristic import matmul_panel, vecmat_block
 
 __all__ = ["Buffer", "Device", "Allocator", "Compiler", "Compiled", "GlobalCounters", "ProgramSpec", "Renderer", "get_program", "CompiledRunner",
-           "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "USE_TC", "CHECK_OOB", "OutOfBoundsError",
+           "Opt", "OptOps", "KernelOptError", "BEAM", "NOOPT", "USE_TC", "CHECK_OOB", "TRANSCENDENTAL", "OutOfBoundsError",
            "matmul_panel", "vecmat_block",  # for tg.tensor's matmul: the B panel width to pack to, the x @ B row blocks
            # for other packages' C (the AMD emulator): see tg.codegen.clib
            "CFunction", "CFunctionError", "render_c_function", "compile_c", "c_compiler_id", "CLibrary", "CompilerError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time, weakref
 from typing import Any
 from tg.uop import UOp, Ops, DEBUG
-from tg.codegen import Buffer, Device, GlobalCounters, BEAM, NOOPT, USE_TC, CHECK_OOB, profile
+from tg.codegen import Buffer, Device, GlobalCounters, BEAM, NOOPT, USE_TC, CHECK_OOB, TRANSCENDENTAL, profile
 from tg.codegen.pipeline import get_program, CompiledRunner
 from tg.codegen.program import ProgramSpec
 from tg.tensor.schedule import ExecItem
@@ -18,12 +18,14 @@ class Counters:
   @classmethod
   def reset(cls) -> None: cls.kernels = cls.compiled = cls.copies = cls.scheduled = 0
 
-_runners: dict[tuple[UOp, str, int, int, int, int], CompiledRunner] = {}
+_runners: dict[tuple[UOp, str, int, int, int, int, int], CompiledRunner] = {}
 
 def get_runner(ast: UOp, device: str) -> CompiledRunner:
   """The compiled kernel for an AST on a device; an identical AST (on any buffers) is lowered and compiled once for each
-  setting of the switches that change its code (BEAM, NOOPT, USE_TC, CHECK_OOB: Context can change them between calls)."""
-  if (r := _runners.get(key := (ast, device, BEAM.value, NOOPT.value, USE_TC.value, int(CHECK_OOB)))) is None:
+  setting of the switches that change its code (BEAM, NOOPT, USE_TC, CHECK_OOB, TRANSCENDENTAL: Context can change them
+  between calls)."""
+  key = (ast, device, BEAM.value, NOOPT.value, USE_TC.value, int(CHECK_OOB), TRANSCENDENTAL.value)
+  if (r := _runners.get(key)) is None:
     Counters.compiled += 1
     r = _runners[key] = CompiledRunner(get_program(ast, Device[device].renderer))
     if DEBUG >= 2: print(f"compiled {r.p.name} for {device}")

@@ -14,7 +14,11 @@ from __future__ import annotations
 import functools, math
 from typing import Any
 from dataclasses import dataclass
-from tg.uop import UOp, Ops, UPat, PatternMatcher, DType, dtypes
+from tg.uop import UOp, Ops, UPat, PatternMatcher, DType, dtypes, ContextVar
+
+# 2: every device computes EXP2, LOG2 and SIN by these polynomials, also where it has its own (tinygrad's switch, for
+# testing them on any device); 1 (default): only where it has none
+TRANSCENDENTAL = ContextVar("TRANSCENDENTAL", 1)
 
 # ***** exact constants: pi by Machin's formula in big integers *****
 def _atan_inv(n: int, one: int) -> int:
@@ -249,10 +253,14 @@ IMPLS = {Ops.EXP2: exp2_f, Ops.LOG2: log2_f, Ops.SIN: sin_f}
 def lower_transcendental(ctx: Any, u: UOp) -> UOp | None:
   """Polynomials where the device lacks the op for the dtype; a dtype without a polynomial (bfloat16) goes through float32,
   where the device may have the op itself."""
-  if not dtypes.is_float(u.dtype) or ctx.native_for(u.op, u.dtype.scalar()): return None
+  if not dtypes.is_float(u.dtype) or native(ctx, u.op, u.dtype.scalar()): return None
   x, impl, fma = u.src[0], IMPLS[u.op], Ops.MULACC in ctx.native_ops
   if (f := FMTS.get(u.dtype.scalar())) is not None: return impl(x, f, fma)
   x32 = x.cast(_v(dtypes.float32, x))
-  return (x32.alu(u.op) if ctx.native_for(u.op, dtypes.float32) else impl(x32, FMTS[dtypes.float32], fma)).cast(u.dtype)
+  return (x32.alu(u.op) if native(ctx, u.op, dtypes.float32) else impl(x32, FMTS[dtypes.float32], fma)).cast(u.dtype)
+
+def native(ctx: Any, op: Ops, dt: DType) -> bool:
+  """Does the device compute a transcendental op itself (not with TRANSCENDENTAL=2)?"""
+  return TRANSCENDENTAL.value < 2 and ctx.native_for(op, dt)
 
 pm_transcendental = PatternMatcher([(UPat((Ops.EXP2, Ops.LOG2, Ops.SIN), name="u"), lower_transcendental)])

@@ -13,6 +13,7 @@ from tg.codegen.renderer import Renderer, VectorISA
 from tg.codegen.program import estimate, kernel_args
 from tg.codegen.device import CHECK_OOB
 from tg.codegen.devices.clang import has_vector_math
+from tg.codegen.lower.transcendental import TRANSCENDENTAL
 
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
            dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long",
@@ -167,7 +168,7 @@ class CRenderer(Renderer):
       frm, to = u.src[0].dtype.scalar(), u.dtype.scalar()
       return (to in VEC_CAST and frm in VEC_CAST | {dtypes.bool}) or (frm, to) in VEC_HALF_CAST
     if u.op is Ops.BITCAST: return {u.dtype.scalar(), u.src[0].dtype.scalar()} <= VEC_FLOAT | VEC_INT
-    if u.op in VEC_MATH: return u.dtype.scalar() == dtypes.float32 and u.dtype.count % 8 == 0 and has_vector_math()
+    if u.op in VEC_MATH: return u.dtype.scalar() == dtypes.float32 and u.dtype.count % 8 == 0 and has_vector_math() and TRANSCENDENTAL < 2
     if u.op in GroupOp.Comparison: return u.src[0].dtype.scalar() in VEC_FLOAT | VEC_INT
     if u.op in VEC_INT_ALU and u.dtype.scalar() in VEC_INT: return True
     if u.op is Ops.THREEFRY: return True  # decomposed after devectorizing: into the integer ops and casts above, lanes whole
