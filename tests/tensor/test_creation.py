@@ -108,6 +108,12 @@ def test_from_blob_shares_the_memory():
   assert arr.tolist() == [0, 10, 20, 30]
   with pytest.raises(ValueError, match="memory address"): Tensor.from_blob(0, (2,))
 
+def test_data_is_a_shaped_memoryview():
+  d = Tensor(np.arange(6, dtype=np.int32).reshape(2, 3)).data()
+  assert d.shape == (2, 3) and d.itemsize == 4 and d.tolist() == [[0, 1, 2], [3, 4, 5]]
+  e = Tensor([], dtype=dtypes.int32).reshape(0, 2).data()  # tinygrad's: 1-d when empty (a (0, 2) view can't be iterated)
+  assert e.shape == (0,) and e.itemsize == 4 and list(e) == []
+
 def test_element_size_and_distinct_buffers():
   assert Tensor([1.0]).element_size() == 4 and Tensor([1], dtype=dtypes.int16).element_size() == 2
   assert Tensor([1.0], dtype=dtypes.float64).nbytes() == 8

@@ -211,8 +211,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       raise RuntimeError("this tensor's kernels were scheduled (Tensor.schedule) and have not run: run_schedule(items) first")
     return buf.ensure_allocated()
   def data(self) -> memoryview:
-    """The realized contents as a memoryview of the buffer's bytes, shaped."""
-    return memoryview(self.numpy())
+    """The realized contents as a memoryview of the buffer's bytes, shaped; an empty tensor's is 1-d, as tinygrad's (a
+    memoryview with a 0 among several dims can't be iterated: list() of it raised)."""
+    return memoryview(self.numpy().reshape(-1) if self.numel() == 0 else self.numpy())
   def numpy(self) -> np.ndarray:
     if self._disk_view(): return self.to("CPU").numpy()
     if self.is_sharded:  # gathered on one device; a whole copy on each (a loss) is read from the first, no copy scheduled
