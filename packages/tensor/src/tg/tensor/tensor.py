@@ -56,6 +56,7 @@ def _flatten_py(x: Any) -> tuple[list, tuple[int, ...]]:
   return [v for p in parts for v in p[0]], (len(x), *parts[0][1])
 
 def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
+  if all(s == shapes[0] for s in shapes[1:]): return tuple(shapes[0])  # (most binary ops: nothing to broadcast)
   n = max(len(s) for s in shapes)
   padded = [(1,) * (n - len(s)) + tuple(s) for s in shapes]
   out = []

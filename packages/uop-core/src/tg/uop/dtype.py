@@ -1,6 +1,6 @@
 """Data types: scalars, vectors and pointers, promotion by a lattice, and exact conversions to narrow floats."""
 from __future__ import annotations
-import math, struct
+import functools, math, struct
 from dataclasses import dataclass
 from enum import Enum, auto
 from typing import Callable, Final
@@ -192,8 +192,13 @@ def _ancestors(d: DType) -> set[DType]:
 def least_upper_dtype(*ds: DType) -> DType:
   """The smallest dtype every argument promotes to (index wins over everything: it is index math)."""
   if not ds: raise ValueError("least_upper_dtype needs at least one dtype")
-  if any(d.scalar() == dtypes.index for d in ds): return dtypes.index
-  return min(set.intersection(*[_ancestors(d.scalar()) for d in ds]))
+  return _least_upper(tuple(d.scalar() for d in ds))
+
+@functools.cache
+def _least_upper(ds: tuple[DType, ...]) -> DType:
+  """(cached: every binary op of a tensor asks, mostly for two equal dtypes)"""
+  if dtypes.index in ds: return dtypes.index
+  return min(set.intersection(*[_ancestors(d) for d in ds]))
 
 def least_upper_float(d: DType) -> DType: return d if dtypes.is_float(d) else least_upper_dtype(d, dtypes.default_float)
 
