@@ -1,6 +1,7 @@
 """UPat matching, PatternMatcher dispatch, graph_rewrite to a fixed point (deep graphs too) and graph_rewrite_map."""
 from __future__ import annotations
 import pytest
+from hypothesis import given, strategies as st
 from tg.uop import Ops, PatternMatcher, RewriteLoop, UOp, UPat, dtypes, graph_rewrite, graph_rewrite_map
 
 x, y = UOp.variable("x", 0, 10), UOp.variable("y", 0, 10)
@@ -146,3 +147,21 @@ def test_guard_tests_of_the_root_op_are_decided_per_op() -> None:
   cases = [x * y, x + 1, x + y, x // 2]
   with Context(UPAT_INTERPRET=1): want = [pm.rewrite(u) for u in cases]
   assert [pm.rewrite(u) for u in cases] == want == [UOp.const(dtypes.index, 0), UOp.const(dtypes.index, 0), None, None]
+
+@given(st.lists(st.lists(st.integers(0, 10_000), max_size=3), min_size=1, max_size=40), st.lists(st.integers(0, 39), max_size=8))
+def test_toposort_is_a_topological_order_with_cached_parts(edges, cached_first):
+  """A random DAG (node i's sources among nodes < i), some nodes' toposorts computed (cached) first, whose results are
+  spliced in: each toposort holds exactly the node's ancestors and itself, every UOp after all its sources."""
+  nodes: list[UOp] = []
+  for i, srcs in enumerate(edges):
+    src = tuple(dict.fromkeys(nodes[s % i] for s in srcs)) if i else ()
+    nodes.append(UOp(Ops.NOOP, dtypes.void, src, i))
+  for c in cached_first: nodes[c % len(nodes)].toposort()
+  for n in nodes:
+    topo, seen, todo = list(n.toposort()), set(), [n]
+    while todo:  # the ancestors by a plain walk
+      u = todo.pop()
+      if u not in seen: seen.add(u); todo.extend(u.src)
+    assert set(topo) == seen and len(topo) == len(seen) and topo[-1] is n
+    pos = {u: k for k, u in enumerate(topo)}
+    assert all(pos[s] < pos[u] for u in topo for s in u.src)

@@ -111,7 +111,8 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
 
   # ***** graph walks *****
   def toposort(self) -> dict[UOp, None]:
-    """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine; cached)."""
+    """Every UOp this one depends on, itself last, each after all its sources (iterative: deep graphs are fine; cached).
+    A source whose toposort is cached is spliced in whole (its order is valid, and what is in already stays first)."""
     if (out := self.__dict__.get("_topo")) is not None: return out
     out = {}
     stack: list[tuple[UOp, bool]] = [(self, False)]
@@ -119,6 +120,7 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
       u, expanded = stack.pop()
       if u in out: continue
       if expanded: out[u] = None
+      elif u is not self and (done := u.__dict__.get("_topo")) is not None: out.update(done)
       else:
         stack.append((u, True))
         stack.extend((s, False) for s in reversed(u.src) if s not in out)
