@@ -82,6 +82,26 @@ def test_row_that_fails_to_load_is_recompiled(cachedb):
   assert comp.compile_cached("int x;") == b";x tni" and comp.calls == 2, "the recompiled row replaced the damaged one"
   conn.close()
 
+def test_many_sources_compile_at_once_each_to_its_own_binary(cachedb):
+  """compile_cached_many: the cached ones come from the cache, the rest compile on threads at once (two or more at a
+  time where there are two cores), each binary in its source's place."""
+  import threading
+  class Overlapping(CountingCompiler):
+    active = most = 0
+    lock = threading.Lock()
+    def compile(self, src: str) -> bytes:
+      with self.lock: self.active += 1; self.most = max(self.most, self.active)
+      time.sleep(0.05)  # (long enough for the other threads to start theirs)
+      with self.lock: self.active -= 1
+      return super().compile(src)
+  comp = Overlapping()
+  comp.compile_cached("int a;")
+  srcs = ["int a;", "int b;", "int c;", "int d;", "int e;"]
+  assert comp.compile_cached_many(srcs) == [s.encode()[::-1] for s in srcs]
+  assert comp.calls == 5, "int a; came from the cache"
+  assert comp.most == min(4, os.cpu_count() or 1), "compiles at once: one per core"
+  assert comp.compile_cached_many(srcs) == [s.encode()[::-1] for s in srcs] and comp.calls == 5  # all cached now
+
 def test_table_from_before_last_use_times_is_replaced(cachedb):
   conn = sqlite3.connect(cachedb)
   conn.execute("CREATE TABLE beam (key TEXT PRIMARY KEY, val BLOB)")

@@ -1,7 +1,7 @@
 """The device interface: buffers and their allocators, compilers with an on-disk cache, the Compiled device base
 class, and the Device registry that finds devices through the `tg.devices` entry points."""
 from __future__ import annotations
-import contextlib, ctypes, functools, hashlib, importlib.metadata, mmap, os
+import concurrent.futures, contextlib, ctypes, functools, hashlib, importlib.metadata, mmap, os
 from typing import Any, Callable, Iterator, Protocol
 from tg.uop import DType, ContextVar, getenv
 from tg.codegen.renderer import Renderer
@@ -184,10 +184,21 @@ class Compiler:
   def compile(self, src: str) -> bytes: return src.encode()
   def compile_cached(self, src: str) -> bytes:
     """compile(), through the disk cache keyed by the source and the compiler's identity (DISABLE_COMPILER_CACHE=1 turns it off)."""
-    if self.cachekey is None or getenv("DISABLE_COMPILER_CACHE", False): return self.compile(src)
-    key = hashlib.sha256(f"{self.cachekey}\0{src}".encode()).hexdigest()
-    if (lib := diskcache_get("compile_v1", key)) is None: lib = diskcache_put("compile_v1", key, self.compile(src))
-    return lib
+    return self.compile_cached_many([src])[0]
+  def compile_cached_many(self, srcs: list[str]) -> list[bytes]:
+    """compile_cached of each source; those the cache lacks compile at the same time, one thread per core (a C compiler
+    is a process of its own: a schedule's new kernels took 80 ms each, one after another)."""
+    if self.cachekey is None or getenv("DISABLE_COMPILER_CACHE", False): return _each(self.compile, srcs)
+    keys = [hashlib.sha256(f"{self.cachekey}\0{src}".encode()).hexdigest() for src in srcs]
+    libs = [diskcache_get("compile_v1", key) for key in keys]
+    missing = [i for i, lib in enumerate(libs) if lib is None]
+    for i, lib in zip(missing, _each(self.compile, [srcs[i] for i in missing])): libs[i] = diskcache_put("compile_v1", keys[i], lib)
+    return libs  # type: ignore[return-value]
+
+def _each(fn: Callable[[str], bytes], srcs: list[str]) -> list[bytes]:
+  """fn of each source, on as many threads as there are cores (and sources)."""
+  if len(srcs) <= 1 or (cores := os.cpu_count() or 1) == 1: return [fn(src) for src in srcs]
+  with concurrent.futures.ThreadPoolExecutor(min(cores, len(srcs))) as pool: return list(pool.map(fn, srcs))
 
 # ***** devices *****
 

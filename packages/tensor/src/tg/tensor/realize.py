@@ -20,16 +20,29 @@ class Counters:
 
 _runners: dict[tuple[UOp, str, int, int, int, int, int], CompiledRunner] = {}
 
+def _key(ast: UOp, device: str) -> tuple[UOp, str, int, int, int, int, int]:
+  return (ast, device, BEAM.value, NOOPT.value, USE_TC.value, int(CHECK_OOB), TRANSCENDENTAL.value)
+
 def get_runner(ast: UOp, device: str) -> CompiledRunner:
   """The compiled kernel for an AST on a device; an identical AST (on any buffers) is lowered and compiled once for each
   setting of the switches that change its code (BEAM, NOOPT, USE_TC, CHECK_OOB, TRANSCENDENTAL: Context can change them
   between calls)."""
-  key = (ast, device, BEAM.value, NOOPT.value, USE_TC.value, int(CHECK_OOB), TRANSCENDENTAL.value)
-  if (r := _runners.get(key)) is None:
-    Counters.compiled += 1
-    r = _runners[key] = CompiledRunner(get_program(ast, Device[device].renderer))
-    if DEBUG >= 2: print(f"compiled {r.p.name} for {device}")
+  if (r := _runners.get(key := _key(ast, device))) is None: _compile([key]); r = _runners[key]
   return r
+
+def compile_ahead(items: list[ExecItem]) -> None:
+  """Lower the kernels of items that aren't compiled yet, then compile them together: a C compiler per core at once."""
+  keys = {key: None for ei in items if ei.ast.op is not _COPY and (key := _key(ei.ast, ei.bufs[0].device)) not in _runners}
+  if len(keys) > 1: _compile(list(keys))
+
+def _compile(keys: list[tuple[UOp, str, int, int, int, int, int]]) -> None:
+  specs = [get_program(key[0], Device[key[1]].renderer) for key in keys]
+  for device in {key[1] for key in keys}:
+    mine = [(key, p) for key, p in zip(keys, specs) if key[1] == device]
+    for (key, p), lib in zip(mine, Device[device].compiler.compile_cached_many([p.src for _, p in mine])):
+      Counters.compiled += 1
+      _runners[key] = CompiledRunner(p, lib)
+      if DEBUG >= 2: print(f"compiled {p.name} for {device}")
 
 def launch(runner: CompiledRunner, bufs: list[Any], var_vals: dict[str, int]) -> None:
   """Run a kernel and count it; with DEBUG >= 2 wait for it and print its name, launch size, time and rates; with VIZ on
@@ -94,6 +107,7 @@ def run_schedule(items: list[ExecItem], consume: bool = False) -> None:
   as it runs, so a buffer only the schedule holds (an intermediate no tensor reads) is freed, back to its allocator for
   the next kernels to reuse, once its last reader has run: a chain of kernels needs two such buffers at a time, not one
   each. TinyJit keeps every buffer of what it captures (its replays run on them)."""
+  if len(items) > 1: compile_ahead(items)
   if consume and not capturing:
     items.reverse()
     while items: run_item(items.pop())
