@@ -33,6 +33,36 @@ def test_conv_weight_gradient_loads_channels_as_vectors():
   assert not any(u.op is Ops.LOAD and u.dtype == dtypes.float32 for u in p.uops), p.applied_opts
   assert 16 * 3 <= tile and sum(1 for u in p.uops if u.op is Ops.GEP) <= 2 * tile, p.applied_opts
 
+def test_conv_weight_gradient_past_the_caches_sums_batch_chunks_apart(monkeypatch):
+  """An input past the caches (the threshold lowered here): the weight gradient is partial sums of batch chunks, a kernel
+  with the chunk as its first output axis (each chunk's input stays cached while every tile of the weights reads it),
+  then their sum; numpy's gradient either way, with groups and a stride too."""
+  import tg.tensor.nnops as nnops
+  monkeypatch.setattr(nnops, "WGRAD_CACHED_BYTES", 1024)
+  rng = np.random.default_rng(1)
+  xn, wn, gn = (rng.standard_normal(s, dtype=np.float32) for s in ((6, 16, 10, 10), (32, 16, 3, 3), (6, 32, 10, 10)))
+  def grads(groups: int = 1, stride: int = 1) -> tuple[Tensor, Tensor]:
+    x, w = Tensor(xn, requires_grad=True), Tensor(wn[:, :16 // groups], requires_grad=True)
+    out = x.conv2d(w, padding=1, groups=groups, stride=stride)
+    (out * Tensor(gn[:, :, ::stride, ::stride])).sum().backward()
+    return x.grad, w.grad
+  _, wg = grads()
+  items = wg.schedule()
+  assert [get_runner(ei.ast, "CPU").p.name for ei in items[-2:]] == ["r_6_32_16_3_3_1_10_10", "r_32_16_3_3_6"]  # 6 chunks of 1 image
+  from tg.tensor.realize import run_schedule
+  run_schedule(items)
+  np.testing.assert_allclose(wg.numpy(), _np_conv_weight_grad(xn, gn, 3), rtol=1e-4, atol=1e-3)
+  for groups, stride in ((2, 1), (1, 2)):
+    xg, wg = grads(groups, stride)
+    xt = Tensor(xn, requires_grad=True)
+    ref_w = Tensor(wn[:, :16 // groups], requires_grad=True)
+    monkeypatch.setattr(nnops, "WGRAD_CACHED_BYTES", 1 << 40)  # the same gradients in one sum
+    (xt.conv2d(ref_w, padding=1, groups=groups, stride=stride) * Tensor(gn[:, :, ::stride, ::stride])).sum().backward()
+    monkeypatch.setattr(nnops, "WGRAD_CACHED_BYTES", 1024)
+    np.testing.assert_allclose(wg.numpy(), ref_w.grad.numpy(), rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(xg.numpy(), xt.grad.numpy(), rtol=1e-5, atol=1e-5)
+  assert nnops._weight_grad_parts(16, 1 << 30, 512 * 512 * 9) == 1, "never more than WGRAD_PART_ELEMENTS partial values"
+
 def _np_conv(x: np.ndarray, w: np.ndarray, p: int) -> np.ndarray:
   """conv2d (cross-correlation) of x with w, stride 1, padding p, in float64."""
   k, (h, wd) = w.shape[2], x.shape[2:]
