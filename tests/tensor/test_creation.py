@@ -49,9 +49,8 @@ def test_rand_compiles_once():
 
 @pytest.mark.parametrize("make", [Tensor.rand, Tensor.randn])
 def test_rng_is_one_flat_kernel_whatever_the_shape(make):
-  """A draw is computed flat and reshaped: the same numbers as a flat draw from the same seed, one kernel beside the
-  counter's two (realizing the reshape copied the numbers into a second buffer), its lanes not set by the innermost
-  axis (a 10-wide one ran sin and log one lane at a time)."""
+  """A draw is computed flat and reshaped: the same numbers as a flat draw from the same seed, and one kernel beside the
+  counter's two (the reshape of the numbers' buffer is a view of it, not a second kernel's copy)."""
   from tg.tensor import Counters
   Tensor.manual_seed(5)
   flat = make(1000).numpy()

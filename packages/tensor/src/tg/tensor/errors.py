@@ -13,7 +13,7 @@ class TensorSymbolicError(TensorValueError):
 
 class TensorDtypeError(TypeError, RuntimeError, AssertionError):
   """A tensor of a dtype the op can't take (a bitwise op or a shift of floats, scatter of another dtype, an integer to a
-  negative power): numpy raises TypeError, PyTorch and tinygrad RuntimeError."""
+  negative power): numpy raises TypeError, PyTorch RuntimeError, tinygrad asserts."""
 
 class TensorUnsupportedError(ValueError, NotImplementedError, AssertionError):
-  """A mode tg doesn't have (a pad or interpolate mode): tinygrad and PyTorch raise NotImplementedError (a RuntimeError)."""
+  """A mode tg doesn't have (a pad or interpolate mode): PyTorch raises NotImplementedError (a RuntimeError), tinygrad asserts."""

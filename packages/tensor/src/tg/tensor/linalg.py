@@ -1,5 +1,6 @@
 """Matrix factorizations on the device, batched over the leading dims: QR by Householder reflections, SVD by one-sided
-(Hestenes) Jacobi rotations of the QR's R. Plain tensor ops, so they run (and differentiate) on any device."""
+(Hestenes) Jacobi rotations of the QR's R. Plain tensor ops, so they run on any device; SVD reads one number per sweep
+(is it done?), so it doesn't run inside a TinyJit."""
 from __future__ import annotations
 from typing import TYPE_CHECKING
 from tg.uop import dtypes
@@ -52,8 +53,8 @@ class LinalgMixin:
   def svd(self: Tensor, full_matrices: bool = True) -> tuple[Tensor, Tensor, Tensor]:
     """U, S, Vh with U @ diag(S) @ Vh = self, S descending (numpy's, PyTorch's and tinygrad's order; the singular vectors'
     signs are any). full_matrices: U is m x m and Vh n x n, else m x k and k x n (k = min(m, n)). The Jacobi rotations
-    orthogonalize R's columns pair by pair, n / 2 disjoint pairs at a time, until no pair's cosine exceeds the dtype's
-    epsilon; U of a zero singular value is a zero column (tinygrad's too)."""
+    orthogonalize R's columns pair by pair, n / 2 disjoint pairs at a time, until no pair's cosine exceeds n times the
+    dtype's epsilon (at most SWEEPS sweeps); U of a zero singular value is a zero column (tinygrad's too)."""
     m, n = _matrix(self, "svd")
     if m < n:
       u, s, vh = self.transpose(-2, -1).svd(full_matrices)
@@ -63,7 +64,7 @@ class LinalgMixin:
     npad = n + n % 2  # an odd n gets a zero column, which no rotation touches
     if npad != n: w = w.pad([(0, 0)] * (w.ndim - 1) + [(0, 1)])
     v = _eye(npad, w)
-    eps = {dtypes.float64: 2.0 ** -52, dtypes.float16: 2.0 ** -10}.get(w.dtype, 2.0 ** -23)
+    eps = 2.0 ** -dtypes.finfo(w.dtype)[1]
     rounds = _round_robin(npad) if npad > 1 else []
     for _ in range(SWEEPS):
       worst = None

@@ -58,7 +58,7 @@ def _weight_grad_parts(bs: int, input_bytes: int, weight_elements: int) -> int:
   """Into how many batch chunks a conv's weight gradient is summed apart (then their partial sums added): each tile of
   its kernel reads all of the input and the output gradient again, so past the caches (WGRAD_CACHED_BYTES of input) a
   chunk at a time keeps them there. ResNet's 64->64 3x3 at 56x56, batch 16, one thread: 25.7 ms in one sum (144
-  GFLOP/s), 19.3 in 16 (194 GFLOP/s, the sum of the partials 0.2 ms). At most WGRAD_MAX_PARTS chunks of whole images, and
+  GFLOP/s), 18.3 in 16 (202 GFLOP/s, the sum of the partials 0.2 ms). At most WGRAD_MAX_PARTS chunks of whole images, and
   WGRAD_PART_ELEMENTS partial values."""
   if input_bytes <= WGRAD_CACHED_BYTES: return 1
   return max([1] + [p for p in range(2, min(bs, WGRAD_MAX_PARTS) + 1) if bs % p == 0 and p * weight_elements <= WGRAD_PART_ELEMENTS])

@@ -662,7 +662,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     a, b = self._broadcasted(x, reverse)
     return Tensor(UOp(op, dtypes.bool, (a.uop, b.uop)))
   def _bitwise(self, op: Ops, x: Any, reverse: bool = False) -> Tensor:
-    """reverse (tinygrad's): x is the left operand (the ops commute; it decides the dtype promotion's order alone)."""
+    """reverse (tinygrad's): x is the left operand (and, or and xor commute: only the graph's operand order changes)."""
     if dtypes.is_float(self.dtype): raise TensorDtypeError(f"bitwise {op.name.lower()} needs an integer or bool tensor, got {self.dtype}")
     return self._binop(op, x, reverse)
   def bitwise_and(self, x: Any, reverse: bool = False) -> Tensor: return self._bitwise(Ops.AND, x, reverse)
