@@ -220,3 +220,17 @@ def test_big_column_reduce_walks_column_strips(op, monkeypatch):
     assert (spec.applied_opts == walk) == (n % VECMAT_LANES == 0)
     want = a.astype(np.float64).sum(0) if op is Ops.ADD else a.max(0)
     np.testing.assert_allclose(execute(spec, (n,), a), want, rtol=1e-4, atol=1e-4)
+
+def test_transpose_takes_a_tile_of_both_axes():
+  """out[i, t] = x[t, i]: the load is contiguous along i, the store along t. With a register file model, i is upcast too
+  (16 x 16: each cache line loaded is used whole); numpy's transpose, exactly, with each ISA."""
+  T, C = 48, 64
+  out, x = UOp.param(0, dtypes.float, (C, T)), UOp.param(1, dtypes.float, (T, C))
+  i, t = UOp.range(C, 0), UOp.range(T, 1)
+  ast = out[i, t].store(x[t, i]).end(i, t).sink(arg=KernelInfo(name="transpose"))
+  data = np.random.default_rng(3).standard_normal((T, C), dtype=np.float32)
+  for _, isa in ISAS:
+    spec = get_program(ast, CRenderer(isa=lambda isa=isa: isa))
+    assert spec.applied_opts[0] == Opt(OptOps.UPCAST, 0, 16), (isa.name, spec.applied_opts)
+    np.testing.assert_array_equal(execute(spec, (C, T), data), data.T, err_msg=isa.name)
+  assert [o.axis for o in get_program(ast, CRenderer()).applied_opts] == [1], "no model: the store's axis alone"

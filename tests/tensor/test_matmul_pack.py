@@ -58,3 +58,24 @@ def test_gradients_through_a_packed_transposed_b_with_leading_axes():
   ((ta @ tw.T) * Tensor(g)).sum().backward()
   np.testing.assert_allclose(ta.grad.numpy(), g.astype(np.float64) @ w, rtol=1e-4, atol=1e-4)
   np.testing.assert_allclose(tw.grad.numpy(), np.einsum("bmn,bmk->nk", g.astype(np.float64), a), rtol=1e-4, atol=1e-3)
+
+def test_transposed_a_is_copied_to_rows_first(monkeypatch):
+  """A big g.T (a weight gradient's A): copied to its own layout, then the product (B packed too)."""
+  monkeypatch.setattr(tensor_mod, "PACK_MIN_BYTES", 1)
+  g, x = rng.standard_normal((96, 64), dtype=np.float32), rng.standard_normal((96, 256), dtype=np.float32)
+  tg_, tx = Tensor(g).realize(), Tensor(x).realize()
+  GlobalCounters.reset()
+  np.testing.assert_allclose((tg_.T @ tx).numpy(), g.T.astype(np.float64) @ x, rtol=1e-4, atol=1e-4)
+  assert GlobalCounters.kernel_count == 3, "A's copy, B's panels, the product"
+
+# the weight gradient takes the narrower of x and g to transpose (k <= n: x, else g), and w or a Linear's weight.T
+@pytest.mark.parametrize("k,n", [(64, 128), (128, 64)])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_weight_gradients_of_every_layout(k, n, transposed, monkeypatch):
+  monkeypatch.setattr(tensor_mod, "PACK_MIN_BYTES", 1)
+  a, w, g = (rng.standard_normal(s, dtype=np.float32) for s in ((2, 80, k), (n, k) if transposed else (k, n), (2, 80, n)))
+  ta, tw = Tensor(a, requires_grad=True), Tensor(w, requires_grad=True)
+  ((ta @ (tw.T if transposed else tw)) * Tensor(g)).sum().backward()
+  want = np.einsum("bmk,bmn->kn", a.astype(np.float64), g)
+  np.testing.assert_allclose(tw.grad.numpy(), want.T if transposed else want, rtol=1e-4, atol=1e-3)
+  np.testing.assert_allclose(ta.grad.numpy(), g.astype(np.float64) @ (w if transposed else w.T), rtol=1e-4, atol=1e-4)

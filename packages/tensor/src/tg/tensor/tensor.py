@@ -949,6 +949,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     x, w = x.cast(dt), w.cast(dt)
     if dtype is not None and (acc := to_dtype(dtype)) != dt: return x._product(w, acc)
     if (kb := _vecmat_block(x, w)) is not None: return _blocked_vecmat(x, w, kb)
+    if _transposed_rows(x, w): x = x.contiguous()
     if x.ndim >= 2 and w.ndim >= 2 and (p := _pack_panel(x, w)) is not None:
       if w.ndim > 2: return x._product(_packed(w, p))
       return _packed_product(x, w, p)
@@ -1120,6 +1121,14 @@ def _pack_panel(x: Tensor, w: Tensor) -> int | None:
   if k * n * w.dtype.itemsize < PACK_MIN_BYTES and not _columns_strided(w): return None
   return matmul_panel(Device[w.device].renderer, w.dtype.itemsize, m, n)
 
+def _transposed_rows(x: Tensor, w: Tensor) -> bool:
+  """Is x of x @ w a big transposed view (its rows strided: a weight gradient's g.T)? Copied to its own layout first, it is
+  read a row at a time: strided, each row tile of the matmul took a cache line per K for 4 of its 16 floats, the lines
+  a power of two apart (GPT step's 2048-token weight gradients 115-140 -> 210 GFLOP/s, the transpose included)."""
+  if x.ndim < 2 or w.ndim < 2 or not isinstance(x.device, str) or not all_int(x.shape + w.shape): return False
+  m, k, n = x.shape[-2], x.shape[-1], w.shape[-1]
+  return m >= PACK_MIN_ROWS and n >= PACK_MIN_ROWS and m * k * x.dtype.itemsize >= PACK_MIN_BYTES and _columns_strided(x)
+
 def _columns_strided(w: Tensor) -> bool:
   """Is w a permuted view whose last axis isn't its source's last (neighbouring columns are far apart in memory)?"""
   u, last = w.uop, w.ndim - 1  # the axis of u that is w's last
@@ -1135,11 +1144,18 @@ def _packed(w: Tensor, p: int) -> Tensor:
 def _packed_product(x: Tensor, w: Tensor, p: int) -> Tensor:
   """x @ w (w 2-d) reading w from panels of width p, with the plain product's gradients: x's is g @ w.T, a product of its
   own (through the panels, each lane of its rows would be a gather from another panel: 3-5x slower in a GPT step's MLP),
-  w's is x.T @ g summed over x's leading axes, computed as (g.T @ x).T: w's layout, its B (x) packed when big."""
+  w's is x.T @ g summed over x's leading axes. Its A is a transposed view, copied to rows first (_transposed_rows): of the
+  narrower of x and g, so it is x.T @ g or (g.T @ x).T (a GPT step's MLP up-projection copies 2 MB of x, not 8 MB of g).
+  When that is not the layout w's gradient is stored in (w a Linear's weight.T: its gradient is transposed back), it is
+  realized in its own first, then transposed as a copy: else the matmul stores its tile as a scatter (30 vs 270 GFLOP/s)."""
   def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, UOp]:
     gt, xt, wt = Tensor(g), Tensor(call.src[1]), Tensor(call.src[2])
     k, n = wt.shape
-    return (gt @ wt.T).uop, (gt.reshape(-1, n).T @ xt.reshape(-1, k)).T.uop
+    g2, x2 = gt.reshape(-1, n), xt.reshape(-1, k)
+    narrow_x, stored_transposed = k <= n, _columns_strided(wt)
+    dw = x2.T @ g2 if narrow_x else g2.T @ x2
+    if narrow_x == stored_transposed: dw = dw.contiguous()
+    return (gt @ wt.T).uop, (dw if narrow_x else dw.T).uop
   out = x._product(_packed(w, p))
   return Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, x.uop, w.uop), grad_fxn))
 
