@@ -332,6 +332,18 @@ def test_heuristics_stream_reduces_along_contiguous_memory(shape, axis, op, regi
   got, _ = run(ast, "CPU", [np.zeros(shape[1 - axis], np.float32), x])
   np.testing.assert_allclose(got, x.sum(axis), rtol=1e-4, atol=1e-3)
 
+def test_short_rows_take_a_vector_of_accumulators():
+  """Rows of 256 (a LayerNorm's over d_model 256): 16 lanes of partial sums, 16 steps each (an UNROLL by 8 folded every 8
+  values across the lanes, serially: 2-4x slower); numpy's sums."""
+  from tg.codegen.opt.kernel import globalize
+  out, a = UOp.param(0, dtypes.float, (64,)), UOp.param(1, dtypes.float, (64, 256))
+  o, r = UOp.range(64, 0), UOp.range(256, 1, AxisType.REDUCE)
+  ast = globalize(out[o].store(a[o, r].reduce(r, arg=Ops.ADD)).end(o).sink(arg=KernelInfo(name="s")))
+  assert get_program(ast, Device["CPU"].renderer).applied_opts == (Opt(OptOps.ACCUM, 0, 16),)
+  x = rng.standard_normal((64, 256)).astype(np.float32)
+  got, _ = run(ast, "CPU", [np.zeros(64, np.float32), x])
+  np.testing.assert_allclose(got, x.sum(1), rtol=1e-4, atol=1e-4)
+
 # ***** vector compares, max, selects and casts in C (GCC/clang vector extensions) *****
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -32,7 +32,8 @@
 - a streaming reduce (no work to share between outputs: a sum, a max, the rows or columns of a matrix): vectors along
   the axis that memory is contiguous in. When that is the innermost reduce axis, ACCUM it by 64 (64 lanes of independent
   accumulators, eight AVX2 registers on the measuring host, float_lanes says the register width: 25 vs 5.9 GB/s for
-  UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s); when it is an output axis (a column sum), UPCAST it by as many
+  UNROLL by 8 on the rows of 4096x4096, 16 lanes 10 GB/s; a short row takes fewer, down to one register: rows of
+  256 with 16 lanes 2-4x faster than UNROLL by 8); when it is an output axis (a column sum), UPCAST it by as many
   lanes and UNROLL the rows by 8: each row's piece is on a page of its own, one row at a time waits on DRAM (4096x4096
   float32, one AVX-512 thread: 128 lanes of 8 rows 16-18 GB/s, of 4 rows 14, 256 lanes of one row 10; on the AVX2 host
   one row of 128 lanes took 10.6, of 64 5.6, none 0.3); a big matrix's columns in 1024s are walked as x @ B's (_column_walk).
@@ -375,7 +376,7 @@ def _stream_reduce(K: _Kernel, f: _Facts) -> bool:
   Accumulator lanes: STREAM_REGISTERS registers, or fewer; output lanes of a column walk: as many, STREAM_ROWS rows a step
   (twice the lanes, one row a step, when the rows don't divide)."""
   acc = STREAM_REGISTERS * float_lanes(K.ren)
-  accums, upcasts = (acc, acc // 2, acc // 4), (2 * acc, acc, acc // 2, acc // 4)
+  accums, upcasts = (acc, acc // 2, acc // 4, acc // 8), (2 * acc, acc, acc // 2, acc // 4)
   reds, outs = f.reds, f.outs
   reading = [ld for ld in f.loads if any(r in ld.toposort() for r in reds)]
   if not reading: return False
