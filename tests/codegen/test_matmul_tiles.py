@@ -37,11 +37,17 @@ def test_host_isa_agrees_with_proc_cpuinfo():
   want = "avx512" if "avx512f" in flags else "avx2" if "avx2" in flags else "avx" if "avx" in flags else "sse2"
   assert host_isa().name == want
 
-# hand-computed: rows*v accumulators + v for a row of B + 1 broadcast <= registers, most r*v/(r+v), then fewest registers
-@pytest.mark.parametrize("name,itemsize,tile", [("avx2", 4, (4, 16)), ("avx2", 8, (4, 8)), ("avx512", 4, (4, 64)),
-                                                ("neon", 4, (4, 16)), ("sse2", 4, (4, 8))])
+# hand-computed: rows*v accumulators + v for a row of B + 1 broadcast <= 3/4 of the registers and r + v loads <= 3/4 of
+# the r*v FMAs; of those the most accumulators, then the most rows (32 registers: 8 x 2 vectors, 19 of them; 16: 4 x 2)
+@pytest.mark.parametrize("name,itemsize,tile", [("avx2", 4, (4, 16)), ("avx2", 8, (4, 8)), ("avx512", 4, (8, 32)),
+                                                ("neon", 4, (8, 8)), ("sse2", 4, (4, 8))])
 def test_best_tile_per_isa(name, itemsize, tile):
   assert matmul_tiles(ISA[name], itemsize)[0] == tile
+
+# without panel_first (a conv's tile): the most FMAs per load, then the fewest registers
+@pytest.mark.parametrize("name,tile", [("avx2", (4, 16)), ("avx512", (4, 64)), ("neon", (4, 16))])
+def test_conv_tile_per_isa(name, tile):
+  assert matmul_tiles(ISA[name], 4, panel_first=False)[0] == tile
 
 @given(vector_bytes=st.sampled_from([16, 32, 64]), registers=st.integers(4, 64), itemsize=st.sampled_from([2, 4, 8]))
 def test_every_tile_fits_the_register_file(vector_bytes, registers, itemsize):

@@ -16,7 +16,7 @@ def product(a: np.ndarray, b: np.ndarray, pack: bool, monkeypatch) -> tuple[np.n
   out = (ta @ tb).numpy()
   return out, GlobalCounters.kernel_count
 
-# 256 columns: at least 4 panels on every host (AVX2 reads 16-wide panels, AVX-512 64-wide ones)
+# 256 columns: at least 4 panels on every host (AVX2 reads 16-wide panels, AVX-512 32-wide ones)
 @pytest.mark.parametrize("shape_a,shape_b", [((64, 96), (96, 256)), ((2, 64, 32), (2, 32, 256)), ((3, 64, 32), (32, 256))])
 def test_packed_b_gives_the_same_bits(shape_a, shape_b, monkeypatch):
   a, b = rng.standard_normal(shape_a, dtype=np.float32), rng.standard_normal(shape_b, dtype=np.float32)

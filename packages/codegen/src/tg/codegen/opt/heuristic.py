@@ -3,8 +3,9 @@
 - a reduce with two output axes that form an outer product (each has a load that doesn't depend on it: a matmul):
   a register tile, UPCAST of the two innermost output axes, so every loaded value is used many times from registers. On a
   CPU the tile is sized from its vector registers (Renderer.isa, the host's: tg.codegen.devices.host): rows x columns of
-  accumulators plus a row of B and a broadcast of A fit the register file, the most FMAs per load first (AVX2: 4x16, 8
-  ymm accumulators; the 8x16 that AVX-512 liked fills all 16 ymm and spills: 29 vs 38 GFLOP/s single-threaded at 512),
+  accumulators plus a row of B and a broadcast of A fit the register file with room to spare, the most accumulators,
+  then the most rows (matmul_tiles; AVX2: 4x16, 8 ymm accumulators; the 8x16 that AVX-512 liked fills all 16 ymm and
+  spills: 29 vs 38 GFLOP/s single-threaded at 512; AVX-512: 8x32),
   then SWAP: the column tiles outside the row tiles, so a K x 16 panel of B is reused by every row tile from cache (A is
   re-read every 16 columns instead of B every 4 rows; 53 vs 41 GFLOP/s at 512, 14 vs 7 at 2048). Other devices: 8x16,
   8x8, 4x4 (measured on the AVX-512 machine before there was a model). matmul_panel tells tg.tensor the panel width, and
@@ -63,6 +64,8 @@ STREAM_ROWS = 8  # rows a column walk reads per step (UNROLL): each row's piece 
 MIN_REUSE = 2     # an output axis is upcast when at least this much work doesn't depend on it (else clang vectorizes the plain loop better)
 UPCAST_LANES = 256  # at most this many output lanes outside the matmul tile: 16 AVX-512 registers of accumulators
 DEFAULT_TILES = ((8, 16), (8, 8), (4, 4))  # matmul tiles on a device without a vector register file model (Renderer.isa)
+ROOMY = 0.75  # a tile taking at most this much of the register file leaves the compiler room (14 x 32 on AVX-512, 31 registers, spilled)
+MAX_LOADS_PER_FMA = 0.75  # a tile loading more per FMA than this waits on its loads (16 x 1 on AVX-512: 17 loads for 16 FMAs)
 MIN_PANELS = 4      # column tiles go outermost (split over the cores) when there are at least this many
 
 GROUP_MIN_REDUCE, GROUP_MAX_OUTPUTS = 256, 64  # a reduce this long to at most this many values is shared by a workgroup
@@ -149,13 +152,22 @@ def _tensor_core(K: _Kernel) -> bool:
   cands = tc_candidates(K.k, K.ren.tensor_cores) if USE_TC else []
   return bool(K.first((Opt(OptOps.TC, i),) for i, c in enumerate(cands) if min(range_size(c.m) or 0, range_size(c.n) or 0) >= min(c.tc.dims[:2])))
 
-def matmul_tiles(isa: VectorISA | None, itemsize: int, row_counts: Iterable[int] = (1, 2, 4, 8, 16)) -> tuple[tuple[int, int], ...]:
+def matmul_tiles(isa: VectorISA | None, itemsize: int, row_counts: Iterable[int] = (1, 2, 4, 8, 16),
+                 panel_first: bool = True) -> tuple[tuple[int, int], ...]:
   """The register tiles (rows, columns) of a matmul's accumulators, best first. With a vector register file: r rows of v
   vectors take r*v accumulators, v registers for a row of B and one for the broadcast of A; each step of the reduce loads
-  r + v values for r*v FMAs, so the most FMAs per load first, then the fewest registers (room for the compiler)."""
+  r + v values for r*v FMAs. panel_first: first the tiles that load at most MAX_LOADS_PER_FMA and leave the compiler room
+  (ROOMY), the most accumulators first, then the most rows: a row of B is then fewer bytes per FMA, and a K x v panel of
+  B stays in L1 for longer K (AVX-512 at K=256: 8 x 32 299 vs 4 x 64 232 GFLOP/s on 2 Sapphire Rapids cores, its 64 KB
+  panel read from L2 every step; 1024-4096 square 305-359 -> 378-390, the FMA peak). The others (all of them without
+  panel_first: a conv's tile, 4 x 64 233 vs 8 x 32 175 GFLOP/s) the most FMAs per load first; ties: the fewest registers."""
   if isa is None: return DEFAULT_TILES
   fits = [(r, v) for r in row_counts for v in (1, 2, 4, 8) if r * v + v + 1 <= isa.registers]
-  fits.sort(key=lambda rv: (-rv[0] * rv[1] / (rv[0] + rv[1]), rv[0] * rv[1] + rv[1]))
+  def rank(rv: tuple[int, int]) -> tuple:
+    (r, v), fmas = rv, rv[0] * rv[1]
+    if panel_first and r + v <= MAX_LOADS_PER_FMA * fmas and fmas + v + 1 <= ROOMY * isa.registers: return (0, -fmas, -r, fmas + v)
+    return (1, -fmas / (r + v), 0, fmas + v)
+  fits.sort(key=rank)
   return tuple((r, v * isa.lanes(itemsize)) for r, v in fits) + ((4, 4),)
 
 def _tiles_for(isa: VectorISA | None, itemsize: int, rows: int, cols: int) -> list[tuple[int, int]]:
@@ -249,7 +261,7 @@ def _conv_tile(K: _Kernel, f: _Facts) -> bool:
     rows, cols = f.sizes[cands[0]], f.sizes[ci]
     # any divisor of the rows from 8 up: a 14-wide row as 2 rows of 16 channels kept two FMAs in flight (a weight
     # gradient's 3-wide window is no such row: as the tile's rows its loads were gathered from scalars)
-    for ti, tj in matmul_tiles(K.ren.isa, itemsize, sorted({1, 2, 4, 8, 16} | {d for d in _divisors(rows) if d >= 8})):
+    for ti, tj in matmul_tiles(K.ren.isa, itemsize, sorted({1, 2, 4, 8, 16} | {d for d in _divisors(rows) if d >= 8}), panel_first=False):
       if rows % ti or cols % tj or red_total * tj * itemsize > CONV_PANEL_BYTES: continue
       # one register of channels: each input feeds one FMA, so its load should be a broadcast from memory. Rows along an
       # axis the input is strided in keep them scalar; along its contiguous row they became a vector load and a shuffle
