@@ -5,14 +5,14 @@ fp8 live in memory as their bits and are computed in float (see tg.codegen.lower
 from __future__ import annotations
 import functools
 import math
-from typing import Callable
+from typing import Callable, Iterable
 from tg.uop import UOp, Ops, NONTEMPORAL, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop import f32_to_bf16_bits, bf16_bits_to_f32, fp8_bits_to_f32, f32_to_fp8_bits
 from tg.uop.dtype import float_to_bits
 from tg.codegen.renderer import Renderer, VectorISA
 from tg.codegen.program import estimate, kernel_args
 from tg.codegen.device import CHECK_OOB
-from tg.codegen.devices.clang import has_vector_math
+from tg.codegen.devices.clang import has_vector_math, vector_math_call, vector_math_lanes
 from tg.codegen.lower.transcendental import TRANSCENDENTAL
 
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
@@ -42,7 +42,7 @@ def c_const(x: object, dt: DType) -> str:
 VEC_CAST = frozenset({dtypes.float32, dtypes.float64, dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})
 VEC_HALF_CAST = frozenset({(dtypes.float16, dtypes.float32), (dtypes.float32, dtypes.float16)})  # one F16C instruction (a rounding) each
 VEC_FLOAT = frozenset({dtypes.float32, dtypes.float64})  # lanes compares, max and selects run on as vectors
-VEC_MATH = {Ops.EXP2: "exp2f", Ops.LOG2: "log2f", Ops.SIN: "sinf"}  # glibc's libmvec on 8 float32 lanes (within 2.1 ulp, measured)
+VEC_MATH = {Ops.EXP2: "exp2f", Ops.LOG2: "log2f", Ops.SIN: "sinf"}  # glibc's libmvec on 8 or 16 float32 lanes (within 2.1 ulp, measured)
 VEC_INT = frozenset({dtypes.int32, dtypes.int64, dtypes.uint32, dtypes.uint64})  # lanes integer + - *, max, selects, compares run on
 VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHERE, Ops.AND, Ops.OR, Ops.XOR, Ops.SHL,
                          Ops.SHR})  # (wrapping, -fwrapv)
@@ -204,8 +204,9 @@ class CRenderer(Renderer):
     typedefs = [typedef(d) for d in sorted(k.vec_types, key=lambda d: (d.scalar().name, d.count))]
     prelude = [f for f in (*conversion_helpers(), VSQRT) if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
     if k.nontemporal: prelude += NT_PRELUDE
-    if called := sorted(f for f in VEC_MATH.values() if any(f"_ZGVdN8v_{f}(" in line for line in k.lines)):
-      prelude = ["typedef float tg_mvec8 __attribute__((vector_size(32)));", *(f"tg_mvec8 _ZGVdN8v_{f}(tg_mvec8);" for f in called)] + prelude
+    if called := sorted(vector_math_call(f) for f in VEC_MATH.values() if any(f"{vector_math_call(f)}(" in line for line in k.lines)):
+      n = vector_math_lanes()
+      prelude = [f"typedef float tg_mvec{n} __attribute__((vector_size({4 * n})));", *(f"tg_mvec{n} {f}(tg_mvec{n});" for f in called)] + prelude
     if k.checks: prelude += OOB_PRELUDE + [f"const char* tg_oob_info[] = {{{', '.join(chr(34) + c + chr(34) for c in k.checks)}}};"]
     return typedefs + prelude
 
@@ -235,7 +236,8 @@ class CRenderer(Renderer):
     if u.op in VEC_MATH and dt == dtypes.float32 and has_vector_math():  # one lane of the vector call, not libm's: the same
       # value in every kernel, vectorized or not (a max's gradient compares exp(x) recomputed with the max found; libm's
       # and libmvec's exp2f differ in the last bit, and the gradient missed the maximum)
-      return f"_ZGVdN8v_{VEC_MATH[u.op]}((tg_mvec8){{{', '.join([s[0]] * 8)}}})[0]"
+      n = vector_math_lanes()
+      return f"{vector_math_call(VEC_MATH[u.op])}((tg_mvec{n}){{{', '.join([s[0]] * n)}}})[0]"
     if u.op in FLOAT_FN:
       fn = FLOAT_FN[u.op]
       if dt == dtypes.float64: return f"__builtin_{fn}({', '.join(s)})"
@@ -285,11 +287,15 @@ def _vec_where(k: _Kernel, u: UOp, s: list[str]) -> str:
   return _select(k, u.dtype, mask, s[1], s[2])
 
 def _vec_math(k: _Kernel, u: UOp, s: list[str]) -> str:
-  """A libmvec call per 8 lanes (its own vector type: the kernel's are only 4-byte aligned), 16 lanes as two halves."""
-  fn, t = f"_ZGVdN8v_{VEC_MATH[u.op]}", k.vtype(dtypes.float32.vec(8))
-  if u.dtype.count == 8: return f"(({t}){fn}((tg_mvec8){s[0]}))"
-  half = [f"(({t}){fn}((tg_mvec8)__builtin_shufflevector({s[0]}, {s[0]}, {', '.join(str(i + o) for i in range(8))})))" for o in (0, 8)]
-  return f"__builtin_shufflevector({half[0]}, {half[1]}, {', '.join(str(i) for i in range(16))})"
+  """A libmvec call per n lanes, the host's width (its own vector type: the kernel's are only 4-byte aligned): 16 lanes
+  as two halves of 8; 8 lanes repeated to 16, the first half of the result kept."""
+  fn, n, c = vector_math_call(VEC_MATH[u.op]), vector_math_lanes(), u.dtype.count
+  def lanes(x: str, idx: Iterable[int]) -> str: return f"__builtin_shufflevector({x}, {x}, {', '.join(map(str, idx))})"
+  if c == n: return f"(({k.vtype(u.dtype)}){fn}((tg_mvec{n}){s[0]}))"
+  if c < n: return f"(({k.vtype(u.dtype)}){lanes(f'{fn}((tg_mvec{n}){lanes(s[0], [i % c for i in range(n)])})', range(c))})"
+  t = k.vtype(dtypes.float32.vec(n))
+  half = [f"(({t}){fn}((tg_mvec{n}){lanes(s[0], range(o, o + n))}))" for o in (0, n)]
+  return f"__builtin_shufflevector({half[0]}, {half[1]}, {', '.join(str(i) for i in range(2 * n))})"
 
 VECTOR_ALU: dict[Ops, Callable[[_Kernel, UOp, list[str]], str]] = {
   **{op: _vec_math for op in VEC_MATH},
