@@ -1109,7 +1109,10 @@ def _shape(shape: tuple, symbolic: bool = False) -> tuple[int, ...]:
     raise TensorValueError(f"a shape is non-negative ints{' or expressions of bound variables' if symbolic else ''}, got {shape_text(shp)}")
   return shp
 
-PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 19, 64  # a matmul packs B when it is bigger than this (a core's L2) and A has this many rows
+# a matmul packs B when it is at least this big and A has this many rows: a 256 x 256 B (256 KB) read in place, its rows
+# 1 KB apart, thrashed the L1 sets its 32-wide panel mapped to (jitted matmul 256, min of 100: 255-266 -> 267-300 GFLOP/s,
+# medians 247-256 -> 254-263); 128 x 128 gains nothing
+PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 18, 64
 
 def _pack_panel(x: Tensor, w: Tensor) -> int | None:
   """The panel width to pack w to for x @ w (None: don't): when the device's matmul reads B by panels (tg.codegen.matmul_panel)
