@@ -1116,7 +1116,7 @@ PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 18, 64
 
 def _pack_panel(x: Tensor, w: Tensor) -> int | None:
   """The panel width to pack w to for x @ w (None: don't): when the device's matmul reads B by panels (tg.codegen.matmul_panel)
-  and B is read by enough rows of A to repay the copy and is too big for a core's cache, or is a transposed view (a Linear's
+  and B is read by enough rows of A to repay the copy and is PACK_MIN_BYTES or more, or is a transposed view (a Linear's
   weight.T: a row of a panel is then a gather of one value per cache line, at any size; the GPT step's 256 x 256
   projection measured 10 vs 110 GFLOP/s single-threaded)."""
   m, (k, n) = x.shape[-2], w.shape[-2:]
@@ -1126,8 +1126,8 @@ def _pack_panel(x: Tensor, w: Tensor) -> int | None:
 
 def _transposed_rows(x: Tensor, w: Tensor) -> bool:
   """Is x of x @ w a big transposed view (its rows strided: a weight gradient's g.T)? Copied to its own layout first, it is
-  read a row at a time: strided, each row tile of the matmul took a cache line per K for 4 of its 16 floats, the lines
-  a power of two apart (the GPT step's 2048-token weight gradients 113-142 -> 178-227 GFLOP/s, the transpose included)."""
+  read a row at a time: strided, each row tile of the matmul took a cache line per K for a few of its 16 floats, the
+  lines a power of two apart (the GPT step's 2048-token weight gradients 113-142 -> 178-227 GFLOP/s, the transpose included)."""
   if x.ndim < 2 or w.ndim < 2 or not isinstance(x.device, str) or not all_int(x.shape + w.shape): return False
   m, k, n = x.shape[-2], x.shape[-1], w.shape[-1]
   return m >= PACK_MIN_ROWS and n >= PACK_MIN_ROWS and m * k * x.dtype.itemsize >= PACK_MIN_BYTES and _columns_strided(x)
