@@ -1,5 +1,6 @@
-"""A CPU matmul whose B is big copies B to contiguous K x 16 panels first (tg.tensor.tensor._packed, the width from
-tg.codegen.matmul_panel): one more kernel, the same bits as the strided read, numpy's product and gradients."""
+"""A CPU matmul whose B is big copies B to contiguous K x w panels first (w the tile's columns: 16 on AVX2, 32 on AVX-512;
+tg.tensor.tensor._packed, the width from tg.codegen.matmul_panel): one more kernel, the same bits as the strided read,
+numpy's product and gradients."""
 import numpy as np
 import pytest
 import tg.tensor.tensor as tensor_mod

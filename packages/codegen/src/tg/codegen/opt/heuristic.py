@@ -6,10 +6,11 @@
   accumulators plus a row of B and a broadcast of A fit the register file with room to spare, the most accumulators,
   then the most rows (matmul_tiles; AVX2: 4x16, 8 ymm accumulators; the 8x16 that AVX-512 liked fills all 16 ymm and
   spills: 29 vs 38 GFLOP/s single-threaded at 512; AVX-512: 8x32),
-  then SWAP: the column tiles outside the row tiles, so a K x 16 panel of B is reused by every row tile from cache (A is
-  re-read every 16 columns instead of B every 4 rows; 53 vs 41 GFLOP/s at 512, 14 vs 7 at 2048). Other devices: 8x16,
-  8x8, 4x4 (measured on the AVX-512 machine before there was a model). matmul_panel tells tg.tensor the panel width, and
-  it packs a big B into contiguous panels (a row strided by a power of two conflicts in the caches);
+  then SWAP: the column tiles outside the row tiles, so a K x (tile columns) panel of B is reused by every row tile from
+  cache (A is re-read every 16 columns instead of B every 4 rows, measured with AVX2's 4x16; 53 vs 41 GFLOP/s at 512,
+  14 vs 7 at 2048). Other devices: 8x16, 8x8, 4x4 (measured on the AVX-512 machine before there was a model).
+  matmul_panel tells tg.tensor the panel width, and it packs a big B into contiguous panels (a row strided by a power of
+  two conflicts in the caches);
 - a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
   Rows contiguous (A @ x): 8 rows upcast, ACCUM 16 along them; columns contiguous (x @ B): 64 columns upcast, UNROLL 2.
   Single-threaded CPU time at 4096: 3.8 -> 12.4 and 1.7 -> 6.2 GFLOP/s (numpy 12.6, 13.3): the reuse upcast below made
