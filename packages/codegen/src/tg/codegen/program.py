@@ -52,12 +52,16 @@ class ProgramSpec:
     return kernel_args(self.uops)[1]
   @functools.cached_property
   def outs(self) -> list[int]:
-    """Slots the kernel writes."""
-    return sorted({s for u in self.uops if u.op is Ops.STORE and (s := _slot(u.src[0])) is not None})
+    """Positions in `buffers` (the launch's arguments) of the buffers the kernel writes."""
+    return self._positions(Ops.STORE)
   @functools.cached_property
   def ins(self) -> list[int]:
-    """Slots the kernel reads."""
-    return sorted({s for u in self.uops if u.op is Ops.LOAD and (s := _slot(u.src[0])) is not None})
+    """Positions in `buffers` of the buffers the kernel reads."""
+    return self._positions(Ops.LOAD)
+  def _positions(self, op: Ops) -> list[int]:
+    # not the slots themselves: a custom kernel that uses no PARAM of an input takes only the PARAMs it uses (slots 0, 1, 3)
+    pos = {u.arg: i for i, u in enumerate(self.buffers)}
+    return sorted({pos[s] for u in self.uops if u.op is op and (s := _slot(u.src[0])) is not None})
 
 def kernel_args(uops: Iterable[UOp]) -> tuple[list[UOp], list[UOp]]:
   """Every kernel's calling convention: its buffers (PARAMs) by slot, then its integer variables (DEFINE_VARs) by name.
