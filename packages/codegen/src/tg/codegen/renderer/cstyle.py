@@ -131,6 +131,7 @@ STATEMENTS: dict[Ops, Callable[[_Kernel, UOp, list[str]], None]] = {
   Ops.PARAM: lambda k, u, s: _name(k, u, f"data{u.arg}"), Ops.DEFINE_VAR: lambda k, u, s: _name(k, u, u.arg[0]),
   Ops.DEFINE_REG: _define_reg, Ops.CONST: lambda k, u, s: _name(k, u, c_const(u.arg, u.dtype)),
   Ops.VCONST: lambda k, u, s: _name(k, u, f"(({k.ren.ctype(u.dtype)}){{{', '.join(c_const(x, u.dtype.scalar()) for x in u.arg)}}})"),
+  Ops.CUSTOM: lambda k, u, s: k.emit(u.arg.format(*s) + ";"),  # a statement: {0}, {1}... its sources (a prefetch)
   Ops.RANGE: _range, Ops.END: _close, Ops.ENDIF: _close, Ops.IF: _if, Ops.AFTER: lambda k, u, s: _name(k, u, s[0]),
   Ops.INDEX: lambda k, u, s: _name(k, u, f"({s[0]}+{s[1]})"), Ops.LOAD: _load, Ops.STORE: _store,
   Ops.VECTORIZE: lambda k, u, s: k.val(u, f"(({k.ren.ctype(u.dtype)}){{{', '.join(s)}}})"), Ops.GEP: _gep, Ops.CAST: _cast,
@@ -141,6 +142,7 @@ STATEMENTS: dict[Ops, Callable[[_Kernel, UOp, list[str]], None]] = {
 class CRenderer(Renderer):
   device = "CPU"
   has_threads = True
+  prefetch = "__builtin_prefetch({0})"
   vector_widths = (1, 2, 4, 8, 16)
   vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MULACC, Ops.NEG, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.WHERE,
                           Ops.CAST, Ops.SQRT, Ops.RECIPROCAL})

@@ -1,0 +1,69 @@
+"""Software prefetches on the CPU (tg.codegen.lower.prefetch): a load that moves a page or more per loop step gets a
+prefetch of the address it reads some steps later; loads that stream, loops doing little but load, and short loops get
+none. The prefetched address is checked by evaluating both index expressions at every step of the loop."""
+import numpy as np
+from tg.uop import UOp, Ops, graph_rewrite, symbolic
+from tg.tensor import Tensor
+from tg.codegen import Device
+from tg.codegen.pipeline import get_program
+from tg.codegen.lower.prefetch import PAGE, AHEAD_OPS, MAX_AHEAD, add_prefetches
+
+def program(t: Tensor):
+  (item,) = [ei for ei in t.schedule() if ei.ast.op is Ops.SINK]
+  return get_program(item.ast, Device["CPU"].renderer)
+
+def prefetches(p) -> list[tuple[UOp, UOp]]:
+  """(prefetch, the load after it) pairs of a program."""
+  return [(u, p.uops[i + 1]) for i, u in enumerate(p.uops) if u.op is Ops.CUSTOM and "prefetch" in u.arg]
+
+def at(expr: UOp, values: dict[UOp, int]) -> int:
+  out = graph_rewrite(expr.substitute({r: r.const_like(v) for r, v in values.items()}), symbolic)
+  assert out.op is Ops.CONST, out
+  return out.arg
+
+def test_a_transpose_prefetches_the_rows_it_reads_later():
+  """Each of a 16x16 transpose tile's loads reads a row 1 KB past the last one's, a tile of 16 rows = 16 KB per step: it
+  prefetches its own address `ahead` steps on, and every address is exactly that (at every step of the loop)."""
+  x = Tensor(np.arange(2048 * 256, dtype=np.float32).reshape(2048, 256)).realize()
+  p = program(x.T.contiguous())
+  pairs = prefetches(p)
+  loads = [u for u in p.uops if u.op is Ops.LOAD]
+  assert len(pairs) == len(loads) >= 8 and all(ld.op is Ops.LOAD for _, ld in pairs)
+  for pf, ld in pairs:
+    want, got = ld.src[0].src[0] if ld.src[0].op is Ops.CAST else ld.src[0], pf.src[0]
+    ranges = [r for r in got.src[1].toposort() if r.op is Ops.RANGE]
+    step = max(ranges, key=lambda r: r.arg)  # the innermost loop: its steps are 16 KB apart
+    outer = {r: 1 for r in ranges if r is not step}
+    stride = at(want.src[1], {**outer, step: 1}) - at(want.src[1], {**outer, step: 0})
+    assert stride * 4 >= PAGE
+    ahead = (at(got.src[1], {**outer, step: 0}) - at(want.src[1], {**outer, step: 0})) // stride
+    assert 1 <= ahead <= MAX_AHEAD
+    for s in range(step.src[0].arg):
+      assert at(got.src[1], {**outer, step: s}) == at(want.src[1], {**outer, step: s + ahead})
+  np.testing.assert_array_equal(x.T.contiguous().numpy(), np.arange(2048 * 256, dtype=np.float32).reshape(2048, 256).T)
+
+def test_streams_plain_loads_and_short_loops_get_none():
+  """A contiguous copy streams; a column sum does little but load (its misses overlap by themselves); a channels-last
+  copy of 64 channels steps 4 times through its channel loop, too short to prefetch `ahead` steps of."""
+  x = Tensor(np.ones((1024, 1024), dtype=np.float32)).realize()
+  assert not prefetches(program(x + 1))
+  assert not prefetches(program(x.sum(0)))
+  assert not prefetches(program(Tensor(np.ones((4, 64, 56, 56), dtype=np.float32)).realize().permute(0, 2, 3, 1).contiguous()))
+
+def test_the_prefetch_distance_covers_the_latency():
+  """A loop step doing `work` operations prefetches ceil(AHEAD_OPS / work) steps ahead (at least 1, at most MAX_AHEAD):
+  checked on a hand-made loop of 64 steps whose body is one load 8 KB from the last plus 99 additions."""
+  from tg.uop import dtypes, AxisType
+  buf = UOp.param(0, dtypes.float, (64 * 2048,))
+  r = UOp.range(64, 0, AxisType.LOOP)
+  idx = buf.index(r * 2048)
+  load = UOp(Ops.LOAD, dtypes.float, (idx,))
+  body = [load] + [load + float(i) for i in range(99)]
+  uops = [buf, r.src[0], r, *idx.toposort(), *body, UOp(Ops.END, dtypes.void, (body[-1], r))]
+  uops = list(dict.fromkeys(uops))
+  out = add_prefetches(uops, "__builtin_prefetch({0})")
+  (pf,) = [u for u in out if u.op is Ops.CUSTOM]
+  assert out.index(pf) < out.index(load)
+  work = sum(1 for u in uops[uops.index(r) + 1:-1] if u.op not in (Ops.CONST, Ops.VCONST))
+  ahead = max(1, min(MAX_AHEAD, -(-AHEAD_OPS // work)))
+  assert at(pf.src[0].src[1], {r: 0}) == ahead * 2048
