@@ -139,6 +139,17 @@ def test_setting_requires_grad_makes_a_leaf():
   np.testing.assert_array_equal(w.grad.numpy(), [1.0, 2.0, 3.0])
   assert c.grad is None
 
+def test_setting_requires_grad_again_every_step():
+  """A training loop that sets `p.requires_grad = True` on its parameters each step (legal in tinygrad and PyTorch): the
+  second time raised TypeError (the set of leaves compared the tensor with itself by ==, an elementwise Tensor)."""
+  w = Tensor([1.0, 2.0])
+  for step in range(3):
+    w.grad = None
+    w.requires_grad = True
+    w.requires_grad_()
+    (w * w * (step + 1)).sum().backward()
+    np.testing.assert_array_equal(w.grad.numpy(), [2.0 * (step + 1), 4.0 * (step + 1)])
+
 def test_max_gradient_of_a_recomputed_exp():
   """d/dy of exp(x * y).max((0, 2)) with y broadcast over axis 1: the backward kernel recomputes exp(x * y) (vectorized)
   and compares it with the max the forward kernel found (scalar): libmvec's and libm's exp2f differed in the last bit and

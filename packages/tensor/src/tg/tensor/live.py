@@ -22,12 +22,13 @@ class LiveTensors:
   """`lazy`: the live tensors that may be unrealized. A tensor is added (`add`) when its graph is set to an unrealized
   one, unless its `_lazy` flag says it is in already (a weak reference compares its tensor elementwise, so a tensor must
   not be in twice), and dropped when a walk finds it realized: realized tensors cost a realize nothing. `grad`: the live
-  tensors with requires_grad, backward's candidate leaves. `realized`: a buffer view `become` put in graphs -> what it
+  tensors with requires_grad by id, backward's candidate leaves. `realized`: a buffer view `become` put in graphs -> what it
   replaced."""
   def __init__(self) -> None:
     self.lazy: set[weakref.ref[Tensor]] = set()
     self._discard = self.lazy.discard
-    self.grad: weakref.WeakSet[Tensor] = weakref.WeakSet()
+    # by id: a WeakSet compares a tensor added twice with itself by ==, an elementwise Tensor, and raised on its truth
+    self.grad: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
     self.realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
 
   def add(self, t: Tensor) -> None:
@@ -58,7 +59,7 @@ class LiveTensors:
 
   def _reaches_grad(self, was: UOp) -> bool:
     """Does `was` hold the graph of a live tensor that requires grad, or a view remembered as reaching one?"""
-    if not self.grad or not (leaves := {t.uop for t in self.grad if t.requires_grad}): return False  # (iterating a WeakSet is slow)
+    if not self.grad or not (leaves := {t.uop for t in self.grad.values() if t.requires_grad}): return False  # (iterating it is slow)
     topo = was.toposort()
     return not leaves.isdisjoint(topo) or any(u in self.realized for u in topo if u.op is _BUFFER or u.op is _RESHAPE)
 

@@ -462,7 +462,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """Needs grad, a candidate of backward's. What an op computes from a tensor needing grad holds that tensor's buffer:
     no leaf check (requires_grad_'s walk of the whole graph, on every op, made a step quadratic in its length)."""
     self._requires_grad = True
-    Tensor.live.grad.add(self)
+    Tensor.live.grad[id(self)] = self
 
   # ***** dtypes *****
   def cast(self, dtype: DType | str) -> Tensor:
@@ -988,7 +988,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return [Tensor(values[k]) if k in values else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
     """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
-    candidates = [t for t in list(Tensor.live.grad) if t.requires_grad]
+    candidates = [t for t in list(Tensor.live.grad.values()) if t.requires_grad]
     (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
     topo = root.toposort()
     leaves = [(t, k) for t, k in zip(candidates, keys) if k in topo]
