@@ -43,8 +43,9 @@ def test_a_transpose_prefetches_the_rows_it_reads_later():
   np.testing.assert_array_equal(x.T.contiguous().numpy(), np.arange(2048 * 256, dtype=np.float32).reshape(2048, 256).T)
 
 def test_streams_plain_loads_and_short_loops_get_none():
-  """A contiguous copy streams; a column sum does little but load (its misses overlap by themselves); a channels-last
-  copy of 64 channels steps 4 times through its channel loop, too short to prefetch `ahead` steps of."""
+  """A contiguous copy streams; a column sum of 4 MB does little but load (its misses overlap by themselves, and its data
+  fits the caches); a channels-last copy of 64 channels steps 4 times through its channel loop, too short to prefetch
+  `ahead` steps of."""
   x = Tensor(np.ones((1024, 1024), dtype=np.float32)).realize()
   assert not prefetches(program(x + 1))
   assert not prefetches(program(x.sum(0)))
@@ -67,3 +68,10 @@ def test_the_prefetch_distance_covers_the_latency():
   work = sum(1 for u in uops[uops.index(r) + 1:-1] if u.op not in (Ops.CONST, Ops.VCONST))
   ahead = max(1, min(MAX_AHEAD, -(-AHEAD_OPS // work)))
   assert at(pf.src[0].src[1], {r: 0}) == ahead * 2048
+
+def test_a_walk_through_memory_prefetches_even_when_it_only_loads():
+  """x @ B with B 4096 x 4096 (64 MB) walks down B a few rows a step, each row's piece on a page of its own: from memory
+  it waits at every page, loads being all it does or not (FAR)."""
+  p = program(Tensor.empty(4096) @ Tensor.empty(4096, 4096))
+  assert len(prefetches(p)) >= 8
+  for pf, ld in prefetches(p): assert pf.src[0].src[0] is (ld.src[0].src[0] if ld.src[0].op is Ops.CAST else ld.src[0]).src[0]
