@@ -1,12 +1,12 @@
-"""Software prefetches on the CPU (tg.codegen.lower.prefetch): a load that moves a page or more per loop step gets a
-prefetch of the address it reads some steps later; loads that stream, loops doing little but load, and short loops get
-none. The prefetched address is checked by evaluating both index expressions at every step of the loop."""
+"""Software prefetches on the CPU (tg.codegen.lower.prefetch): a load or store that moves a page or more per loop step
+gets a prefetch of the address it touches some steps later; accesses that stream, loops doing little but load over data
+that fits the caches, and short loops get none. The prefetched address is checked by evaluating both index expressions at every step of the loop."""
 import numpy as np
 from tg.uop import UOp, Ops, graph_rewrite, symbolic
 from tg.tensor import Tensor
 from tg.codegen import Device
 from tg.codegen.pipeline import get_program
-from tg.codegen.lower.prefetch import PAGE, AHEAD_OPS, MAX_AHEAD, add_prefetches
+from tg.codegen.lower.prefetch import PAGE, AHEAD_OPS, MAX_AHEAD, BIG_OUTPUT, add_prefetches
 
 def program(t: Tensor):
   (item,) = [ei for ei in t.schedule() if ei.ast.op is Ops.SINK]
@@ -51,23 +51,33 @@ def test_streams_plain_loads_and_short_loops_get_none():
   assert not prefetches(program(x.sum(0)))
   assert not prefetches(program(Tensor(np.ones((4, 64, 56, 56), dtype=np.float32)).realize().permute(0, 2, 3, 1).contiguous()))
 
-def test_the_prefetch_distance_covers_the_latency():
-  """A loop step doing `work` operations prefetches ceil(AHEAD_OPS / work) steps ahead (at least 1, at most MAX_AHEAD):
-  checked on a hand-made loop of 64 steps whose body is one load 8 KB from the last plus 99 additions."""
+def loop_of_64(out_elements: int) -> tuple[list[UOp], UOp, UOp, UOp]:
+  """A hand-made loop of 64 steps whose body loads a value 8 KB from the last, adds to it 99 times and stores the sum 8 KB
+  from the last into a buffer of out_elements floats: (its uops, the range, the load, the store)."""
   from tg.uop import dtypes, AxisType
-  buf = UOp.param(0, dtypes.float, (64 * 2048,))
+  src, dst = UOp.param(1, dtypes.float, (64 * 2048,)), UOp.param(0, dtypes.float, (out_elements,))
   r = UOp.range(64, 0, AxisType.LOOP)
-  idx = buf.index(r * 2048)
-  load = UOp(Ops.LOAD, dtypes.float, (idx,))
+  load = UOp(Ops.LOAD, dtypes.float, (src.index(r * 2048),))
   body = [load] + [load + float(i) for i in range(99)]
-  uops = [buf, r.src[0], r, *idx.toposort(), *body, UOp(Ops.END, dtypes.void, (body[-1], r))]
-  uops = list(dict.fromkeys(uops))
-  out = add_prefetches(uops, "__builtin_prefetch({0})")
-  (pf,) = [u for u in out if u.op is Ops.CUSTOM]
-  assert out.index(pf) < out.index(load)
+  store = dst.index(r * 2048).store(body[-1])
+  uops = [src, dst, *r.toposort(), *load.toposort(), *body, *store.toposort(), UOp(Ops.END, dtypes.void, (store, r))]
+  return list(dict.fromkeys(uops)), r, load, store
+
+def test_the_prefetch_distance_covers_the_latency():
+  """A loop step doing `work` operations prefetches ceil(AHEAD_OPS / work) steps ahead (at least 1, at most MAX_AHEAD),
+  for writing before a store into a buffer bigger than a core's cache (BIG_OUTPUT)."""
+  uops, r, load, store = loop_of_64(BIG_OUTPUT // 4)
+  out = add_prefetches(uops, "read({0})", "write({0})")
+  (pr,), (pw,) = [u for u in out if u.op is Ops.CUSTOM and u.arg == "read({0})"], [u for u in out if u.op is Ops.CUSTOM and u.arg == "write({0})"]
+  assert out.index(pr) < out.index(load) and out.index(pw) < out.index(store)
+  assert pr.src[0].src[0] is load.src[0].src[0] and pw.src[0].src[0] is store.src[0].src[0]
   work = sum(1 for u in uops[uops.index(r) + 1:-1] if u.op not in (Ops.CONST, Ops.VCONST))
   ahead = max(1, min(MAX_AHEAD, -(-AHEAD_OPS // work)))
-  assert at(pf.src[0].src[1], {r: 0}) == ahead * 2048
+  assert at(pr.src[0].src[1], {r: 0}) == at(pw.src[0].src[1], {r: 0}) == ahead * 2048
+
+def test_stores_into_a_buffer_that_fits_the_cache_get_none():
+  uops, *_ = loop_of_64(64 * 2048)
+  assert [u.arg for u in add_prefetches(uops, "read({0})", "write({0})") if u.op is Ops.CUSTOM] == ["read({0})"]
 
 def test_a_walk_through_memory_prefetches_even_when_it_only_loads():
   """x @ B with B 4096 x 4096 (64 MB) walks down B a few rows a step, each row's piece on a page of its own: from memory

@@ -2,7 +2,7 @@
 
 The lowering is a fixed sequence of passes, each one graph_rewrite of a PatternMatcher:
 flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> split shared reduce ranges -> lower REDUCE -> merge ENDs -> GPU dims
--> add loads -> devectorize -> decompose -> linearize -> prefetch (CPU: loads that stride pages) -> render."""
+-> add loads -> devectorize -> decompose -> linearize -> prefetch (CPU: accesses that stride pages) -> render."""
 from __future__ import annotations
 import math, re
 from typing import Any
@@ -65,7 +65,7 @@ def get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] 
 def _get_program(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None) -> ProgramSpec:
   lowered = lower(ast, renderer, opts)
   uops = linearize(lowered)
-  if renderer.prefetch is not None: uops = add_prefetches(uops, renderer.prefetch)
+  if renderer.prefetch is not None: uops = add_prefetches(uops, *renderer.prefetch)
   # a buffer whose every read folded away (a fully masked pad, tril(-n)) stays a parameter: the caller passes them all
   present = {u.arg for u in uops if u.op is Ops.PARAM}
   uops = sorted((u for u in ast.toposort() if u.op is Ops.PARAM and u.arg not in present), key=lambda u: u.arg) + uops

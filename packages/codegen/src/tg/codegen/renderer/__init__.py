@@ -46,7 +46,7 @@ class Renderer:
   emulated_dtypes: frozenset[DType] = frozenset()  # stored as bits, computed in float32 (bfloat16, fp8 on C)
   uop_conversions: frozenset[DType] = frozenset()  # of those, the ones whose float32 casts are tg.uop.floatconv's graphs (LLVM's fp8)
   tensor_cores: tuple[TensorCore, ...] = ()  # matrix instructions the TC opt can use (tried in order)
-  prefetch: str | None = None                # a statement fetching address {0} into cache: loads striding pages get one (lower/prefetch.py)
+  prefetch: tuple[str, str] | None = None    # statements fetching address {0} to read, to write: accesses striding pages get one (lower/prefetch.py)
   index32: bool = False                      # index math in int32 where vmin/vmax prove it fits (GPUs: 64-bit math is slow)
   @property
   def isa(self) -> VectorISA | None: return None  # a CPU's vector registers (None: not a SIMD CPU, e.g. a GPU or the interpreter)

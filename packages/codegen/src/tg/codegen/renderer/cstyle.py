@@ -142,7 +142,7 @@ STATEMENTS: dict[Ops, Callable[[_Kernel, UOp, list[str]], None]] = {
 class CRenderer(Renderer):
   device = "CPU"
   has_threads = True
-  prefetch = "__builtin_prefetch({0})"
+  prefetch = ("__builtin_prefetch({0})", "__builtin_prefetch({0}, 1)")
   vector_widths = (1, 2, 4, 8, 16)
   vector_alu = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.FDIV, Ops.MULACC, Ops.NEG, Ops.MAX, Ops.CMPLT, Ops.CMPNE, Ops.CMPEQ, Ops.WHERE,
                           Ops.CAST, Ops.SQRT, Ops.RECIPROCAL})
