@@ -50,3 +50,14 @@ def test_a_cat_of_matmuls_computes_each_in_its_own_kernel():
   reduces = [sum(u.op is Ops.REDUCE for u in ei.ast.toposort()) for ei in kernels(out)]
   assert sorted(reduces) == [0, 1, 1, 1], reduces
   np.testing.assert_allclose(out.numpy(), np.concatenate([a @ b, a @ c, np.maximum(a @ d, 0)], -1), rtol=1e-4, atol=1e-4)
+
+def test_a_matmul_reduced_again_is_computed_in_its_own_kernel():
+  """A contraction summed or maxed again ((x @ w).sum(0), a row max of scores) is stored first: in the second reduce's
+  kernel it ran without its register tile (512x256x256: 8.3 ms against numpy's 0.25). A reduce of a plain load (a staged
+  sum's two levels) stays one kernel."""
+  from tg.uop import Ops
+  x, w = rng.standard_normal((64, 32), dtype=np.float32), rng.standard_normal((32, 48), dtype=np.float32)
+  for out, ref in (((Tensor(x) @ Tensor(w)).sum(0), (x @ w).sum(0)), ((Tensor(x) @ Tensor(w)).max(1), (x @ w).max(1))):
+    assert [sum(u.op is Ops.REDUCE for u in ei.ast.toposort()) for ei in kernels(out)] == [1, 1]
+    np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
+  assert len(kernels(Tensor(x).reshape(16, 128).sum(1).sum(0))) == 1
