@@ -194,3 +194,31 @@ def test_losses():
   z = rand(6, seed=3)
   def sig(a): return 1 / (1 + np.exp(-a))
   check(lambda a: a.binary_crossentropy_logits(Tensor(t_)), lambda a: -(t_ * np.log(sig(a)) + (1 - t_) * np.log(1 - sig(a))).mean(), z)
+
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(0, 2000), dtype=st.sampled_from(["float32", "int32", "bool"]), seed=st.integers(0, 2**16))
+def test_cumsum_of_any_length_matches_numpy(n, dtype, seed):
+  """Lengths past a block (CUMSUM_BLOCK) run in blocks plus the running sum of the blocks' totals; values and dtype are
+  numpy's (float64 reference), gradients are the reversed running sum of the output's gradient."""
+  r = np.random.default_rng(seed)
+  a = {"float32": lambda: r.standard_normal((2, n)).astype(np.float32), "int32": lambda: r.integers(-50, 50, (2, n)).astype(np.int32),
+       "bool": lambda: r.random((2, n)) < 0.5}[dtype]()
+  got = Tensor(a).cumsum(1)
+  ref = np.cumsum(a.astype(np.float64), 1)
+  np.testing.assert_allclose(got.numpy(), ref, rtol=1e-5, atol=1e-3 if dtype == "float32" else 0)
+  assert got.dtype == (dtypes.float32 if dtype == "float32" else dtypes.int32)
+  if dtype == "float32" and n:
+    x = Tensor(a, requires_grad=True)
+    g = r.standard_normal((2, n)).astype(np.float32)
+    (x.cumsum(1) * Tensor(g)).sum().backward()
+    np.testing.assert_allclose(x.grad.numpy(), np.cumsum(g[:, ::-1].astype(np.float64), 1)[:, ::-1], rtol=1e-5, atol=1e-3)
+
+def test_a_long_cumsum_does_linear_work():
+  """65536 floats: the estimated operations of its kernels stay within 64 per element (one masked sum over all of them
+  was n^2 / 2 = 2e9 and took 2 s)."""
+  from tg.codegen import GlobalCounters
+  x = Tensor(np.ones(65536, np.float32)).realize()
+  GlobalCounters.reset()
+  out = x.cumsum().numpy()
+  assert GlobalCounters.global_ops < 64 * 65536, GlobalCounters.global_ops
+  np.testing.assert_array_equal(out, np.arange(1, 65537, dtype=np.float32))
