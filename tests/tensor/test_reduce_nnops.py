@@ -198,7 +198,7 @@ def test_losses():
 @settings(max_examples=15, deadline=None)
 @given(n=st.integers(0, 2000), dtype=st.sampled_from(["float32", "int32", "bool"]), seed=st.integers(0, 2**16))
 def test_cumsum_of_any_length_matches_numpy(n, dtype, seed):
-  """Lengths past a block (CUMSUM_BLOCK) run in blocks plus the running sum of the blocks' totals; values and dtype are
+  """Lengths past a block (SCAN_BLOCK) run in blocks plus the running sum of the blocks' totals; values and dtype are
   numpy's (float64 reference), gradients are the reversed running sum of the output's gradient."""
   r = np.random.default_rng(seed)
   a = {"float32": lambda: r.standard_normal((2, n)).astype(np.float32), "int32": lambda: r.integers(-50, 50, (2, n)).astype(np.int32),
@@ -222,3 +222,14 @@ def test_a_long_cumsum_does_linear_work():
   out = x.cumsum().numpy()
   assert GlobalCounters.global_ops < 64 * 65536, GlobalCounters.global_ops
   np.testing.assert_array_equal(out, np.arange(1, 65537, dtype=np.float32))
+
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(1, 1500), seed=st.integers(0, 2**16))
+def test_cumprod_and_logcumsumexp_of_any_length_match_numpy(n, seed):
+  """The other scans run in blocks the same way: cumprod of values near 1 (no overflow), logcumsumexp (each block's
+  result combined with the blocks before by logaddexp), against float64."""
+  r = np.random.default_rng(seed)
+  a = (1 + r.standard_normal((2, n)) * 0.01).astype(np.float32)
+  np.testing.assert_allclose(Tensor(a).cumprod(1).numpy(), np.cumprod(a.astype(np.float64), 1), rtol=1e-4)
+  b = (r.standard_normal((2, n)) * 3).astype(np.float32)
+  np.testing.assert_allclose(Tensor(b).logcumsumexp(1).numpy(), np.logaddexp.accumulate(b.astype(np.float64), 1), rtol=1e-5, atol=1e-4)

@@ -5,12 +5,14 @@ kernel or a few, differentiable through the values picked, and fine for the axis
 thousand). Sorting is stable (equal values keep their order) and puts NaN last ascending, first descending, as PyTorch."""
 from __future__ import annotations
 import math
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Callable, NamedTuple
 from tg.uop import dtypes
 from tg.tensor.errors import TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
+
+SCAN_BLOCK = 16  # elements a scan reduces by a masked _prefix (OrderingMixin._scan): 16 took 0.2 ms for a cumsum of 65536, 64 0.7, 256 2.8
 
 class ValuesIndices(NamedTuple):
   """What sort, topk, cummax and cummin return: a tuple that also has PyTorch's .values and .indices."""
@@ -38,6 +40,17 @@ class OrderingMixin:
     n = self.shape[-1]
     lower = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()
     return lower.where(self.unsqueeze(-2), fill)
+  def _scan(self: Tensor, running: Callable[[Tensor], Tensor], combine: Callable[[Tensor, Tensor], Tensor], identity: float | int) -> Tensor:
+    """An inclusive scan along the last axis. `running` scans up to SCAN_BLOCK elements (a reduce of each _prefix); a longer
+    axis scans blocks of SCAN_BLOCK and combines each with the scan of the totals of the blocks before it (the same way, a
+    level per SCAN_BLOCK-fold of length): about n * SCAN_BLOCK / 2 operations, where one _prefix of all n takes n^2 / 2
+    (a cumsum of 65536 floats took 2 s, numpy 0.17 ms; it takes 0.2 ms)."""
+    n, lead = self.shape[-1], self.shape[:-1]
+    if not isinstance(n, int) or n <= SCAN_BLOCK: return running(self)
+    m, keep = -(-n // SCAN_BLOCK), ((0, 0),) * len(lead)
+    inner = self.pad(keep + ((0, m * SCAN_BLOCK - n),)).reshape(*lead, m, SCAN_BLOCK)._scan(running, combine, identity)  # (past n: cut)
+    before = inner[..., -1]._scan(running, combine, identity).pad(keep + ((1, 0),), value=identity)[..., :m]  # the blocks before
+    return combine(inner, before.unsqueeze(-1)).reshape(*lead, m * SCAN_BLOCK)[..., :n]
   def _sort_onehot(self: Tensor, descending: bool) -> Tensor:
     """For (..., n): (..., r, i) true where element i lands at rank r. Element j goes before i if it orders before it, or
     ties with it and j < i; i's rank is how many go before it."""
@@ -106,9 +119,9 @@ class OrderingMixin:
     return r if return_indices else r.values
   def cumprod(self: Tensor, axis: int = 0) -> Tensor:
     x, ax = self._last(axis)
-    return x._prefix(1).prod(-1)._unlast(ax, self.ndim)
+    return x._scan(lambda p: p._prefix(1).prod(-1), lambda a, b: a * b, 1)._unlast(ax, self.ndim)
   def logcumsumexp(self: Tensor, axis: int = 0) -> Tensor:
     """log(cumsum(exp(x))), each prefix shifted by its own maximum (a shift by the global one underflows early terms)."""
     x, ax = self._last(axis)
     x = x if dtypes.is_float(x.dtype) else x.float()
-    return x._prefix(-math.inf).logsumexp(-1)._unlast(ax, self.ndim)
+    return x._scan(lambda p: p._prefix(-math.inf).logsumexp(-1), lambda a, b: a.logaddexp(b), -math.inf)._unlast(ax, self.ndim)

@@ -926,22 +926,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """The index of the first minimum; a NaN counts as the minimum (as numpy and PyTorch)."""
     return self._flipped().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
-    """Running sum along an axis."""
+    """Running sum along an axis (a masked sum of each prefix, in blocks: OrderingMixin._scan)."""
     axis = self._axis(axis)
     if self.ndim == 0: return self
-    return self.transpose(axis, -1)._running_sum().transpose(axis, -1)
-  def _running_sum(self) -> Tensor:
-    """Running sum along the last axis: a masked sum within blocks of CUMSUM_BLOCK, plus the running sum of the totals of
-    the blocks before (the same way, so a level per CUMSUM_BLOCK-fold of length): about n * CUMSUM_BLOCK / 2 additions,
-    where one masked sum over all n takes n^2 / 2 (65536 floats took 2 s)."""
-    n = self.shape[-1]
-    if not isinstance(n, int) or n <= CUMSUM_BLOCK:
-      mask = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()
-      return mask.where(self.unsqueeze(-2), 0).sum(-1)  # where, not a product: inf * 0 would be nan
-    m, lead = cdiv(n, CUMSUM_BLOCK), self.shape[:-1]
-    inner = self.pad(((0, 0),) * len(lead) + ((0, m * CUMSUM_BLOCK - n),)).reshape(*lead, m, CUMSUM_BLOCK)._running_sum()
-    before = inner[..., -1]._running_sum().pad(((0, 0),) * len(lead) + ((1, 0),))[..., :m]  # the totals of the blocks before
-    return (inner + before.unsqueeze(-1)).reshape(*lead, m * CUMSUM_BLOCK)[..., :n]
+    return self.transpose(axis, -1)._scan(lambda p: p._prefix(0).sum(-1), lambda a, b: a + b, 0).transpose(axis, -1)
 
   # ***** linear algebra *****
   def dot(self, w: Tensor, dtype: DType | str | None = None) -> Tensor: return self.matmul(w, dtype=dtype)
@@ -1122,7 +1110,6 @@ def _shape(shape: tuple, symbolic: bool = False) -> tuple[int, ...]:
 # 1 KB apart, thrashed the L1 sets its 32-wide panel mapped to (jitted matmul 256, min of 100: 255-266 -> 267-300 GFLOP/s,
 # medians 247-256 -> 254-263); 128 x 128 gains nothing
 PACK_MIN_BYTES, PACK_MIN_ROWS = 1 << 18, 64
-CUMSUM_BLOCK = 16  # elements a running sum adds by a masked sum (Tensor._running_sum): 16 took 0.2 ms for 65536 floats, 64 0.7, 256 2.8
 
 def _pack_panel(x: Tensor, w: Tensor) -> int | None:
   """The panel width to pack w to for x @ w (None: don't): when the device's matmul reads B by panels (tg.codegen.matmul_panel)
