@@ -101,3 +101,19 @@ def test_sort_keeps_the_sign_of_zero():
   np.testing.assert_array_equal(vals.numpy(), want)
   assert (np.signbit(vals.numpy()) == np.signbit(want)).all() and idx.tolist() == np.argsort(a, kind="stable").tolist()
   assert np.signbit(Tensor(a).cummin(0).numpy()[0])
+
+@settings(max_examples=6, deadline=None)
+@given(n=st.integers(17, 700), kind=st.sampled_from(["ties", "nan", "int32", "uint8", "bool"]), seed=st.integers(0, 2**16))
+def test_long_running_extremes_run_in_blocks(n, kind, seed):
+  """Past a block (SCAN_BLOCK) cummax/cummin combine each block with the blocks before: values and PyTorch's indices (the
+  last place the extreme was reached, a NaN the extreme from where it is) as the element-by-element reference."""
+  r = np.random.default_rng(seed)
+  x = {"ties": lambda: r.integers(-3, 4, (2, n)).astype(np.float32),
+       "int32": lambda: r.integers(-2**31, 2**31, (2, n), dtype=np.int64).astype(np.int32),
+       "nan": lambda: np.where(r.random((2, n)) < 0.01, np.nan, r.standard_normal((2, n))).astype(np.float32),
+       "uint8": lambda: r.integers(0, 256, (2, n)).astype(np.uint8), "bool": lambda: r.random((2, n)) < 0.02}[kind]()
+  for largest, name in ((True, "cummax"), (False, "cummin")):
+    vals, idx = getattr(Tensor(x), name)(1, return_indices=True)
+    want_v, want_i = _np_cumext(x, 1, largest)
+    np.testing.assert_array_equal(vals.numpy(), want_v)
+    np.testing.assert_array_equal(idx.numpy(), want_i)

@@ -96,18 +96,30 @@ class OrderingMixin:
   def _cumext(self: Tensor, axis: int, largest: bool) -> ValuesIndices:
     from tg.tensor.tensor import Tensor
     orig, ax = self._last(axis)
-    x = orig
-    if not largest: x = x._flipped()  # the running min is the running max of the order reversed
-    n = x.shape[-1]
-    pre = x._prefix(_lowest(x))
-    # PyTorch's index is the last position in the prefix holding the running extreme; a NaN is the extreme from where it is
-    idx = Tensor.arange(n, device=self.device)
-    m = pre.max(-1, keepdim=True)
-    same = pre.eq(m) | (pre.isnan() & m.isnan()) if dtypes.is_float(pre.dtype) else pre.eq(m)
-    hit = same & (idx.unsqueeze(0) <= idx.unsqueeze(1))
-    where = hit.where(idx, -1).max(-1).cast(dtypes.int32)
-    vals = orig._pick(where.unsqueeze(-1).eq(idx))
-    return ValuesIndices(vals._unlast(ax, self.ndim), where._unlast(ax, self.ndim))
+    x = orig if largest else orig._flipped()  # the running min is the running max of the order reversed
+    vals, idx = x._running_max(Tensor.arange(x.shape[-1], device=self.device, dtype=dtypes.int32)._broadcast_to(x.shape))
+    return ValuesIndices((vals if largest else vals._flipped())._unlast(ax, self.ndim), idx._unlast(ax, self.ndim))
+  def _running_max(self: Tensor, at: Tensor) -> tuple[Tensor, Tensor]:
+    """The running maximum along the last axis and `at` where it was reached last (PyTorch's index; a NaN is the maximum
+    from where it is). Past SCAN_BLOCK in blocks, as _scan: each block's result, unless the blocks before hold a greater
+    maximum (a later NaN or an equal value is the block's own)."""
+    from tg.tensor.tensor import Tensor
+    n, lead = self.shape[-1], self.shape[:-1]
+    if not isinstance(n, int) or n <= SCAN_BLOCK:
+      pre, idx = self._prefix(_lowest(self)), Tensor.arange(n, device=self.device)
+      m = pre.max(-1, keepdim=True)
+      same = pre.eq(m) | (pre.isnan() & m.isnan()) if dtypes.is_float(pre.dtype) else pre.eq(m)
+      hit = same & (idx.unsqueeze(0) <= idx.unsqueeze(1))
+      onehot = hit.where(idx, -1).max(-1).unsqueeze(-1).eq(idx)
+      return self._pick(onehot), at._pick(onehot)
+    m, keep = -(-n // SCAN_BLOCK), ((0, 0),) * len(lead)
+    vals, ats = (t.pad(keep + ((0, m * SCAN_BLOCK - n),)).reshape(*lead, m, SCAN_BLOCK) for t in (self, at))  # (past n: cut)
+    vals, ats = vals._running_max(ats)
+    before_v, before_at = vals[..., -1]._running_max(ats[..., -1])  # over the blocks' ends
+    before_v, before_at = (t.pad(keep + ((1, 0),), value=fill)[..., :m].unsqueeze(-1) for t, fill in ((before_v, _lowest(self)), (before_at, -1)))
+    take = before_v > vals if self.dtype != dtypes.bool else before_v & vals.logical_not()
+    if dtypes.is_float(self.dtype): take = take | (before_v.isnan() & vals.isnan().logical_not())
+    return tuple(take.where(b, t).reshape(*lead, m * SCAN_BLOCK)[..., :n] for b, t in ((before_v, vals), (before_at, ats)))  # type: ignore[return-value]
   def cummax(self: Tensor, axis: int = 0, return_indices: bool = False) -> Tensor | ValuesIndices:
     """The running maximum, as tinygrad's; with return_indices, also the index where it was (last) reached, as
     PyTorch's cummax (which always returns both)."""
