@@ -44,11 +44,13 @@ def lower_reduce(ctx: ReduceContext, red: UOp) -> UOp:
 def lower_group_reduce(ctx: ReduceContext, red: UOp, groups: list[UOp]) -> UOp:
   """A reduce split over the threads of a workgroup: each thread reduces its share, writes it to shared memory, and
   after a barrier every thread reduces the shares (so every thread holds the result; their stores agree). Threads of the
-  workgroup that compute other outputs (LOCAL axes) have shares of their own in shared memory."""
+  workgroup that compute other values have shares of their own in shared memory: those of other outputs (LOCAL axes) and,
+  for a reduce nested in a grouped one, those of the outer reduce's other terms (its GROUP_REDUCE axes; sharing their slots,
+  two nested GROUPs summed every outer thread's inner shares together)."""
   x, rngs = red.src[0], red.src[1:]
   rest = [r for r in rngs if r not in groups]  # none when the whole reduce is the group's
   partial = lower_reduce(ctx, x.reduce(*rest, arg=red.arg)) if rest else x
-  locs = sorted((r for r in open_ranges(x) if r.arg[1] is AxisType.LOCAL and r not in rngs), key=range_key)
+  locs = sorted((r for r in open_ranges(x) if r.arg[1] in (AxisType.LOCAL, AxisType.GROUP_REDUCE) and r not in rngs), key=range_key)
   sizes, loc_sizes = [r.src[0].arg for r in groups], [r.src[0].arg for r in locs]
   lds = UOp(Ops.DEFINE_LOCAL, x.dtype.scalar().ptr(prod(loc_sizes + sizes), AddrSpace.LOCAL), arg=next(ctx.locals))
   if x.dtype.count != 1: raise NotImplementedError("a grouped reduce of vectors")
