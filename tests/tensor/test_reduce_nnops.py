@@ -198,7 +198,7 @@ def test_losses():
 @settings(max_examples=15, deadline=None)
 @given(n=st.integers(0, 2000), dtype=st.sampled_from(["float32", "int32", "bool"]), seed=st.integers(0, 2**16))
 def test_cumsum_of_any_length_matches_numpy(n, dtype, seed):
-  """Lengths past a block (SCAN_BLOCK) run in blocks plus the running sum of the blocks' totals; values and dtype are
+  """Lengths past a small scan (ordering._direct) run in blocks plus the running sum of the blocks' totals; values and dtype are
   numpy's (float64 reference), gradients are the reversed running sum of the output's gradient."""
   r = np.random.default_rng(seed)
   a = {"float32": lambda: r.standard_normal((2, n)).astype(np.float32), "int32": lambda: r.integers(-50, 50, (2, n)).astype(np.int32),

@@ -6,18 +6,24 @@ thousand). Sorting is stable (equal values keep their order) and puts NaN last a
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, NamedTuple
-from tg.uop import dtypes
+from tg.uop import dtypes, all_int
 from tg.tensor.errors import TensorValueError
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
 SCAN_BLOCK = 16  # elements a scan reduces by a masked _prefix (OrderingMixin._scan): 16 took 0.2 ms for a cumsum of 65536, 64 0.7, 256 2.8
+SCAN_DIRECT = 1 << 18  # a scan whose rows x n^2 prefix elements are at most this is one masked reduce: fewer kernels (eager
+# cummax of 300: 0.7 ms, in blocks 2.5); past it the blocks are faster (512 rows of 256: 5.4 -> 0.13 ms)
 
 class ValuesIndices(NamedTuple):
   """What sort, topk, cummax and cummin return: a tuple that also has PyTorch's .values and .indices."""
   values: Tensor
   indices: Tensor
+
+def _direct(x: Tensor) -> bool:
+  """Does a scan of x along its last axis run as one masked reduce (a block, or at most SCAN_DIRECT prefix elements)?"""
+  return not all_int(x.shape) or x.shape[-1] <= SCAN_BLOCK or math.prod(x.shape) * x.shape[-1] <= SCAN_DIRECT
 
 def _lowest(x: Tensor) -> float | int | bool:
   return -math.inf if dtypes.is_float(x.dtype) else False if x.dtype == dtypes.bool else dtypes.min(x.dtype)
@@ -41,12 +47,12 @@ class OrderingMixin:
     lower = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()
     return lower.where(self.unsqueeze(-2), fill)
   def _scan(self: Tensor, running: Callable[[Tensor], Tensor], combine: Callable[[Tensor, Tensor], Tensor], identity: float | int) -> Tensor:
-    """An inclusive scan along the last axis. `running` scans up to SCAN_BLOCK elements (a reduce of each _prefix); a longer
-    axis scans blocks of SCAN_BLOCK and combines each with the scan of the totals of the blocks before it (the same way, a
-    level per SCAN_BLOCK-fold of length): about n * SCAN_BLOCK / 2 operations, where one _prefix of all n takes n^2 / 2
-    (a cumsum of 65536 floats took 2 s, numpy 0.17 ms; it takes 0.2 ms)."""
+    """An inclusive scan along the last axis. `running` scans a small one (_direct: a reduce of each _prefix); a bigger
+    one scans blocks of SCAN_BLOCK and combines each with the scan of the totals of the blocks before it (the same
+    way, a level per SCAN_BLOCK-fold of length): about n * SCAN_BLOCK / 2 operations, where one _prefix of all n takes
+    n^2 / 2 (a cumsum of 65536 floats took 2 s, numpy 0.17 ms; it takes 0.2 ms)."""
     n, lead = self.shape[-1], self.shape[:-1]
-    if not isinstance(n, int) or n <= SCAN_BLOCK: return running(self)
+    if _direct(self): return running(self)
     m, keep = -(-n // SCAN_BLOCK), ((0, 0),) * len(lead)
     inner = self.pad(keep + ((0, m * SCAN_BLOCK - n),)).reshape(*lead, m, SCAN_BLOCK)._scan(running, combine, identity)  # (past n: cut)
     before = inner[..., -1]._scan(running, combine, identity).pad(keep + ((1, 0),), value=identity)[..., :m]  # the blocks before
@@ -101,11 +107,11 @@ class OrderingMixin:
     return ValuesIndices((vals if largest else vals._flipped())._unlast(ax, self.ndim), idx._unlast(ax, self.ndim))
   def _running_max(self: Tensor, at: Tensor) -> tuple[Tensor, Tensor]:
     """The running maximum along the last axis and `at` where it was reached last (PyTorch's index; a NaN is the maximum
-    from where it is). Past SCAN_BLOCK in blocks, as _scan: each block's result, unless the blocks before hold a greater
+    from where it is). Past _direct in blocks, as _scan: each block's result, unless the blocks before hold a greater
     maximum (a later NaN or an equal value is the block's own)."""
     from tg.tensor.tensor import Tensor
     n, lead = self.shape[-1], self.shape[:-1]
-    if not isinstance(n, int) or n <= SCAN_BLOCK:
+    if _direct(self):
       pre, idx = self._prefix(_lowest(self)), Tensor.arange(n, device=self.device)
       m = pre.max(-1, keepdim=True)
       same = pre.eq(m) | (pre.isnan() & m.isnan()) if dtypes.is_float(pre.dtype) else pre.eq(m)
