@@ -1,8 +1,9 @@
 """Order along an axis: sort, argsort, topk and the running (cumulative) max, min, product and logsumexp.
 
-Everything is a comparison of every pair along the axis (n x n), reduced: no data-dependent control flow, one fused
-kernel or a few, differentiable through the values picked, and fine for the axis lengths tensors have here (up to a few
-thousand). Sorting is stable (equal values keep their order) and puts NaN last ascending, first descending, as PyTorch."""
+Everything is a comparison of pairs along the axis, reduced: no data-dependent control flow, a few fused kernels,
+differentiable through the values picked. Sorting compares every pair (n x n: fine up to a few thousand); the running ops
+compare every pair within blocks and scan the blocks' ends the same way (scan: n x 16). Sorting is stable (equal values
+keep their order) and puts NaN last ascending, first descending, as PyTorch."""
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, NamedTuple
@@ -12,7 +13,7 @@ from tg.tensor.errors import TensorValueError
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
 
-SCAN_BLOCK = 16  # elements a scan reduces by a masked _prefix (OrderingMixin._scan): 16 took 0.2 ms for a cumsum of 65536, 64 0.7, 256 2.8
+SCAN_BLOCK = 16  # elements a scan reduces by a masked _prefix (scan): 16 took 0.2 ms for a cumsum of 65536, 64 0.7, 256 2.8
 SCAN_DIRECT = 1 << 18  # a scan whose rows x n^2 prefix elements are at most this is one masked reduce: fewer kernels (eager
 # cummax of 300: 0.7 ms, in blocks 2.5); past it the blocks are faster (512 rows of 256: 5.4 -> 0.13 ms)
 
@@ -24,6 +25,22 @@ class ValuesIndices(NamedTuple):
 def _direct(x: Tensor) -> bool:
   """Does a scan of x along its last axis run as one masked reduce (a block, or at most SCAN_DIRECT prefix elements)?"""
   return not all_int(x.shape) or x.shape[-1] <= SCAN_BLOCK or math.prod(x.shape) * x.shape[-1] <= SCAN_DIRECT
+
+Scanned = tuple["Tensor", ...]
+
+def scan(xs: Scanned, running: Callable[[Scanned], Scanned], combine: Callable[[Scanned, Scanned], Scanned], identity: tuple) -> Scanned:
+  """An inclusive scan along the last axis of tensors of one shape that travel together (a running max and where it was).
+  `running` scans a small one (_direct: a reduce of each _prefix); a bigger one scans blocks of SCAN_BLOCK and combines
+  each with the scan of the ends of the blocks before it (the same way, a level per SCAN_BLOCK-fold of length), `identity`
+  standing in before the first: about n * SCAN_BLOCK / 2 operations, where one _prefix of all n takes n^2 / 2 (a cumsum
+  of 65536 floats took 2 s, numpy 0.17 ms; it takes 0.2 ms)."""
+  n, lead = xs[0].shape[-1], xs[0].shape[:-1]
+  if _direct(xs[0]): return running(xs)
+  m, keep = -(-n // SCAN_BLOCK), ((0, 0),) * len(lead)
+  inner = scan(tuple(x.pad(keep + ((0, m * SCAN_BLOCK - n),)).reshape(*lead, m, SCAN_BLOCK) for x in xs), running, combine, identity)  # (past n: cut)
+  ends = scan(tuple(x[..., -1] for x in inner), running, combine, identity)
+  before = tuple(x.pad(keep + ((1, 0),), value=i)[..., :m].unsqueeze(-1) for x, i in zip(ends, identity))  # the blocks before
+  return tuple(x.reshape(*lead, m * SCAN_BLOCK)[..., :n] for x in combine(inner, before))
 
 def _lowest(x: Tensor) -> float | int | bool:
   return -math.inf if dtypes.is_float(x.dtype) else False if x.dtype == dtypes.bool else dtypes.min(x.dtype)
@@ -47,16 +64,8 @@ class OrderingMixin:
     lower = Tensor.ones(n, n, dtype=dtypes.bool, device=self.device).tril()
     return lower.where(self.unsqueeze(-2), fill)
   def _scan(self: Tensor, running: Callable[[Tensor], Tensor], combine: Callable[[Tensor, Tensor], Tensor], identity: float | int) -> Tensor:
-    """An inclusive scan along the last axis. `running` scans a small one (_direct: a reduce of each _prefix); a bigger
-    one scans blocks of SCAN_BLOCK and combines each with the scan of the totals of the blocks before it (the same
-    way, a level per SCAN_BLOCK-fold of length): about n * SCAN_BLOCK / 2 operations, where one _prefix of all n takes
-    n^2 / 2 (a cumsum of 65536 floats took 2 s, numpy 0.17 ms; it takes 0.2 ms)."""
-    n, lead = self.shape[-1], self.shape[:-1]
-    if _direct(self): return running(self)
-    m, keep = -(-n // SCAN_BLOCK), ((0, 0),) * len(lead)
-    inner = self.pad(keep + ((0, m * SCAN_BLOCK - n),)).reshape(*lead, m, SCAN_BLOCK)._scan(running, combine, identity)  # (past n: cut)
-    before = inner[..., -1]._scan(running, combine, identity).pad(keep + ((1, 0),), value=identity)[..., :m]  # the blocks before
-    return combine(inner, before.unsqueeze(-1)).reshape(*lead, m * SCAN_BLOCK)[..., :n]
+    """An inclusive scan along the last axis (scan: `running` scans a small one by a reduce of each _prefix)."""
+    return scan((self,), lambda x: (running(x[0]),), lambda a, b: (combine(a[0], b[0]),), (identity,))[0]
   def _sort_onehot(self: Tensor, descending: bool) -> Tensor:
     """For (..., n): (..., r, i) true where element i lands at rank r. Element j goes before i if it orders before it, or
     ties with it and j < i; i's rank is how many go before it."""
@@ -107,25 +116,23 @@ class OrderingMixin:
     return ValuesIndices((vals if largest else vals._flipped())._unlast(ax, self.ndim), idx._unlast(ax, self.ndim))
   def _running_max(self: Tensor, at: Tensor) -> tuple[Tensor, Tensor]:
     """The running maximum along the last axis and `at` where it was reached last (PyTorch's index; a NaN is the maximum
-    from where it is). Past _direct in blocks, as _scan: each block's result, unless the blocks before hold a greater
-    maximum (a later NaN or an equal value is the block's own)."""
+    from where it is), as a scan: a block's own result unless the blocks before hold a greater maximum (a later NaN or
+    an equal value is the block's own)."""
     from tg.tensor.tensor import Tensor
-    n, lead = self.shape[-1], self.shape[:-1]
-    if _direct(self):
-      pre, idx = self._prefix(_lowest(self)), Tensor.arange(n, device=self.device)
+    def running(x: Scanned) -> Scanned:
+      n = x[0].shape[-1]
+      pre, idx = x[0]._prefix(_lowest(x[0])), Tensor.arange(n, device=self.device)
       m = pre.max(-1, keepdim=True)
       same = pre.eq(m) | (pre.isnan() & m.isnan()) if dtypes.is_float(pre.dtype) else pre.eq(m)
       hit = same & (idx.unsqueeze(0) <= idx.unsqueeze(1))
       onehot = hit.where(idx, -1).max(-1).unsqueeze(-1).eq(idx)
-      return self._pick(onehot), at._pick(onehot)
-    m, keep = -(-n // SCAN_BLOCK), ((0, 0),) * len(lead)
-    vals, ats = (t.pad(keep + ((0, m * SCAN_BLOCK - n),)).reshape(*lead, m, SCAN_BLOCK) for t in (self, at))  # (past n: cut)
-    vals, ats = vals._running_max(ats)
-    before_v, before_at = vals[..., -1]._running_max(ats[..., -1])  # over the blocks' ends
-    before_v, before_at = (t.pad(keep + ((1, 0),), value=fill)[..., :m].unsqueeze(-1) for t, fill in ((before_v, _lowest(self)), (before_at, -1)))
-    take = before_v > vals if self.dtype != dtypes.bool else before_v & vals.logical_not()
-    if dtypes.is_float(self.dtype): take = take | (before_v.isnan() & vals.isnan().logical_not())
-    return tuple(take.where(b, t).reshape(*lead, m * SCAN_BLOCK)[..., :n] for b, t in ((before_v, vals), (before_at, ats)))  # type: ignore[return-value]
+      return x[0]._pick(onehot), x[1]._pick(onehot)
+    def combine(block: Scanned, before: Scanned) -> Scanned:
+      take = before[0] > block[0] if self.dtype != dtypes.bool else before[0] & block[0].logical_not()
+      if dtypes.is_float(self.dtype): take = take | (before[0].isnan() & block[0].isnan().logical_not())
+      return take.where(before[0], block[0]), take.where(before[1], block[1])
+    vals, where = scan((self, at), running, combine, (_lowest(self), -1))
+    return vals, where
   def cummax(self: Tensor, axis: int = 0, return_indices: bool = False) -> Tensor | ValuesIndices:
     """The running maximum, as tinygrad's; with return_indices, also the index where it was (last) reached, as
     PyTorch's cummax (which always returns both)."""

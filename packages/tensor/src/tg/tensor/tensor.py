@@ -926,7 +926,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """The index of the first minimum; a NaN counts as the minimum (as numpy and PyTorch)."""
     return self._flipped().argmax(axis, keepdim)
   def cumsum(self, axis: int = 0) -> Tensor:
-    """Running sum along an axis (a masked sum of each prefix, in blocks: OrderingMixin._scan)."""
+    """Running sum along an axis (a masked sum of each prefix, in blocks: ordering.scan)."""
     axis = self._axis(axis)
     if self.ndim == 0: return self
     return self.transpose(axis, -1)._scan(lambda p: p._prefix(0).sum(-1), lambda a, b: a + b, 0).transpose(axis, -1)

@@ -14,17 +14,13 @@ AHEAD_OPS = 2000  # operations that run while a line arrives (~300 ns from memor
 MAX_AHEAD = 16
 MIN_WORK = 8  # operations per prefetched access in a loop's step
 FAR = 16 << 20  # bytes a loop walks that come from memory, not a cache
-BIG_OUTPUT = 4 << 20  # bytes of a buffer whose stores get prefetches: more than a core's L2
+BIG_OUTPUT = 4 << 20  # bytes of a buffer whose stores get prefetches, more than a core's L2: a smaller output is likely in cache
+# already (written by the last call of a loop), and prefetching it slowed matmuls of 256 and 512 by 6-10%, where 8 MB made 10% faster
 
 def _index(access: UOp) -> UOp | None:
   """The INDEX a load or store goes through (a vector one through a CAST of it), if it is one into a kernel buffer."""
   idx = access.src[0].src[0] if access.src[0].op is Ops.CAST else access.src[0]
   return idx if idx.op is Ops.INDEX and idx.src[0].op is Ops.PARAM else None
-
-def _outgrows_cache(store: UOp) -> bool:
-  """Does a store write a buffer of BIG_OUTPUT bytes or more? A smaller output is likely in cache already (written by the
-  last call of a loop); prefetching it for writing slowed matmuls of 256 and 512 by 6-10%, where 8 MB made 10% faster."""
-  return (idx := _index(store)) is not None and isinstance(buf := idx.src[0].dtype, PtrDType) and buf.size * buf.base.itemsize >= BIG_OUTPUT
 
 def _work(uops: list[UOp]) -> dict[UOp, int]:
   """Operations one step of each loop runs: its body's, an inner loop's times its trip count (16 when not a constant)."""
@@ -59,22 +55,23 @@ def _stride(expr: UOp, r: UOp) -> int | None:
   return step.arg if step.op is Ops.CONST else None
 
 def add_prefetches(uops: list[UOp], read: str, write: str) -> list[UOp]:
-  """uops (a linearized kernel) with a CUSTOM statement (C, {0} the address: `read` before a load, `write` before a store)
-  before each access whose address moves a page or more per step of the innermost loop it depends on, in loops that run
-  at least 4 times the steps ahead (a short loop's prefetches would mostly land past its end) and either do MIN_WORK
-  operations per such access or walk FAR bytes: a loop doing little but load keeps many misses in flight by itself, and
-  where its data fits the caches (a bias gradient's column sum) prefetches only take its load slots; from memory it
-  still waits at every page (x @ B 4096: 24.5-25.8 -> 27.6-27.8 GFLOP/s)."""
+  """uops (a linearized kernel) with a CUSTOM statement (C, {0} the address: `read` before a load, `write` before a
+  store into a buffer of BIG_OUTPUT bytes or more) before each access whose address moves a page or more per step of the
+  innermost loop it depends on, in loops that run at least 4 times the steps ahead (a short loop's prefetches would
+  mostly land past its end) and either do MIN_WORK operations per such access or walk FAR bytes: a loop doing little but
+  load keeps many misses in flight by itself, and where its data fits the caches (a bias gradient's column sum)
+  prefetches only take its load slots; from memory it still waits at every page (x @ B 4096: 24.5-25.8 -> 27.6-27.8
+  GFLOP/s)."""
   work, loops = _work(uops), []
   found: dict[UOp, tuple[UOp, UOp, int]] = {}  # access -> (its INDEX, the loop it strides over, bytes a step)
   for u in uops:
     if u.op is Ops.RANGE: loops.append(u)
     elif u.op is Ops.END and loops: loops.pop()
-    elif (u.op is Ops.LOAD or (u.op is Ops.STORE and _outgrows_cache(u))) and (idx := _index(u)) is not None and \
-         isinstance(buf := idx.src[0].dtype, PtrDType):
+    elif u.op in (Ops.LOAD, Ops.STORE) and (idx := _index(u)) is not None and isinstance(buf := idx.src[0].dtype, PtrDType) and \
+         (u.op is Ops.LOAD or buf.size * buf.base.itemsize >= BIG_OUTPUT):
       deps = idx.src[1].toposort()
       if (r := next((r for r in reversed(loops) if r in deps), None)) is not None and \
-         (step := _stride(idx.src[1], r)) is not None and abs(step) * buf.base.itemsize >= PAGE: found[u] = (idx, r, abs(step) * buf.base.itemsize)
+         (step := _stride(idx.src[1], r)) is not None and (moved := abs(step) * buf.base.itemsize) >= PAGE: found[u] = (idx, r, moved)
   per_loop = Counter(r for _, r, _ in found.values())
   out, have = [], set(uops)
   for u in uops:
