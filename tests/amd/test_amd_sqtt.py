@@ -26,12 +26,12 @@ CHILD = """
 import numpy as np
 from tg.tensor import Tensor
 x = np.arange(70, dtype=np.float32)
-for dev in ("AMD", "AMD:1"): assert np.allclose((Tensor(x, device=dev) * 2 - 5).numpy(), x * 2 - 5)
+for dev in ("AMD", "AMD:1"): assert np.allclose((Tensor(x, device=dev) * 3.5 - 5).numpy(), x * 3.5 - 5)
 """
 
 def test_profile_writes_the_trace_at_exit(tmp_path):
   """PROFILE=1 in a fresh process on both virtual GPUs: one process track per launch, each naming its device and kernel;
-  the traced waves' instructions are the kernel's (loads, a multiply-add, which tg may do on the scalar unit, a store)."""
+  the traced waves' instructions are the kernel's (loads, a multiply, which tg may do on the scalar unit, a store)."""
   path = tmp_path / "profile.json"
   env = {**os.environ, "MOCKGPU": "1", "MOCKGPU_ARCH": "rdna3,rdna4", "PROFILE": "1", "PROFILE_PATH": str(path)}
   env.pop("SQTT", None)

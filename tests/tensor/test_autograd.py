@@ -166,3 +166,21 @@ def test_max_gradient_of_a_recomputed_exp():
   hit = z == z.max((0, 2), keepdims=True)
   np.testing.assert_allclose(Y.grad.numpy(), (hit * z * x).sum(1, keepdims=True), rtol=1e-5, atol=1e-6)
   np.testing.assert_allclose(X.grad.numpy(), hit * z * y, rtol=1e-5, atol=1e-6)
+
+@settings(max_examples=6, deadline=None)
+@given(seed=st.sampled_from([611]) | st.integers(0, 2**16))
+def test_max_gradient_of_a_recomputed_multiply_add(seed):
+  """d/dx of (s * s + 1).max(0) for s a strided slice of x: the backward kernel recomputes s * s + 1 (16 wide) to find
+  the maximum the forward kernel (2 wide, then scalar) stored. The C renderer fused the backward's a*b+c into one
+  rounding and not the forward's, and the gradient of the maximum was 0 (seed 611, found by a torch differential fuzz).
+  Against numpy in float32, which rounds the product and the sum each, as PyTorch."""
+  x = np.random.default_rng(seed).standard_normal((32, 3, 32)).astype(np.float32)
+  X = Tensor(x, requires_grad=True)
+  s = X[10:18:2, 0, 4:24]
+  (s * s + 1).reshape(20, 4).max(0).sum().backward()
+  xs = x[10:18:2, 0, 4:24].reshape(20, 4)
+  y = xs * xs + np.float32(1)
+  hit = y == y.max(0)
+  want = np.zeros_like(x)
+  want[10:18:2, 0, 4:24] = (hit / hit.sum(0) * 2 * xs).reshape(4, 20)
+  np.testing.assert_allclose(X.grad.numpy(), want, rtol=1e-6, atol=0)

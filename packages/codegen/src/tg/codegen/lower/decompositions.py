@@ -105,16 +105,24 @@ pm_decompose = PatternMatcher([
   (UPat(Ops.POW, src=(UPat.var("a"), UPat.var("b"))), lambda ctx, a, b: None if _native(ctx, Ops.POW) else (b * a.log2()).exp2()),
 ])
 
+def _accumulator(u: UOp) -> bool:
+  """Is u a load of a reduce's accumulator (a register buffer)?"""
+  if u.op is not Ops.LOAD: return False
+  while u.op in (Ops.LOAD, Ops.CAST, Ops.INDEX, Ops.AFTER): u = u.src[0]
+  return u.op is Ops.DEFINE_REG
+
 def fuse_mulaccs(sink: UOp, ren: Renderer) -> UOp:
-  """a*b+c on floats becomes one fused multiply-add where the device has one (one rounding: closer, and faster), when
-  a*b has no other use: a product that is also used alone stays the rounded product everywhere (exact-sum code relies
-  on that)."""
+  """acc + a*b, a reduce accumulating products (a matmul, a conv), becomes one fused multiply-add where the device has
+  one (one rounding: closer, and faster), when a*b has no other use (exact-sum code relies on a product used alone
+  staying rounded). Only there: a fused a*b+c elsewhere would round differently in kernels that vectorize it differently,
+  and a value recomputed in another kernel must be the same bits (the gradient of a max finds the maximum by comparing:
+  x*x+1 fused in the backward's kernel but not in the forward's lost the gradient of the maximum)."""
   if not _native(ren, Ops.MULACC): return sink
   uses: dict[UOp, int] = {}
   for u in sink.toposort():
     for s in u.src: uses[s] = uses.get(s, 0) + 1
   def fuse(m: UOp, c: UOp) -> UOp | None:
-    return m.src[0].alu(Ops.MULACC, m.src[1], c) if dtypes.is_float(c.dtype) and uses.get(m, 0) == 1 else None
+    return m.src[0].alu(Ops.MULACC, m.src[1], c) if dtypes.is_float(c.dtype) and uses.get(m, 0) == 1 and _accumulator(c) else None
   return graph_rewrite(sink, PatternMatcher([(UPat(Ops.ADD, src=[UPat(Ops.MUL, name="m"), UPat.var("c")]), fuse)]), name="fuse mulacc")
 
 pm_fast_idiv = PatternMatcher([

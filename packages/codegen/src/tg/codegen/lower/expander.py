@@ -44,14 +44,28 @@ def range_to_unroll(r: UOp) -> UOp | None:
   n = r.src[0].arg
   return UOp(Ops.UNROLL, dtypes.index, (UOp.const(dtypes.index.vec(n), tuple(range(n))),), ((r.arg[0], n),))
 
+def _lanes(u: UOp) -> tuple[UOp, tuple[int, ...]]:
+  """u as lanes of a vector that is not a GEP: (vector, lanes)."""
+  lanes = tuple(range(u.dtype.count))
+  while u.op is Ops.GEP: u, lanes = u.src[0], tuple(u.arg[i] for i in lanes)
+  return u, lanes
+
+def fold(a: UOp, b: UOp, op: Ops) -> UOp:
+  """a op b, two partial reductions; in a float sum, a b of products becomes a fused multiply-add onto a (MULACC, which
+  devices without one decompose again). The fuse_mulaccs pass fuses only a product added to an accumulator: here is
+  the other place it's known to be a reduce's own sum, not an a*b+c a kernel that recomputes it would round twice."""
+  vec, lanes = _lanes(b)
+  if op is Ops.ADD and vec.op is Ops.MUL and dtypes.is_float(b.dtype): return vec.src[0].gep(lanes).alu(Ops.MULACC, vec.src[1].gep(lanes), a)
+  return a.alu(op, b)
+
 def fold_lanes(wide: UOp, k: int, op: Ops) -> UOp:
   """Fold the blocks of k lanes of `wide` into one block: halves at a time while their count is even (a tree of whole
   vector ops, log2 deep: a chain of 128 scalar maxes after a reduce loop cost a third of its time), then a chain."""
   m = wide.dtype.count // k
   while m > 1 and m % 2 == 0:
     m //= 2
-    wide = wide.gep(tuple(range(m * k))).alu(op, wide.gep(tuple(range(m * k, 2 * m * k))))
-  return functools.reduce(lambda a, b: a.alu(op, b), [wide.gep(tuple(range(j * k, (j + 1) * k))) for j in range(m)])
+    wide = fold(wide.gep(tuple(range(m * k))), wide.gep(tuple(range(m * k, 2 * m * k))), op)
+  return functools.reduce(lambda a, b: fold(a, b, op), [wide.gep(tuple(range(j * k, (j + 1) * k))) for j in range(m)])
 
 def expand_reduce(red: UOp) -> UOp | None:
   x, rngs = red.src[0], red.src[1:]
