@@ -1,6 +1,6 @@
 """UOp: an immutable, hash-consed node of the IR graph, with the builders every layer uses."""
 from __future__ import annotations
-import math, weakref
+import functools, math, weakref
 from _weakref import _remove_dead_weakref
 from typing import Any, Sequence
 from tg.uop.dtype import AddrSpace, DType, Invalid, InvalidType, PtrDType, dtypes, least_upper_dtype, truncate
@@ -131,9 +131,8 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
     """The UOps this one depends on, not including itself."""
     return {u: None for u in self.toposort() if u is not self}
   def substitute(self, mapping: dict[UOp, UOp]) -> UOp:
-    from tg.uop.rewrite import graph_rewrite, PatternMatcher, UPat
-    return graph_rewrite(self, PatternMatcher([(UPat(set(u.op for u in mapping), name="x"), lambda ctx, x: ctx.get(x))]), ctx=mapping,
-                         bottom_up=True, name="substitute")
+    from tg.uop.rewrite import graph_rewrite
+    return graph_rewrite(self, _substituter(frozenset(u.op for u in mapping)), ctx=mapping, bottom_up=True, name="substitute")
   def simplify(self) -> UOp:
     from tg.uop.rewrite import graph_rewrite
     from tg.uop.symbolic import symbolic
@@ -576,3 +575,10 @@ def exec_uop(root: UOp, values: dict[UOp, Any]) -> Any:
     elif u.op in GroupOp.ALU: r[u] = exec_alu(u.op, u.dtype, [r[s] for s in u.src])
     else: raise ValueError(f"can't evaluate {u.op}: give its value")
   return r[root]
+
+@functools.cache
+def _substituter(ops: frozenset[Ops]) -> Any:
+  """The matcher of UOp.substitute for mappings from these ops: one per set, as compiling a matcher costs a millisecond
+  (the prefetch pass substitutes twice for every load it considers)."""
+  from tg.uop.rewrite import PatternMatcher, UPat
+  return PatternMatcher([(UPat(ops, name="x"), lambda ctx, x: ctx.get(x))])
