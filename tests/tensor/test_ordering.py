@@ -1,8 +1,9 @@
 """tg.tensor.ordering: sort, argsort, topk and the running max/min/product/logsumexp against numpy, with gradients."""
+from unittest.mock import patch
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from tg.tensor import Tensor, dtypes
+from tg.tensor import Tensor, dtypes, ordering
 from tensor_helpers import DEVICES, check, rand
 from test_autograd import check_grad
 
@@ -117,3 +118,61 @@ def test_long_running_extremes_run_in_blocks(n, kind, seed):
     want_v, want_i = _np_cumext(x, 1, largest)
     np.testing.assert_array_equal(vals.numpy(), want_v)
     np.testing.assert_array_equal(idx.numpy(), want_i)
+
+def _np_stable_order(x: np.ndarray, descending: bool) -> np.ndarray:
+  """numpy's stable argsort along the last axis; descending as PyTorch's stable sort: the ascending order of the axis
+  reversed, read backwards (equal values keep their order, NaN first)."""
+  if not descending: return np.argsort(x, -1, kind="stable")
+  n = x.shape[-1]
+  return n - 1 - np.argsort(x[..., ::-1], -1, kind="stable")[..., ::-1]
+
+def _long_rows(kind: str, rows: int, n: int, r: np.random.Generator) -> np.ndarray:
+  if kind == "float32": return np.where(r.random((rows, n)) < 0.1, r.choice(np.array([np.nan, -0.0, 0.0, np.inf, -np.inf], np.float32), (rows, n)),
+                                        r.integers(-20, 20, (rows, n)).astype(np.float32) / 4)  # ties, NaN, both zeros, infinities
+  if kind == "float16": return (r.standard_normal((rows, n)) * 100).astype(np.float16)
+  if kind == "float64": return np.where(r.random((rows, n)) < 0.1, -0.0, r.integers(-5, 5, (rows, n)) * np.pi)
+  if kind == "bool": return r.random((rows, n)) < 0.5
+  info = np.iinfo(kind)
+  a = r.integers(info.min, info.max, (rows, n), dtype=kind, endpoint=True)
+  a[:, ::3] = r.choice(np.array([info.min, info.max, 0], dtype=kind), (rows, len(range(0, n, 3))))  # the limits, tied
+  return a
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(65, 700), rows=st.integers(1, 3), descending=st.booleans(),
+       kind=st.sampled_from(["float32", "float16", "float64", "int8", "uint8", "int32", "uint32", "int64", "uint64", "bool"]),
+       seed=st.integers(0, 2**16))
+def test_long_sorts_run_a_network_and_stay_stable(n, rows, descending, kind, seed):
+  """Past ordering.SORT_DIRECT pairs (set to 0 here) the sort is a bitonic network over keys built from the values'
+  bits and their indices: values (with the sign of zero) and indices equal numpy's stable sort for every dtype, at the
+  ends of its range."""
+  a = _long_rows(kind, rows, n, np.random.default_rng(seed))
+  order = _np_stable_order(a, descending)
+  with patch.object(ordering, "SORT_DIRECT", 0): vals, idx = Tensor(a).sort(-1, descending)
+  assert vals.dtype == Tensor(a).dtype and idx.dtype == dtypes.int32
+  np.testing.assert_array_equal(idx.numpy(), order)
+  want = np.take_along_axis(a, order, -1)
+  np.testing.assert_array_equal(vals.numpy(), want)
+  if a.dtype.kind == "f": assert (np.signbit(vals.numpy()) == np.signbit(want)).all()
+  k = n // 3
+  with patch.object(ordering, "SORT_DIRECT", 0): top = Tensor(a).topk(k, largest=descending)  # the first k of the same order
+  np.testing.assert_array_equal(top.indices.numpy(), order[..., :k])
+  np.testing.assert_array_equal(top.values.numpy(), want[..., :k])
+
+def test_a_long_sort_is_n_log_n_squared_work_with_gradients():
+  """16384 floats along the first of two axes: the estimated operations stay within 4 n log2(n)^2 (every pair compared
+  was n^2 each), and the gradient of the sorted values goes back to where each came from."""
+  from tg.codegen import GlobalCounters
+  r = np.random.default_rng(3)
+  a = r.permutation(32768).reshape(16384, 2).astype(np.float32)
+  x = Tensor(a).realize()
+  GlobalCounters.reset()
+  vals, idx = x.sort(0)
+  np.testing.assert_array_equal(vals.numpy(), np.sort(a, 0))
+  assert GlobalCounters.global_ops < 4 * 32768 * 14 ** 2, GlobalCounters.global_ops
+  np.testing.assert_array_equal(idx.numpy(), np.argsort(a, 0))
+  t = Tensor(a, requires_grad=True)
+  g = r.standard_normal(a.shape).astype(np.float32)
+  (t.sort(0, descending=True)[0] * Tensor(g)).sum().backward()
+  want = np.zeros_like(a)
+  np.put_along_axis(want, np.argsort(-a, 0), g, 0)
+  np.testing.assert_array_equal(t.grad.numpy(), want)

@@ -1,13 +1,14 @@
 """Order along an axis: sort, argsort, topk and the running (cumulative) max, min, product and logsumexp.
 
-Everything is a comparison of pairs along the axis, reduced: no data-dependent control flow, a few fused kernels,
-differentiable through the values picked. Sorting compares every pair (n x n: fine up to a few thousand); the running ops
-compare every pair within blocks and scan the blocks' ends the same way (scan: n x 16). Sorting is stable (equal values
-keep their order) and puts NaN last ascending, first descending, as PyTorch."""
+No data-dependent control flow: a few fused kernels each, differentiable through the values picked. A small sort
+compares every pair (n x n, one kernel); a larger one runs a bitonic network over integer keys that order as the values
+and end in the element's index (log2(n)^2 / 2 steps of one kernel each: n log^2 n work). The running ops compare every
+pair within blocks and scan the blocks' ends the same way (scan: n x 16). Sorting is stable (equal values keep their
+order) and puts NaN last ascending, first descending, as PyTorch."""
 from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Callable, NamedTuple
-from tg.uop import dtypes, all_int
+from tg.uop import DType, dtypes, all_int
 from tg.tensor.errors import TensorValueError
 
 if TYPE_CHECKING:
@@ -16,6 +17,9 @@ if TYPE_CHECKING:
 SCAN_BLOCK = 16  # elements a scan reduces by a masked _prefix (scan): 16 took 0.2 ms for a cumsum of 65536, 64 0.7, 256 2.8
 SCAN_DIRECT = 1 << 18  # a scan whose rows x n^2 prefix elements are at most this is one masked reduce: fewer kernels (eager
 # cummax of 300: 0.7 ms, in blocks 2.5); past it the blocks are faster (512 rows of 256: 5.4 -> 0.13 ms)
+SORT_DIRECT = 1 << 27  # a sort of at most this many pairs (rows x n^2) compares every pair, in one kernel: eager, 1 x 4096
+# took 5 ms that way and 16 by the network (its log2(n)^2 / 2 kernels), 256 x 512 9 and 14; past it the network is faster
+# (1 x 16384: 33 -> 13 ms, the 50257 logits of a GPT-2 vocabulary 434 -> 19)
 
 class ValuesIndices(NamedTuple):
   """What sort, topk, cummax and cummin return: a tuple that also has PyTorch's .values and .indices."""
@@ -41,6 +45,50 @@ def scan(xs: Scanned, running: Callable[[Scanned], Scanned], combine: Callable[[
   ends = scan(tuple(x[..., -1] for x in inner), running, combine, identity)
   before = tuple(x.pad(keep + ((1, 0),), value=i)[..., :m].unsqueeze(-1) for x, i in zip(ends, identity))  # the blocks before
   return tuple(x.reshape(*lead, m * SCAN_BLOCK)[..., :n] for x in combine(inner, before))
+
+def _ordinal(x: Tensor) -> tuple[Tensor, Tensor | None]:
+  """Signed integers that order as x's values (NaN above all, -0.0 equal to 0.0), 32-bit ones in int64 where x's items
+  are 4 bytes or fewer (else int64), and where x holds -0.0 (None: not a float)."""
+  if dtypes.is_float(x.dtype):
+    f = x if x.dtype == dtypes.float64 else x.float()  # (exact)
+    it = dtypes.int64 if f.dtype == dtypes.float64 else dtypes.int32
+    bits, top = f.bitcast(it), dtypes.max(it)
+    o = f.isnan().where(top, (f == 0).where(0, (bits < 0).where(bits ^ top, bits)))  # a negative's magnitude bits flipped
+    return o.cast(dtypes.int64), bits == dtypes.min(it)
+  if x.dtype == dtypes.uint64: return x.bitcast(dtypes.int64) ^ dtypes.min(dtypes.int64), None
+  return x.cast(dtypes.int64) - (1 << 31 if x.dtype == dtypes.uint32 else 0), None
+
+def _from_ordinal(o: Tensor, negzero: Tensor | None, dtype: DType) -> Tensor:
+  """The values of _ordinal(x) back (a NaN comes back as the quiet NaN whose bits are the top ordinal)."""
+  if dtypes.is_float(dtype):
+    it = dtypes.int64 if dtype == dtypes.float64 else dtypes.int32
+    assert negzero is not None
+    bits = negzero.where(dtypes.min(it), (o < 0).where(o ^ dtypes.max(it), o)).cast(it)
+    return bits.bitcast(dtypes.float64 if it == dtypes.int64 else dtypes.float32).cast(dtype)
+  if dtype == dtypes.uint64: return (o ^ dtypes.min(dtypes.int64)).bitcast(dtypes.uint64)
+  return (o + (1 << 31 if dtype == dtypes.uint32 else 0)).cast(dtype)
+
+def _bitonic(ts: tuple[Tensor, ...], keys: int) -> tuple[Tensor, ...]:
+  """Tensors that travel together, sorted along their last axis (a power of two long) by their first `keys`, compared
+  in turn, on which only identical places may tie (the padding). A bitonic network: merging sorted runs of k = 2, 4, .. into runs of 2k,
+  each element compared with its partner (first across the run's middle, mirrored, then at distances k/2, k/4, .. 1),
+  the lower place keeping the one that orders first. Every step is views and a select: one kernel, and one on the way back."""
+  from tg.tensor.tensor import Tensor
+  lead, n = ts[0].shape[:-1], ts[0].shape[-1]
+  pos = Tensor.arange(n, device=ts[0].device)
+  run = 1
+  while run < n:
+    dist = run
+    while dist:
+      parts = (run * 2, 1) if dist == run else (2, dist)  # mirrored across the run's middle, or the same place in the other half
+      partner = tuple(t.reshape(*lead, n // (parts[0] * parts[1]), *parts).flip(-2).reshape(*lead, n) for t in ts)
+      first = partner[keys - 1] < ts[keys - 1]
+      for k in reversed(range(keys - 1)): first = (partner[k] < ts[k]) | ((partner[k] == ts[k]) & first)
+      swap = ((pos & dist) == 0) == first  # the lower place takes the partner if it orders first, the upper if it doesn't
+      ts = tuple(swap.where(p, t).contiguous().contiguous_backward() for p, t in zip(partner, ts))  # (fused, a step would redo all before)
+      dist //= 2
+    run *= 2
+  return ts
 
 def _lowest(x: Tensor) -> float | int | bool:
   return -math.inf if dtypes.is_float(x.dtype) else False if x.dtype == dtypes.bool else dtypes.min(x.dtype)
@@ -89,14 +137,33 @@ class OrderingMixin:
     if dtypes.is_float(self.dtype): return onehot.where(self.unsqueeze(-2), -math.inf).max(-1)
     return onehot.where(self.unsqueeze(-2), 0).sum(-1, acc_dtype=self.dtype)
 
+  def _sort_network(self: Tensor, descending: bool) -> tuple[Tensor, Tensor]:
+    """sort along the last axis by _bitonic over keys: the value's _ordinal (negated descending), then twice the index
+    plus whether the value is -0.0; one int64 (ordinal above, the rest below) for items of 4 bytes or fewer. The values
+    come back from the keys, or when they need a gradient, travel through the network beside them."""
+    from tg.tensor.tensor import Tensor
+    n = self.shape[-1]
+    o, negzero = _ordinal(self.detach())
+    at = Tensor.arange(n, device=self.device, dtype=dtypes.int64)._broadcast_to(self.shape) * 2
+    if negzero is not None: at = at + negzero.cast(dtypes.int64)
+    o, packed = ~o if descending else o, self.dtype.itemsize <= 4
+    keys = ((o << 32) | at,) if packed else (o, at)
+    grow = ((0, 0),) * (self.ndim - 1) + ((0, (1 << (n - 1).bit_length()) - n),)  # to a power of two: last, as equal keys
+    out = _bitonic(tuple(k.pad(grow, value=dtypes.max(dtypes.int64)) for k in keys) + ((self.pad(grow),) if self.requires_grad else ()), len(keys))
+    out = tuple(t[..., :n] for t in out)
+    o, at = (out[0] >> 32, out[0] & 0xFFFFFFFF) if packed else out[:2]
+    vals = out[-1] if self.requires_grad else _from_ordinal(~o if descending else o, None if negzero is None else (at & 1).eq(1), self.dtype)
+    return vals, (at >> 1).cast(dtypes.int32)
   def sort(self: Tensor, dim: int = -1, descending: bool = False) -> ValuesIndices:
     """(values, indices) along dim; stable (tinygrad's bitonic sort need not be, PyTorch's stable=True is)."""
     from tg.tensor.tensor import Tensor
     x, ax = self._last(dim)
     if x.shape[-1] <= 1: return ValuesIndices(self, self.zeros_like(dtype=dtypes.int32))  # nothing to order
-    onehot = x._sort_onehot(descending)
-    idx = Tensor.arange(x.shape[-1], device=self.device)._broadcast_to(x.shape)
-    return ValuesIndices(x._pick(onehot)._unlast(ax, self.ndim), idx._pick(onehot)._unlast(ax, self.ndim))
+    if all_int(x.shape) and math.prod(x.shape) * x.shape[-1] > SORT_DIRECT: vals, idx = x._sort_network(descending)
+    else:
+      onehot = x._sort_onehot(descending)
+      vals, idx = x._pick(onehot), Tensor.arange(x.shape[-1], device=self.device)._broadcast_to(x.shape)._pick(onehot)
+    return ValuesIndices(vals._unlast(ax, self.ndim), idx._unlast(ax, self.ndim))
   def argsort(self: Tensor, dim: int = -1, descending: bool = False) -> Tensor: return self.sort(dim, descending).indices
   def topk(self: Tensor, k: int, dim: int = -1, largest: bool = True, sorted_: bool = True) -> ValuesIndices:
     """The k largest (or smallest) along dim with their indices, in order (sorted_=False gives the same order)."""
