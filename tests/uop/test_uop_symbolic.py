@@ -160,6 +160,17 @@ def test_mod_with_a_common_factor_never_grows() -> None:
   for v in range(0, 101, 7):
     for w in range(4): assert evaluate(((x * 2 + y * 4) % 6).simplify(), {"x": v, "y": w}) == (v * 2 + w * 4) % 6
 
+@settings(max_examples=100, deadline=None)
+@given(st.sampled_from([2, 4, 8, 16]), st.integers(1, 64), st.integers(0, 15))
+def test_a_mod_of_a_multiple_plus_a_small_part_splits(k: int, m: int, lane: int) -> None:
+  """(a*k + lane) % (k*m) with 0 <= lane < k is (a % m)*k + lane: the lanes of a flip's vector index share one base
+  and differ by a constant, so they load as one vector (16 loads, each with its own mod, before)."""
+  a, lane = UOp.variable("a", 0, 300), lane % k
+  e = (a * k + lane) % (k * m)
+  got = e.simplify()
+  assert got.op is not Ops.MOD, got.render(simplify=False)
+  for v in range(301): assert evaluate(got, {"a": v}) == (v * k + lane) % (k * m)
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(1, 9), st.integers(1, 9), st.integers(-3, 3).filter(bool), st.integers(-40, 0), st.integers(0, 40))
 def test_nested_div_mod_pieces_fold_into_one_mod(c: int, m: int, k: int, lo: int, hi: int) -> None:

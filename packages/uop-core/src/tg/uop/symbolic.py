@@ -243,6 +243,15 @@ def _fold_div_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) ->
     if others.vmin >= 0 and others.vmax < k: return t // (c // k)
   return None
 
+def _fold_mod_small(x: UOp, c: int, terms: list[tuple[UOp, int]], const: int) -> UOp | None:
+  # (a*k + small) % c with k dividing c and `small` inside [0, k): (a % (c/k))*k + small. The lanes of a vector index
+  # ((16*r + lane) % 2048, a flip's) then share one base and differ by a constant: one vector load, not 16
+  for i, (t, k) in enumerate(terms):
+    if k <= 1 or c % k != 0 or t.vmin < 0 or not exact(x.dtype, rest := terms[:i] + terms[i + 1:], const): continue
+    others = build_sum(x, rest, const)
+    if others.vmin >= 0 and others.vmax < k: return (t % (c // k)) * k + others
+  return None
+
 @_int_by_positive
 def fold_mod(x: UOp, d: UOp) -> UOp | None:
   """x % d for a constant d > 0: drop multiples of d, and x itself when it already lies in [0, d)."""
@@ -253,6 +262,7 @@ def fold_mod(x: UOp, d: UOp) -> UOp | None:
   terms, const, _ = split
   kept = [(t, k % c) for t, k in terms if k % c != 0]
   if len(kept) == len(terms) and 0 <= const < c and all(k < c for _, k in terms):
+    if (small := _fold_mod_small(x, c, terms, const)) is not None: return small
     g = math.gcd(c, const, *(k for _, k in terms))
     if g == 1 or g == c: return None
     divided = [(t, k // g) for t, k in terms]
