@@ -82,9 +82,10 @@ def _bitonic(ts: tuple[Tensor, ...], keys: int) -> tuple[Tensor, ...]:
     while dist:
       parts = (run * 2, 1) if dist == run else (2, dist)  # mirrored across the run's middle, or the same place in the other half
       partner = tuple(t.reshape(*lead, n // (parts[0] * parts[1]), *parts).flip(-2).reshape(*lead, n) for t in ts)
-      first = partner[keys - 1] < ts[keys - 1]
-      for k in reversed(range(keys - 1)): first = (partner[k] < ts[k]) | ((partner[k] == ts[k]) & first)
-      swap = ((pos & dist) == 0) == first  # the lower place takes the partner if it orders first, the upper if it doesn't
+      low = (pos & dist) == 0  # the lower place takes the partner if it orders first, the upper if it orders last
+      a, b = [low.where(p, t) for p, t in zip(partner[:keys], ts)], [low.where(t, p) for p, t in zip(partner[:keys], ts)]
+      swap = a[-1] < b[-1]
+      for k in reversed(range(keys - 1)): swap = (a[k] < b[k]) | ((a[k] == b[k]) & swap)
       ts = tuple(swap.where(p, t).contiguous().contiguous_backward() for p, t in zip(partner, ts))  # (fused, a step would redo all before)
       dist //= 2
     run *= 2
