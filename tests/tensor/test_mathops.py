@@ -169,3 +169,16 @@ def test_half_pow_is_rounded_once(form):
 def test_bfloat16_pow_example():
   # 3 ** 3.3 = 37.54..., by hand: bfloat16 near 37.5 has spacing 0.25, so 37.5 (the float32-chain gave 38.0)
   assert Tensor([3.0], dtype=dtypes.bfloat16).pow(3.3).item() == 37.5
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_fmod_takes_the_sign_of_the_dividend(device):
+  """fmod against numpy's (C's) where a - trunc(a / b) * b is exact, ints and floats, scalar and tensor divisors."""
+  a = np.array([-7.5, 7.5, -7.0, 7.0, 5.25, -0.5, 100.0], np.float32)
+  b = np.array([2.0, -2.0, -3.0, 3.0, 0.5, 3.0, 7.0], np.float32)
+  np.testing.assert_allclose(Tensor(a, device=device).fmod(Tensor(b, device=device)).numpy(), np.fmod(a, b))
+  np.testing.assert_allclose(Tensor(a, device=device).fmod(2.5).numpy(), np.fmod(a, np.float32(2.5)))
+  ai, bi = np.array([-7, 7, -7, 7, -8, 2**31 - 1], np.int32), np.array([2, -2, -2, 2, 3, -5], np.int32)
+  got = Tensor(ai, device=device).fmod(Tensor(bi, device=device))
+  assert got.dtype == dtypes.int32 and got.tolist() == np.fmod(ai, bi).tolist()
+  assert Tensor(ai, device=device).fmod(3).tolist() == np.fmod(ai, 3).tolist()
+  check_grad(lambda x, y: x.fmod(y), [np.array([-7.3, 7.3, 5.1]), np.array([2.0, -3.0, 1.9])])

@@ -233,3 +233,22 @@ def test_cumprod_and_logcumsumexp_of_any_length_match_numpy(n, seed):
   np.testing.assert_allclose(Tensor(a).cumprod(1).numpy(), np.cumprod(a.astype(np.float64), 1), rtol=1e-4)
   b = (r.standard_normal((2, n)) * 3).astype(np.float32)
   np.testing.assert_allclose(Tensor(b).logcumsumexp(1).numpy(), np.logaddexp.accumulate(b.astype(np.float64), 1), rtol=1e-5, atol=1e-4)
+
+def test_softmin_and_normalize():
+  """softmin is softmax of -x; normalize divides by the p-norm floored at eps (PyTorch's F.normalize), with a finite
+  gradient on an all-zero row (1 / eps, the norm's floor, not 0 * inf through the root)."""
+  from test_autograd import check_grad
+  x = np.random.default_rng(4).standard_normal((3, 5))
+  e = np.exp(-x - (-x).max(1, keepdims=True))
+  np.testing.assert_allclose(Tensor(x.astype(np.float32)).softmin(1).numpy(), e / e.sum(1, keepdims=True), rtol=1e-5)
+  z = x.copy()
+  z[1] = 0
+  for p in (1.0, 2.0, 3.0, np.inf):
+    for dim in (0, 1):
+      norm = np.linalg.norm(z, p, axis=dim, keepdims=True)
+      np.testing.assert_allclose(Tensor(z.astype(np.float32)).normalize(p, dim).numpy(), z / np.maximum(norm, 1e-12), rtol=1e-5, atol=1e-6)
+  check_grad(lambda t: t.normalize(2.0, 1), [x])
+  check_grad(lambda t: t.normalize(3.0, 0), [x])
+  t = Tensor(z, dtype=dtypes.float64, requires_grad=True)
+  t.normalize(2.0, 1, eps=1e-3).sum().backward()
+  np.testing.assert_allclose(t.grad.numpy()[1], np.full(5, 1e3))

@@ -306,6 +306,11 @@ class NNMixin:
   def layernorm(self: Tensor, axis: int | Sequence[int] = -1, eps: float = 1e-5) -> Tensor:
     y = self - self.mean(axis, keepdim=True)
     return y * (y * y).mean(axis, keepdim=True).add(eps).rsqrt()
+  def normalize(self: Tensor, p: float = 2.0, dim: int = 1, eps: float = 1e-12) -> Tensor:
+    """self over its p-norm along dim, the norm at least eps (PyTorch's F.normalize, tinygrad's normalize). The floor
+    goes under the root, eps^p on the sum: a zero's gradient is then 1 / eps, as PyTorch's, not 0 * inf."""
+    if p == math.inf: return self / self.abs().max(dim, keepdim=True).maximum(eps)
+    return self / (self.abs() ** p).sum(dim, keepdim=True).maximum(eps ** p) ** (1 / p)
   def batchnorm(self: Tensor, weight: Tensor | None, bias: Tensor | None, mean: Tensor, invstd: Tensor,
                 axis: int | Sequence[int] = 1) -> Tensor:
     axes = (axis,) if isinstance(axis, int) else tuple(axis)

@@ -566,6 +566,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def mod(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     a, b = self._broadcasted(x, reverse)
     return a - a._floordiv(b) * b
+  def fmod(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """The remainder whose sign follows the dividend: a - trunc(a / b) * b, as tinygrad. PyTorch's float fmod is C's,
+    exact where this rounds: they differ for quotients past 2^24, an infinite b (3 here nan) and the sign of a zero."""
+    a, b = self._broadcasted(x, reverse)
+    return a - a.div(b, rounding_mode="trunc") * b
   def neg(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self * -1
   def pow(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     """C's pow (numpy's and PyTorch's), special values included. An integer tensor to an int power stays integer, and a
@@ -887,6 +892,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
     _, e, ss = self._softmax(axis, dtype)
     return e / ss
+  def softmin(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor: return (-self).softmax(axis, dtype)
   def log_softmax(self, axis: int = -1, dtype: DType | str | None = None) -> Tensor:
     m, _, ss = self._softmax(axis, dtype)
     return m - ss.log()
