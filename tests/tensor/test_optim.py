@@ -184,3 +184,18 @@ def test_a_step_outside_training_raises():
   np.testing.assert_array_equal(w.numpy(), [1.0, 2.0])
   opt.step()
   assert (w.numpy() < [1.0, 2.0]).all()
+
+def test_an_optimizer_group_steps_each_as_alone():
+  """OptimizerGroup(SGD over w, AdamW over v): both updates in one step, each as its optimizer alone gives (numpy)."""
+  a, b = np.array([1.0, -2.0, 3.0], np.float32), np.array([0.5, 0.25], np.float32)
+  w, v = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+  group = optim.OptimizerGroup(optim.SGD([w], lr=0.1), optim.AdamW([v], lr=0.01, weight_decay=0.0))
+  assert group.params == [w, v] and group[1].params == [v]
+  for _ in range(2):
+    group.zero_grad()
+    ((w * w).sum() + (v * 3).sum()).backward()
+    group.step()
+  a1 = a - 0.1 * 2 * a
+  np.testing.assert_allclose(w.numpy(), a1 - 0.1 * 2 * a1, rtol=1e-6)
+  np.testing.assert_allclose(v.numpy(), b - 2 * 0.01, rtol=1e-5)  # Adam's first steps move a constant gradient by lr each
+  with pytest.raises(ValueError, match="at least one"): optim.OptimizerGroup()

@@ -41,6 +41,18 @@ class Optimizer:
     self.buffers += ts
     return ts
 
+class OptimizerGroup(Optimizer):
+  """Several optimizers stepped as one (tinygrad's): say Muon for the matrices and AdamW for the rest. Their updates
+  realize together, in the same few kernels one optimizer's would."""
+  def __init__(self, *optimizers: Optimizer):
+    if not optimizers: raise ValueError("OptimizerGroup needs at least one optimizer")
+    self.optimizers = optimizers
+    self.params = [p for o in optimizers for p in o.params]
+  def __getitem__(self, i: int) -> Optimizer: return self.optimizers[i]
+  def zero_grad(self) -> None:
+    for o in self.optimizers: o.zero_grad()
+  def schedule_step(self) -> list[Tensor]: return [t for o in self.optimizers for t in o.schedule_step()]
+
 class SGD(Optimizer):
   """PyTorch's SGD: weight decay adds wd*w to the gradient; momentum b = m*b + g; nesterov steps by g + m*b. classic
   (tinygrad's flag, Sutskever's form): the learning rate scales the gradient before the momentum, b = m*b + lr*g, and the
