@@ -182,3 +182,28 @@ def test_fmod_takes_the_sign_of_the_dividend(device):
   assert got.dtype == dtypes.int32 and got.tolist() == np.fmod(ai, bi).tolist()
   assert Tensor(ai, device=device).fmod(3).tolist() == np.fmod(ai, 3).tolist()
   check_grad(lambda x, y: x.fmod(y), [np.array([-7.3, 7.3, 5.1]), np.array([2.0, -3.0, 1.9])])
+
+def test_integer_logsumexp_and_softmax_run_in_float():
+  """logsumexp, softmax and log_softmax of integers work in float32 (PyTorch's logsumexp): x - max in int8 wrapped
+  around (-88 - 71 became 97) and logsumexp gave inf, or 168.9 for 91 (found by a torch dtype fuzz)."""
+  x = np.array([[5, 71, 26, -88], [-120, -7, -66, -1]], np.int8)
+  f = x.astype(np.float64)
+  m = f.max(1, keepdims=True)
+  lse = np.log(np.exp(f - m).sum(1, keepdims=True)) + m
+  got = Tensor(x).logsumexp(1)
+  assert got.dtype == dtypes.float32
+  np.testing.assert_allclose(got.numpy(), lse[:, 0], rtol=1e-6)
+  np.testing.assert_allclose(Tensor(x).softmax(1).numpy(), np.exp(f - lse), rtol=1e-5, atol=1e-30)
+  np.testing.assert_allclose(Tensor(x).log_softmax(1).numpy(), f - lse, rtol=1e-6, atol=1e-6)
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_half_remainders_and_floor_division_round_once(device):
+  """%, // and fmod of half values compute in float32 and round once, as PyTorch: the quotient rounded to half first
+  made -75 % 1.5 give 0.4375, not 0.4531, and 4.5 // 1.5 can land on the wrong integer."""
+  a = np.array([-75, -20, 82, 90, 100, 4.5, -6.395], np.float16)
+  b = np.array([1.5, 0.37, 2.1, -3.3, 7.7, 1.5, 0.31], np.float16)
+  x, y = Tensor(a, device=device), Tensor(b, device=device)
+  a32, b32 = a.astype(np.float32), b.astype(np.float32)
+  np.testing.assert_array_equal((x % y).numpy(), np.mod(a32, b32).astype(np.float16))
+  np.testing.assert_array_equal((x // y).numpy(), np.floor_divide(a32, b32).astype(np.float16))
+  np.testing.assert_array_equal(x.fmod(y).numpy(), np.fmod(a32, b32).astype(np.float16))

@@ -554,6 +554,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if rounding_mode is None and not isinstance(x, Tensor) and not dtypes.is_float(self.dtype):  # true division by the scalar
       self = self.cast(least_upper_float(self.dtype))  # itself, as tinygrad and PyTorch: uint8 / -3 divided by -3 cast to uint8, 253
     a, b = self._broadcasted(x, reverse)
+    if rounding_mode is not None and narrow_float(a.dtype): return a.float().div(b.float(), rounding_mode=rounding_mode).cast(a.dtype)
     if rounding_mode == "trunc": return a._apply(lambda p, q: p.alu(Ops.IDIV, q), b) if dtypes.is_int(a.dtype) else (a / b).trunc()
     if rounding_mode == "floor": return a._floordiv(b)
     if not dtypes.is_float(a.dtype): a, b = a.cast(least_upper_float(a.dtype)), b.cast(least_upper_float(b.dtype))
@@ -564,12 +565,16 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     rem = self - q * b
     return q - (rem.ne(0) & ((rem < 0).ne(b < 0))).cast(q.dtype)
   def mod(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
+    """Python's remainder (the divisor's sign); half, bfloat16 and fp8 in float32, rounded once, as PyTorch (a quotient
+    rounded to half first made -75 % 1.5 0.4375, not 0.4531)."""
     a, b = self._broadcasted(x, reverse)
+    if narrow_float(a.dtype): return a.float().mod(b.float()).cast(a.dtype)
     return a - a._floordiv(b) * b
   def fmod(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     """The remainder whose sign follows the dividend: a - trunc(a / b) * b, as tinygrad. PyTorch's float fmod is C's,
     exact where this rounds: they differ for quotients past 2^24, an infinite b (3 here nan) and the sign of a zero."""
     a, b = self._broadcasted(x, reverse)
+    if narrow_float(a.dtype): return a.float().fmod(b.float()).cast(a.dtype)
     return a - a.div(b, rounding_mode="trunc") * b
   def neg(self) -> Tensor: return self.logical_not() if self.dtype == dtypes.bool else self * -1
   def pow(self, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
@@ -884,8 +889,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def any(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.bool().max(axis, keepdim)
   def all(self, axis: int | Sequence[int] | None = None, keepdim: bool = False) -> Tensor: return self.logical_not().any(axis, keepdim).logical_not()
   def _softmax(self, axis: int, dtype: DType | str | None) -> tuple[Tensor, Tensor, Tensor]:
-    """dtype: self is cast to it first (tinygrad's and PyTorch's softmax(dtype=))."""
-    x = self.cast(dtype) if dtype is not None else self
+    """dtype: self is cast to it first (tinygrad's and PyTorch's softmax(dtype=)); integers become floats first (x - max
+    in int8 wrapped)."""
+    x = self.cast(dtype) if dtype is not None else self if dtypes.is_float(self.dtype) else self.cast(least_upper_float(self.dtype))
     m = x - x.max(axis, keepdim=True).detach()
     e = m.exp()
     return m, e, e.sum(axis, keepdim=True)
@@ -898,7 +904,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return m - ss.log()
   def logsumexp(self, axis: int | None = None, keepdim: bool = False) -> Tensor:
     """log(sum(exp(x))), shifted by the maximum; an infinite maximum shifts by 0, so a row of -inf gives -inf and one
-    holding inf gives inf (PyTorch's; tinygrad's gives nan: -inf - -inf)."""
+    holding inf gives inf (PyTorch's; tinygrad's gives nan: -inf - -inf). Integers become floats first, as PyTorch (x - max
+    in int8 wrapped around to inf)."""
+    if not dtypes.is_float(self.dtype): return self.cast(least_upper_float(self.dtype)).logsumexp(axis, keepdim)
     m = self.max(axis, keepdim=True)
     m = m.isinf().where(0, m)
     return (self - m).exp().sum(axis, keepdim=True).log().add(m).reshape(self.max(axis, keepdim).shape)
