@@ -184,3 +184,18 @@ def test_max_gradient_of_a_recomputed_multiply_add(seed):
   want = np.zeros_like(x)
   want[10:18:2, 0, 4:24] = (hit / hit.sum(0) * 2 * xs).reshape(4, 20)
   np.testing.assert_allclose(X.grad.numpy(), want, rtol=1e-6, atol=0)
+
+def test_std_of_a_constant_row_has_a_zero_gradient():
+  """std where the variance is 0 (a constant row, a single element) has gradient 0, as PyTorch: sqrt's infinite slope
+  times the variance's zero gradient was nan (found by a torch differential fuzz). Elsewhere (x - mean) / ((n - c) std)."""
+  x = np.array([[0.3, -1.2, 2.0, 0.7], [0.5, 0.5, 0.5, 0.5]])
+  for correction in (0, 1):
+    t = Tensor(x, dtype=dtypes.float64, requires_grad=True)
+    t.std(1, correction=correction).sum().backward()
+    d = x - x.mean(1, keepdims=True)
+    sd = np.sqrt((d ** 2).sum(1, keepdims=True) / (4 - correction))
+    want = np.where(sd == 0, 0, d / np.where(sd == 0, 1, (4 - correction) * sd))
+    np.testing.assert_allclose(t.grad.numpy(), want, rtol=1e-12, atol=0)
+  t = Tensor(np.array([[1.5]]), requires_grad=True)
+  t.std(1, correction=0).sum().backward()
+  assert t.grad.numpy().tolist() == [[0.0]]

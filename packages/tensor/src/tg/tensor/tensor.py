@@ -881,7 +881,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     sq = (self - self.mean(axis, keepdim=True)).square()
     return sq.sum(axis, keepdim) / max(0, n - correction)
   def std(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> Tensor:
-    return self.var(axis, keepdim, correction).sqrt()
+    """The root of var; where var is 0 its gradient is 0, as PyTorch's (sqrt's inf times var's 0 was nan)."""
+    v = self.var(axis, keepdim, correction)
+    return v.eq(0).where(0, v.eq(0).where(1, v).sqrt())
   def var_mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
     return self.var(axis, keepdim, correction), self.mean(axis, keepdim)
   def std_mean(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, correction: int = 1) -> tuple[Tensor, Tensor]:
