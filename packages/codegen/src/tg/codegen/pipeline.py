@@ -4,9 +4,9 @@ The lowering is a fixed sequence of passes, each one graph_rewrite of a PatternM
 flatten buffers -> simplify -> optimize (opts) -> expand UPCAST/UNROLL -> split shared reduce ranges -> lower REDUCE -> merge ENDs -> GPU dims
 -> add loads -> devectorize -> decompose -> linearize -> prefetch (CPU: accesses that stride pages) -> render."""
 from __future__ import annotations
-import math, re
+import functools, math, re
 from typing import Any
-from tg.uop import UOp, Ops, KernelInfo, graph_rewrite, track, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, dtypes
+from tg.uop import UOp, Ops, KernelInfo, PatternMatcher, graph_rewrite, track, type_verify, kernel_spec, program_spec, SPEC, DEBUG, symbolic, dtypes
 from tg.codegen.program import ProgramSpec, estimate
 from tg.codegen.renderer import Renderer
 from tg.codegen.lower.flatten import pm_flatten
@@ -39,6 +39,13 @@ def lower(ast: UOp, renderer: Renderer, opts: tuple[Opt, ...] | list[Opt] | None
   ast = optimize(ast, renderer, opts)
   return lower_optimized(ast, renderer)
 
+@functools.cache
+def _late_rewrites(narrow_floats: bool, native_idiv: bool) -> PatternMatcher:
+  """The decompositions, transcendentals and symbolic rules a renderer needs, as one matcher built once: a sum of
+  matchers is a new one, and compiling it cost 20 ms a kernel (2.8 s of a GPT's first step)."""
+  return pm_decompose + pm_transcendental + symbolic + (pm_narrow_floats if narrow_floats else PatternMatcher([])) + \
+    (PatternMatcher([]) if native_idiv else pm_fast_idiv)
+
 def lower_optimized(ast: UOp, renderer: Renderer) -> UOp:
   ast = graph_rewrite(ast, pm_expand, name="expand")
   ast = split_shared_ranges(ast)
@@ -48,9 +55,7 @@ def lower_optimized(ast: UOp, renderer: Renderer) -> UOp:
   ast = graph_rewrite(ast, pm_add_loads, name="add loads")
   ast = graph_rewrite(ast, pm_push_gep, name="push geps")
   ast = graph_rewrite(ast, pm_devectorize, ctx=renderer, name="devectorize")
-  late = pm_decompose + pm_transcendental + symbolic
-  if renderer.emulated_dtypes: late = late + pm_narrow_floats
-  if Ops.IDIV not in renderer.native_ops: late = late + pm_fast_idiv
+  late = _late_rewrites(bool(renderer.emulated_dtypes), Ops.IDIV in renderer.native_ops)
   ast = fuse_mulaccs(graph_rewrite(ast, late, ctx=renderer, name="decompose"), renderer)
   return graph_rewrite(ast, pm_index32, name="index32") if renderer.index32 else ast
 
