@@ -363,3 +363,50 @@ def test_a_loop_in_the_remembered_graphs_raises_instead_of_hanging():
   try:
     with pytest.raises(RuntimeError, match="a loop"): (x * 2).sum().backward()
   finally: del Tensor.live.realized[b]
+
+def test_a_reader_of_an_old_value_that_holds_another_pending_assign():
+  """r = b * 2 + a with a *= 2 pending reads b's value from before b.assign(...): it holds a's assign (a's new value),
+  which had made it look like a reader of the new values, and it ran after b's write (found by an in-place fuzz)."""
+  A, B = np.arange(4, dtype=np.float32), np.arange(4, dtype=np.float32) * 10
+  a, b = Tensor(A.copy()).contiguous().realize(), Tensor(B.copy()).contiguous().realize()
+  a *= 2
+  r = b * 2 + a
+  b.assign(a.flip(0) + 1)
+  b.realize()
+  np.testing.assert_array_equal(r.numpy(), B * 2 + A * 2)
+  np.testing.assert_array_equal(b.numpy(), (A * 2)[::-1] + 1)
+
+def test_a_reader_whose_write_runs_as_an_old_value_reader_keeps_its_own_readers_first():
+  """Realizing b *= 2 first runs the pending a.assign(b.flip(0) + 1), which reads b's old value; r, which reads a's old
+  value, must then run before that write too (readers of the readers' writes, until none is left)."""
+  A = np.arange(16, dtype=np.float32).reshape(4, 4) - 5
+  a, b = Tensor(A.copy()).contiguous().realize(), Tensor(A.copy() * 10).contiguous().realize()
+  r = a[3:4, 0:2].sum(0)
+  a.assign(b.flip(0) + 1)
+  b *= 2
+  b[0:2, 0:2] = a[0:2, 0:2] * 3
+  np.testing.assert_array_equal(r.numpy(), A[3:4, 0:2].sum(0))
+  np.testing.assert_array_equal(a.numpy(), A[::-1] * 10 + 1)
+
+@settings(max_examples=40, deadline=None)
+@given(steps=st.lists(st.tuples(st.sampled_from(["read", "read_slice", "set", "iadd", "imul", "assign_flip", "set_from", "realize"]),
+                                st.sampled_from("ab"), st.integers(0, 3), st.integers(1, 4)), min_size=1, max_size=9))
+def test_reads_and_in_place_writes_of_two_tensors_give_what_running_each_at_once_gives(steps):
+  """Two tensors, lazy reads of both (whole and sliced), in-place writes of either (+=, *=, setitem of a slice, an assign
+  of the other's flip, a slice set from the other) and realizes in any sequence: every read and both tensors end as numpy
+  running each step at once says."""
+  base = np.arange(16, dtype=np.float32).reshape(4, 4) - 6
+  ref = {"a": base.copy(), "b": base * 2}
+  ts, reads = {n: Tensor(v.copy()).contiguous().realize() for n, v in ref.items()}, []
+  for op, n, lo, hi in steps:
+    o, hi = "b" if n == "a" else "a", max(hi, lo + 1)
+    if op == "read": reads.append((ts[n] * 2 + ts[o], ref[n] * 2 + ref[o]))
+    elif op == "read_slice": reads.append((ts[n][lo:hi, 1:3].sum(0), ref[n][lo:hi, 1:3].sum(0)))
+    elif op == "set": ts[n][lo:hi, 0:2] = float(lo - 2); ref[n][lo:hi, 0:2] = lo - 2
+    elif op == "iadd": ts[n] += ts[o]; ref[n] = ref[n] + ref[o]
+    elif op == "imul": ts[n] *= 2; ref[n] = ref[n] * 2
+    elif op == "assign_flip": ts[n].assign(ts[o].flip(0) + 1); ref[n] = ref[o][::-1] + 1
+    elif op == "set_from": ts[n][lo:hi, 1:3] = ts[o][lo:hi, 1:3] * 3; ref[n][lo:hi, 1:3] = ref[o][lo:hi, 1:3] * 3
+    else: ts[n].realize()
+  for t, want in reads: np.testing.assert_array_equal(t.numpy(), want)
+  for n in "ab": np.testing.assert_array_equal(ts[n].numpy(), ref[n])

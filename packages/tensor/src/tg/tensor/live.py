@@ -143,20 +143,31 @@ class LiveTensors:
 
   def old_value_readers(self, ts: list[Tensor]) -> list[Tensor]:
     """The live lazy tensors that read a buffer the ASSIGNs and custom kernels among ts write (and not through them): they
-    are realized in the same schedule, before the writes, so that a loss realized after opt.step() is the loss of the
+    are realized in the same schedule, before the writes (and their own writes' readers before those: the caller asks
+    again until none is new), so that a loss realized after opt.step() is the loss of the
     weights it was built on, and x * 10 built before a kernel that adds one to x in place is ten times the old x. What the
     writes themselves consume (the gradients of a step) is left to fuse into them, as it was; a view of a written buffer
     shares its memory (as PyTorch's views do) and shows the new values."""
     assigns = {u for t in ts for u in t.uop.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
     consumed = {u for a in assigns for u in a.toposort()}
-    targets = {a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0] for a in assigns if a.op is Ops.ASSIGN}
-    targets |= {b for k in assigns if k.op is Ops.CUSTOM_KERNEL for i, s in enumerate(k.src)
-                if i in stored_params(k.arg.ast) and (b := view_base(s)) is not None}
+    writers: dict[UOp, set[UOp]] = {}  # buffer -> the writes to it
+    for a in assigns:
+      if a.op is Ops.ASSIGN: writers.setdefault(a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0], set()).add(a)
+      else:
+        for i, s in enumerate(a.src):
+          if i in stored_params(a.arg.ast) and (b := view_base(s)) is not None: writers.setdefault(b, set()).add(a)
     mine = {id(t) for t in ts}
     readers = [t for t in self.pending() if id(t) not in mine and t.uop not in consumed and
-               (under := view_chain(t.uop, GroupOp.Movement, symbolic=True)[1]) not in targets and view_base(under) not in targets]  # (a view)
-    reads, writes = _holding([t.uop for t in readers], targets), _holding([t.uop for t in readers], assigns)
-    return [t for t in readers if reads[t.uop] and not writes[t.uop]]
+               (under := view_chain(t.uop, GroupOp.Movement, symbolic=True)[1]) not in writers and view_base(under) not in writers]  # (a view)
+    reads, writes = _holding([t.uop for t in readers], writers.keys()), _holding([t.uop for t in readers], assigns)
+    def old_reader(t: Tensor) -> bool:
+      """Does t read a written buffer that one of the writes to it, not in t's graph, would change first? A read of
+      another buffer's new value (a pending a *= 2 in r = b * 2 + a) or of this one's after an earlier write (r = b.sum()
+      after b *= 2, then b += 1) still reads the buffer as it is before the writes t doesn't hold."""
+      if not reads[t.uop] or not writes[t.uop]: return reads[t.uop]
+      topo = t.uop.toposort()
+      return any(b in topo and any(w not in topo for w in ws) for b, ws in writers.items())
+    return [t for t in readers if old_reader(t)]
 
 def _holding(roots: list[UOp], marks: Set[UOp]) -> dict[UOp, bool]:
   """For each UOp at or under roots: does it hold one of marks? One walk with one memo for all the roots, which mostly

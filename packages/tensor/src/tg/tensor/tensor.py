@@ -165,7 +165,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
           if not t._as_one_view() and not realized_multi(t.uop)]
     if not ts: return []
-    if any(u.op in _WRITES for t in ts for u in t.uop.toposort()): ts += Tensor.live.old_value_readers(ts)
+    if any(u.op in _WRITES for t in ts for u in t.uop.toposort()):
+      while readers := Tensor.live.old_value_readers(ts): ts += readers  # (a reader may write too: a pending a.assign(b + 1))
     _own_buffers(ts)
     outs = [t.uop for t in ts]
     multi = has_multi(outs)
