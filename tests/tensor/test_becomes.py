@@ -410,3 +410,15 @@ def test_reads_and_in_place_writes_of_two_tensors_give_what_running_each_at_once
     else: ts[n].realize()
   for t, want in reads: np.testing.assert_array_equal(t.numpy(), want)
   for n in "ab": np.testing.assert_array_equal(ts[n].numpy(), ref[n])
+
+def test_an_assign_to_a_slice_that_is_the_whole_tensor_writes_it():
+  """b[0:2].assign(x) of a 2-row b: the slice changes nothing, so it is b itself (tinygrad's), and the write reaches b. A
+  new tensor on b's graph took the assign for itself, lost with the temporary (found by an in-place fuzz); a slice of
+  some rows writes through at once."""
+  A = np.arange(6, dtype=np.float32).reshape(2, 3)
+  a, b = Tensor(A.copy()).contiguous().realize(), Tensor(A * 10).contiguous().realize()
+  assert b[0:2] is b and b[:, :] is b and b.reshape(2, 3) is b
+  b[0:2].assign(a[0:2] - 1)
+  np.testing.assert_array_equal(b.numpy(), A - 1)
+  b[0:1].assign(a[1:2] * 2)
+  np.testing.assert_array_equal(b.numpy(), np.stack([A[1] * 2, A[1] - 1]))

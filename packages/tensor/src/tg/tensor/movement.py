@@ -47,7 +47,10 @@ def _einops_side(side: str, formula: str, ell: list[str]) -> list[list[str]]:
   return groups
 
 class MovementMixin:
-  def _mop(self: Tensor, op: Ops, arg: Any) -> Tensor: return self._apply(lambda u: mop(op, u, arg))
+  def _mop(self: Tensor, op: Ops, arg: Any) -> Tensor:
+    """A movement op; one that changes nothing (x[0:n], a reshape to the same shape) is the tensor itself, as tinygrad's:
+    a new tensor on the same graph took an assign for itself, and b[0:2].assign(x) of a 2-row b was lost with it."""
+    return self if (u := mop(op, self._uop, arg)) is self._uop else self._apply(lambda _: u)
 
   def reshape(self: Tensor, *shape: Any) -> Tensor:
     shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
