@@ -106,10 +106,18 @@ def _map_outputs(ret: Any, fn: Callable[[Any], Any]) -> Any:
   return fn(ret)
 
 def _realized(ret: R) -> R:
+  """ret realized, and with it every in-place write the call left pending (b += x whose b the function doesn't return):
+  only what runs during the call is captured, so a write left lazy ran once, outside, and never in a replay."""
   outs: list[Tensor] = []
   _map_outputs(ret, outs.append)
-  Tensor.realize_all(*outs)
+  writes = [t for t in Tensor.live.pending() if _write(t.uop)]
+  Tensor.realize_all(*outs, *writes)
   return ret
+
+def _write(u: UOp) -> bool:
+  """Is u the value of an in-place write (an ASSIGN, under movement ops)?"""
+  while u.op in GroupOp.Movement: u = u.src[0]
+  return u.op is Ops.ASSIGN
 
 @dataclass(frozen=True)
 class _Out:
@@ -263,6 +271,9 @@ class TinyJit(Generic[R]):
     return ret
 
   def _capture(self, a: _Args, bufs: list[Buffer], args: tuple, kwargs: dict) -> R:
+    # lazy tensors from before the call run now, not in the capture: one that reads state the call updates in place would
+    # run first as an old value's reader, and its kernel, captured, would run again in every replay
+    Tensor.realize_all(*Tensor.live.pending())
     items: list[ExecItem] = []
     capturing.append(items)
     view_needs.append(needs := [])
@@ -308,6 +319,7 @@ class TinyJit(Generic[R]):
     if (sig := a.signature()) != self.signature: raise self._mismatch(sig)
     if self.view_needs: self._check_views(a.var_vals)
     if not self.launches: self.launches = _batched(self.steps) if self.batch else list(self.steps)
+    self._realize_old_value_readers()
     for st in self.launches:
       if isinstance(st, _Batch):
         for k, j, i in st.inputs: st.graph.update(k, j, new[i])
@@ -332,6 +344,15 @@ class TinyJit(Generic[R]):
       t = a.tensors[o.input][1]
       return t if o.same else Tensor(t.uop.reshape(u.shape))
     return _map_outputs(self.outputs, out)
+
+  def _realize_old_value_readers(self) -> None:
+    """Realize the live lazy tensors that read a buffer the replay writes (state it updates in place): the replay writes
+    buffers directly, past the lazy graphs, and a loss taken as a * 3 - b between steps read the next step's a."""
+    if not (pending := Tensor.live.pending()): return
+    written = {id(st.item.bufs[j].base) for st in self.steps for j in st.writes()}
+    def reads_written(t: Tensor) -> bool:
+      return any(u.op is Ops.BUFFER and id(getattr(buffers.get(u), "base", None)) in written for u in t.uop.toposort())
+    Tensor.realize_all(*[t for t in pending if reads_written(t)])
 
   def _check_views(self, var_vals: dict[str, int]) -> None:
     """Raise JitError if a view the capture took of a bound variable (x[:, i:i+2]) doesn't fit its tensor at this call's
