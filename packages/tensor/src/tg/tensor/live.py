@@ -159,15 +159,28 @@ class LiveTensors:
     mine = {id(t) for t in ts}
     readers = [t for t in self.pending() if id(t) not in mine and t.uop not in consumed and
                (under := view_chain(t.uop, GroupOp.Movement, symbolic=True)[1]) not in writers and view_base(under) not in writers]  # (a view)
-    reads, writes = _holding([t.uop for t in readers], writers.keys()), _holding([t.uop for t in readers], assigns)
-    def old_reader(t: Tensor) -> bool:
-      """Does t read a written buffer that one of the writes to it, not in t's graph, would change first? A read of
-      another buffer's new value (a pending a *= 2 in r = b * 2 + a) or of this one's after an earlier write (r = b.sum()
-      after b *= 2, then b += 1) still reads the buffer as it is before the writes t doesn't hold."""
-      if not reads[t.uop] or not writes[t.uop]: return reads[t.uop]
-      topo = t.uop.toposort()
-      return any(b in topo and any(w not in topo for w in ws) for b, ws in writers.items())
-    return [t for t in readers if old_reader(t)]
+    # t reads a written buffer old if one of the writes to it isn't in t's graph: a read of another buffer's new value (a
+    # pending a *= 2 in r = b * 2 + a), or of this one's after an earlier write (r = b.sum() after b *= 2, then b += 1),
+    # still reads it as it is before the writes t doesn't hold. As bits: one per buffer and one per write
+    bit = {u: 1 << i for i, u in enumerate([*writers, *assigns])}
+    need = [(bit[b], sum(bit[w] for w in ws)) for b, ws in writers.items()]
+    held = _marks([t.uop for t in readers], bit)
+    return [t for t in readers if any(held[t.uop] & b and held[t.uop] & ws != ws for b, ws in need)]
+
+def _marks(roots: list[UOp], bits: dict[UOp, int]) -> dict[UOp, int]:
+  """For each UOp at or under roots: the bits of the marked UOps it holds (one walk, one memo, as _holding)."""
+  memo: dict[UOp, int] = {}
+  for root in roots:
+    stack = [root]
+    while stack:
+      if (u := stack[-1]) in memo: stack.pop()
+      elif todo := [s for s in u.src if s not in memo]: stack.extend(todo)
+      else:
+        stack.pop()
+        m = bits.get(u, 0)
+        for s in u.src: m |= memo[s]
+        memo[u] = m
+  return memo
 
 def _holding(roots: list[UOp], marks: Set[UOp]) -> dict[UOp, bool]:
   """For each UOp at or under roots: does it hold one of marks? One walk with one memo for all the roots, which mostly
