@@ -262,3 +262,10 @@ def test_embedding_is_one_gather_kernel():
   np.testing.assert_array_equal(out.numpy(), w[idx])
   np.testing.assert_array_equal(emb(Tensor(np.array([50, -1, 2], np.int32))).numpy(), np.stack([np.zeros(6), np.zeros(6), w[2]]))
   assert emb(Tensor(np.zeros((4, 0), np.int32))).shape == (4, 0, 6)
+
+def test_conv_transpose2d_whose_output_would_be_empty_says_so():
+  """Padding past what a transposed conv produces names the output size (it raised a shrink out of bounds inside)."""
+  x, w = Tensor.ones(2, 3, 7, 1), Tensor.ones(3, 3, 1, 1)
+  with pytest.raises(ValueError, match=r"the output would be \(7, -1\); pad less"):
+    x.conv_transpose2d(w, stride=(1, 2), padding=(0, 1), dilation=(1, 2))
+  assert x.conv_transpose2d(w, stride=(1, 2), padding=(0, 0)).shape == (2, 3, 7, 1)

@@ -204,6 +204,10 @@ class NNMixin:
     if self.shape[1] != cin or cin % groups:
       raise TensorShapeError(f"input has {self.shape[1]} channels, weight {shape_text(weight.shape)} expects {cin}")
     st, dil, pads, opad = _tuple(stride, nd), _tuple(dilation, nd), _resolve_pads(padding, nd), _tuple(output_padding, nd)
+    size = [(n - 1) * s - b - a + d * (kk - 1) + op + 1 for n, s, (b, a), d, kk, op in zip(self.shape[2:], st, pads, dil, k, opad)]
+    if any(n <= 0 for n in size):
+      raise TensorShapeError(f"conv_transpose of input {shape_text(self.shape)} with kernel {shape_text(tuple(k))}, stride {st}, padding {padding}, "
+                             f"dilation {dil}: the output would be {tuple(size)}; pad less")
     x = self._dilate(st)
     full = [(d * (kk - 1) - b, d * (kk - 1) - a + op) for kk, d, (b, a), op in zip(k, dil, pads, opad)]
     x = x.pad([(0, 0), (0, 0)] + full)
