@@ -14,7 +14,11 @@ function; a replay launches the captured kernels with the arguments' values of t
 
 As in tinygrad, the outputs must be tensors (or None), a replay returns them in the same buffers every call (read or
 copy them before the next call), `prune=True` drops the kernels that don't depend on the inputs from the replays,
-and `free_intermediates()` gives back the scratch buffers between replays. Replays reuse every buffer: memory stays flat."""
+and `free_intermediates()` gives back the scratch buffers between replays. Replays reuse every buffer: memory stays flat.
+
+In-place state keeps eager semantics: a write a call leaves lazy (b += x, b not returned) is realized with its outputs,
+so the replays run it too; lazy tensors built outside that read state a call updates run before it writes (pending ones
+before the capture, so their kernels stay out of it)."""
 from __future__ import annotations
 import functools, itertools, time
 from dataclasses import dataclass
@@ -26,7 +30,7 @@ from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers, new_buffer
-from tg.tensor.schedule import ExecItem, view_base
+from tg.tensor.schedule import ExecItem, view_base, view_chain
 from tg.tensor.realize import capturing, view_needs, get_runner, run_item, launch, count_launch, report_batch
 
 R = TypeVar("R")
@@ -110,14 +114,9 @@ def _realized(ret: R) -> R:
   only what runs during the call is captured, so a write left lazy ran once, outside, and never in a replay."""
   outs: list[Tensor] = []
   _map_outputs(ret, outs.append)
-  writes = [t for t in Tensor.live.pending() if _write(t.uop)]
+  writes = [t for t in Tensor.live.pending() if view_chain(t.uop, GroupOp.Movement, symbolic=True)[1].op is Ops.ASSIGN]
   Tensor.realize_all(*outs, *writes)
   return ret
-
-def _write(u: UOp) -> bool:
-  """Is u the value of an in-place write (an ASSIGN, under movement ops)?"""
-  while u.op in GroupOp.Movement: u = u.src[0]
-  return u.op is Ops.ASSIGN
 
 @dataclass(frozen=True)
 class _Out:

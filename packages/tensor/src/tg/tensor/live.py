@@ -10,7 +10,7 @@ Lifetime: one `LiveTensors` per process, `Tensor.live` (tg.tensor.tensor), creat
 reference or a weak key, so it lasts exactly as long as its tensor, or as long as the buffer view it describes."""
 from __future__ import annotations
 import weakref
-from collections.abc import KeysView, Set
+from collections.abc import KeysView
 from typing import TYPE_CHECKING, Any
 from tg.uop import UOp, Ops, GroupOp, PatternMatcher, UPat, graph_rewrite
 from tg.tensor.schedule import view_base, view_chain, names_buffer, stored_params
@@ -46,8 +46,8 @@ class LiveTensors:
         self.lazy.discard(ref)  # (the set's own reference: found by identity, never compared)
       else: out.append(t)
     if holding is None: return out
-    holds = _holding([t._uop for t in out], holding)
-    return [t for t in out if holds[t._uop]]
+    held = _marks([t._uop for t in out], dict.fromkeys(holding, 1))
+    return [t for t in out if held[t._uop]]
 
   def remember(self, was: UOp, view: UOp) -> None:
     """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives. Not an ASSIGN's target (it
@@ -168,36 +168,26 @@ class LiveTensors:
     return [t for t in readers if any(held[t.uop] & b and held[t.uop] & ws != ws for b, ws in need)]
 
 def _marks(roots: list[UOp], bits: dict[UOp, int]) -> dict[UOp, int]:
-  """For each UOp at or under roots: the bits of the marked UOps it holds (one walk, one memo, as _holding)."""
+  """For each UOp at or under roots: the OR of the bits of the marked UOps it holds. One walk with one memo for all the
+  roots, which mostly share their graphs, answered from a UOp's cached toposort where it has one. A toposort of each
+  root walked the shared graph once per tensor, and become gives every tensor a new root: quadratic, 11 s of a GPT's
+  first step."""
   memo: dict[UOp, int] = {}
-  for root in roots:
-    stack = [root]
-    while stack:
-      if (u := stack[-1]) in memo: stack.pop()
-      elif todo := [s for s in u.src if s not in memo]: stack.extend(todo)
-      else:
-        stack.pop()
-        m = bits.get(u, 0)
-        for s in u.src: m |= memo[s]
-        memo[u] = m
-  return memo
-
-def _holding(roots: list[UOp], marks: Set[UOp]) -> dict[UOp, bool]:
-  """For each UOp at or under roots: does it hold one of marks? One walk with one memo for all the roots, which mostly
-  share their graphs, answered from a UOp's cached toposort where it has one. A toposort of each root walked the shared
-  graph once per tensor, and become gives every tensor a new root: quadratic, 11 s of a GPT's first step."""
-  memo: dict[UOp, bool] = {}
   for root in roots:
     stack = [root]
     while stack:
       if (u := stack[-1]) in memo: stack.pop()
       elif (topo := u.__dict__.get("_topo")) is not None:
         stack.pop()
-        memo[u] = not marks.isdisjoint(topo)
+        m = 0
+        for x in bits.keys() & topo.keys(): m |= bits[x]
+        memo[u] = m
       elif todo := [s for s in u.src if s not in memo]: stack.extend(todo)
       else:
         stack.pop()
-        memo[u] = u in marks or any(memo[s] for s in u.src)
+        m = bits.get(u, 0)
+        for s in u.src: m |= memo[s]
+        memo[u] = m
   return memo
 
 def _kernel_output(was: UOp) -> bool:
