@@ -199,3 +199,13 @@ def test_std_of_a_constant_row_has_a_zero_gradient():
   t = Tensor(np.array([[1.5]]), requires_grad=True)
   t.std(1, correction=0).sum().backward()
   assert t.grad.numpy().tolist() == [[0.0]]
+
+def test_division_gradient_where_the_denominator_squared_overflows():
+  """d(a/b)/db is -(a/b)/b: -a/(b*b) overflowed b*b to inf, so e/(1 + e) at e = exp(50) kept its numerator's 1/b and had
+  gradient 1 (PyTorch and tinygrad: 0), and 1e20/1e20's slope in b was -0, not -1e-20."""
+  x = Tensor([50.0, 88.0, 2.0], requires_grad=True)
+  s = x.exp() / (1 + x.exp())
+  e = np.exp(np.float64(2.0))
+  np.testing.assert_allclose(s.sum().gradient(x)[0].numpy(), [0.0, 0.0, e / (1 + e) ** 2], rtol=1e-5, atol=0)
+  a, b = Tensor([1e20, 3.0], requires_grad=True), Tensor([1e20, 7.0], requires_grad=True)
+  np.testing.assert_allclose((a / b).sum().gradient(b)[0].numpy(), [-1e-20, -3 / 49], rtol=1e-6)

@@ -169,6 +169,7 @@ def test_bitcast_needs_whole_items_and_no_gradient():
 
 def test_errors_name_shapes_and_dtypes():
   with pytest.raises(ValueError, match=r"shapes \(2, 3\) and \(4,\) can't broadcast"): Tensor.ones(2, 3) + Tensor.ones(4)
+  with pytest.raises(IndexError, match="can't broadcast"): Tensor.ones(2, 3).maximum(Tensor.ones(4, 3))  # tinygrad's class
   with pytest.raises(TypeError, match="bitwise and needs an integer or bool tensor, got dtypes.float32"): Tensor.ones(2) & Tensor.ones(2)
   with pytest.raises(TypeError, match="shift needs an integer tensor, got dtypes.float32"): Tensor.ones(2) << 1
   with pytest.raises(RuntimeError, match="different devices: CPU and PYTHON"): Tensor.ones(2, device="CPU") + Tensor.ones(2, device="PYTHON")

@@ -88,6 +88,14 @@ def test_cat_stack_split_chunk():
   np.testing.assert_array_equal(chunks[1].numpy(), A[..., 3:])
   with pytest.raises(ValueError, match=r"cat of shapes \[\(2, 3\), \(2, 4\)\] along dim 0"): Tensor(a).cat(Tensor(rand(2, 4)))
 
+def test_split_of_an_empty_dim_is_one_empty_piece():
+  """As PyTorch and tinygrad: split and chunk of a 0-size dim give one (0, 3) piece (it gave none, and split(0) a bare
+  "range() arg 3 must not be zero"); a size below 1 of a non-empty dim is an error that names it."""
+  for pieces in (Tensor.ones(0, 3).split(5), Tensor.ones(0, 3).split(0), Tensor.ones(0, 3).chunk(2)):
+    assert [p.shape for p in pieces] == [(0, 3)]
+  for bad in (0, -1):
+    with pytest.raises(ValueError, match=f"split into pieces of {bad}: give a positive size"): Tensor.ones(2, 3).split(bad)
+
 def test_repeat_roll_tri():
   a = rand(2, 3)
   check(lambda x: x.repeat(2, 1, 3), lambda x: np.tile(x, (2, 1, 3)), a)

@@ -5,9 +5,9 @@ from tg.codegen.device import Device, GlobalCounters
 from tg.tensor.tensor import Tensor, no_grad
 from tg.tensor.realize import Counters
 from tg.tensor.jit import TinyJit
-from tg.tensor.errors import TensorShapeError, TensorValueError, TensorUnsupportedError, TensorDtypeError, TensorSymbolicError
+from tg.tensor.errors import TensorBroadcastError, TensorShapeError, TensorValueError, TensorUnsupportedError, TensorDtypeError, TensorSymbolicError
 from tg.tensor import nn
 
 __all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Context", "Timing", "GlobalCounters", "Counters", "TinyJit", "nn",
            "TensorShapeError", "TensorValueError", "TensorUnsupportedError", "TensorDtypeError",
-           "TensorSymbolicError"]
+           "TensorSymbolicError", "TensorBroadcastError"]

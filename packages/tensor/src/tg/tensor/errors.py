@@ -8,6 +8,10 @@ class TensorValueError(ValueError, RuntimeError, AssertionError):
 class TensorShapeError(TensorValueError):
   """Shapes that don't fit together (matmul, broadcast, permute, gather, conv, ...)."""
 
+class TensorBroadcastError(TensorShapeError, IndexError):
+  """Shapes an elementwise op can't broadcast together: tinygrad raises IndexError (numpy's "shape mismatch"), PyTorch
+  RuntimeError."""
+
 class TensorSymbolicError(TensorValueError):
   """A symbolic size an op can't take (equal pieces of a symbolic axis)."""
 

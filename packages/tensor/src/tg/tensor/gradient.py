@@ -57,7 +57,9 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.SUB), lambda ctx: (ctx, -ctx)),
   (UPat(Ops.NEG), lambda ctx: (-ctx,)),
   (UPat(Ops.MUL, name="ret"), lambda ctx, ret: (ret.src[1] * ctx, ret.src[0] * ctx)),
-  (UPat(Ops.FDIV, name="ret"), lambda ctx, ret: (ctx / ret.src[1], -ctx * ret.src[0] / (ret.src[1] * ret.src[1]))),
+  # a/b's slope in b is -(a/b)/b, as PyTorch's: -a/(b*b) overflowed b*b where a/b doesn't, and e/(1 + e) at e = exp(50) kept
+  # the 1/b of the numerator's slope (its gradient 1, not 0)
+  (UPat(Ops.FDIV, name="ret"), lambda ctx, ret: (ctx / ret.src[1], -ctx * (ret / ret.src[1]))),
   (UPat(Ops.MAX, name="ret"), lambda ctx, ret: (
     ctx * ((ret.src[0] > ret.src[1]).cast(ctx.dtype) + ret.src[0].eq(ret.src[1]).cast(ctx.dtype) * _c(ctx, 0.5)),
     ctx * ((ret.src[1] > ret.src[0]).cast(ctx.dtype) + ret.src[0].eq(ret.src[1]).cast(ctx.dtype) * _c(ctx, 0.5)))),

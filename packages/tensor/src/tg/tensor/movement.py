@@ -207,11 +207,13 @@ class MovementMixin:
       self, *others = self  # type: ignore[assignment]
     return self.unsqueeze(dim).cat(*[t.unsqueeze(dim) for t in others], dim=dim)  # type: ignore[union-attr]
   def split(self: Tensor, sizes: int | Sequence[int], dim: int = 0) -> list[Tensor]:
-    """Pieces of `sizes` elements along dim (the last may be smaller), or of each given size (which may be symbolic)."""
+    """Pieces of `sizes` elements along dim (the last may be smaller), or of each given size (which may be symbolic). An
+    empty dim splits into one empty piece, as in PyTorch and tinygrad."""
     d = self._axis(dim)
     n = self.shape[d]
     if isinstance(sizes, UOp) or isinstance(sizes, int) and not isinstance(n, int): raise _symbolic_count("split", sizes, d, n)
-    lens = [min(sizes, n - i) for i in range(0, n, sizes)] if isinstance(sizes, int) else list(sizes)
+    if isinstance(sizes, int) and (sizes < 0 or sizes == 0 < n): raise TensorValueError(f"split into pieces of {sizes}: give a positive size")
+    lens = ([min(sizes, n - i) for i in range(0, n, sizes or 1)] or [0]) if isinstance(sizes, int) else list(sizes)
     if not same_size(sum(lens), n): raise TensorValueError(f"split sizes {lens} don't add up to {n}")
     out, start = [], 0
     for ln in lens:

@@ -26,7 +26,7 @@ from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.linalg import LinalgMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
-from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
+from tg.tensor.errors import TensorBroadcastError, TensorDtypeError, TensorShapeError, TensorValueError
 from tg.tensor.live import LiveTensors, settled
 
 Scalar = int | float | bool
@@ -62,7 +62,7 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   out = []
   for dims in zip(*padded):
     big = [d for d in dims if d != 1]
-    if any(not same_size(d, big[0]) for d in big[1:]): raise TensorShapeError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
+    if any(not same_size(d, big[0]) for d in big[1:]): raise TensorBroadcastError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
     out.append(big[0] if big else 1)
   return tuple(out)
 
