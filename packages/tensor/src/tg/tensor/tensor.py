@@ -62,7 +62,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   out = []
   for dims in zip(*padded):
     big = [d for d in dims if d != 1]
-    if any(not same_size(d, big[0]) for d in big[1:]): raise TensorBroadcastError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
+    if any(not same_size(d, big[0]) for d in big[1:]):
+      raise TensorBroadcastError(f"shapes {' and '.join(str(tuple(s)) for s in shapes)} can't broadcast")
     out.append(big[0] if big else 1)
   return tuple(out)
 
