@@ -45,6 +45,9 @@ def test_odd_functions_have_their_slope_at_zero(device):
     fns.get(name, getattr(Tensor, name))(t).sum().backward()
     np.testing.assert_allclose(t.grad.numpy(), want, rtol=2e-5, atol=1e-6, err_msg=name)
   np.testing.assert_array_equal(Tensor([np.nan, -np.inf], device=device).elu().numpy(), [np.nan, -1.0])
+  t = Tensor([np.inf, -np.inf, 1e30], device=device, requires_grad=True)
+  t.atan().sum().backward()  # 1 / (1 + x^2), as PyTorch: the untaken middle branch's inf/inf made it nan
+  np.testing.assert_array_equal(t.grad.numpy(), [0, 0, 0])
 
 @pytest.mark.parametrize("device", DEVICES)
 def test_erf_is_relatively_accurate_near_zero(device):

@@ -56,7 +56,8 @@ class MathMixin:
     reaches a gradient."""
     def on_positive(a: Tensor) -> Tensor:
       big, mid = a > 2.414213562373095, a > 0.4142135623730950
-      t = big.where(-big.where(a, 1).reciprocal(), mid.where((a - 1) / (a + 1), a))
+      m = big.where(1, a)  # (the middle branch of an infinite x is inf/inf)
+      t = big.where(-big.where(a, 1).reciprocal(), mid.where((m - 1) / (m + 1), a))
       z = t * t
       poly = t * (1 + (((8.05374449538e-2 * z - 1.38776856032e-1) * z + 1.99777106478e-1) * z - 3.33329491539e-1) * z)
       return mid.where(big.where(math.pi / 2, math.pi / 4) + poly, poly)  # (nothing added below: -0.0 keeps its sign)
