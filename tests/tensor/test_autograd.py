@@ -209,3 +209,21 @@ def test_division_gradient_where_the_denominator_squared_overflows():
   np.testing.assert_allclose(s.sum().gradient(x)[0].numpy(), [0.0, 0.0, e / (1 + e) ** 2], rtol=1e-5, atol=0)
   a, b = Tensor([1e20, 3.0], requires_grad=True), Tensor([1e20, 7.0], requires_grad=True)
   np.testing.assert_allclose((a / b).sum().gradient(b)[0].numpy(), [-1e-20, -3 / 49], rtol=1e-6)
+
+def test_backward_with_nothing_requiring_grad_fills_every_float_tensor():
+  """tinygrad's backward (it has no requires_grad): with no tensor in the graph requiring grad, every live float tensor in it
+  not marked requires_grad=False gets .grad, realized ones and intermediates too (PyTorch raises; tg raised). Where one
+  requires grad, only those do, as PyTorch."""
+  x, w = Tensor([1.0, 2.0]), Tensor(np.array([3.0, -1.0], np.float32))  # lazy and realized
+  off, idx = Tensor([5.0, 5.0], requires_grad=False), Tensor([1, 0])
+  h = x * w
+  (h * h + off).sum().backward()
+  np.testing.assert_allclose(x.grad.numpy(), 2 * np.array([1.0, 2.0]) * np.array([3.0, -1.0]) ** 2)
+  np.testing.assert_allclose(w.grad.numpy(), 2 * np.array([3.0, -1.0]) * np.array([1.0, 2.0]) ** 2)
+  np.testing.assert_allclose(h.grad.numpy(), 2 * np.array([3.0, -2.0]))
+  assert off.grad is None and idx.grad is None
+  a, b = Tensor([1.0, 2.0], requires_grad=True), Tensor([3.0, 4.0])
+  (a * b).sum().backward()
+  np.testing.assert_array_equal(a.grad.numpy(), [3.0, 4.0])
+  assert b.grad is None
+  with pytest.raises(RuntimeError, match="no float tensor"): (idx * 2).sum().backward()

@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 from numpy.lib.stride_tricks import sliding_window_view
-from tg.tensor import Tensor, dtypes, Ops, nn
+from tg.tensor import Tensor, Context, dtypes, Ops, nn
 from tg.tensor.realize import run_schedule
 
 rng = np.random.default_rng(0)
@@ -131,6 +131,9 @@ def test_dropout_and_the_training_switch():
   with Tensor.train():
     assert Tensor.training
     y = d(x).numpy()
+  assert not Tensor.training
+  with Context(TRAINING=1):  # tinygrad's switch, the same one
+    assert Tensor.training and (d(x).numpy() == 0).any()
   assert not Tensor.training
   assert set(np.unique(y)) <= {0.0, np.float32(1 / 0.75)}
   assert 0.2 < (y == 0).mean() < 0.3

@@ -22,11 +22,13 @@ class LiveTensors:
   """`lazy`: the live tensors that may be unrealized. A tensor is added (`add`) when its graph is set to an unrealized
   one, unless its `_lazy` flag says it is in already (a weak reference compares its tensor elementwise, so a tensor must
   not be in twice), and dropped when a walk finds it realized: realized tensors cost a realize nothing. `grad`: the live
-  tensors with requires_grad by id, backward's candidate leaves. `realized`: a buffer view `become` put in graphs -> what it
-  replaced."""
+  tensors with requires_grad by id, backward's candidate leaves. `settled`: the live tensors dropped from `lazy` or made on
+  a buffer, which with `lazy` is every live tensor (backward's candidates when none in its graph requires grad). `realized`:
+  a buffer view `become` put in graphs -> what it replaced."""
   def __init__(self) -> None:
     self.lazy: set[weakref.ref[Tensor]] = set()
     self._discard = self.lazy.discard
+    self.settled: set[weakref.ref[Tensor]] = set()
     # by id: a WeakSet compares a tensor added twice with itself by ==, an elementwise Tensor, and raised on its truth
     self.grad: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
     self.realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
@@ -44,10 +46,20 @@ class LiveTensors:
       if (u := t._uop).op is _BUFFER or u.op is _RESHAPE and view_base(u) is not None:
         t._lazy = False
         self.lazy.discard(ref)  # (the set's own reference: found by identity, never compared)
+        self.settle(t)
       else: out.append(t)
     if holding is None: return out
     held = _marks([t._uop for t in out], dict.fromkeys(holding, 1))
     return [t for t in out if held[t._uop]]
+
+  def settle(self, t: Tensor) -> None:
+    if t._settled: return  # (in once: its weak references would compare it elementwise)
+    t._settled = True
+    self.settled.add(weakref.ref(t, self.settled.discard))
+
+  def everything(self) -> list[Tensor]:
+    """Every live tensor: tinygrad's backward fills .grad of each float one in its graph."""
+    return [t for ref in [*self.lazy, *self.settled] if (t := ref()) is not None]
 
   def remember(self, was: UOp, view: UOp) -> None:
     """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives. Not an ASSIGN's target (it

@@ -8,7 +8,7 @@ import contextlib, ctypes, functools, math
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
-from tg.uop import cdiv, round_up, move_index
+from tg.uop import cdiv, round_up, move_index, ContextVar
 from tg.codegen.device import Buffer, Device, MallocAllocator, GlobalCounters
 from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size, \
@@ -72,14 +72,25 @@ _WRITES = (Ops.ASSIGN, Ops.CUSTOM_KERNEL)  # what writes into a buffer its graph
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
 
-class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin, MultiMixin, LinalgMixin):
+TRAINING = ContextVar("TRAINING", 0)
+
+class _TensorType(type):
+  """Tensor.training is the TRAINING setting: `Tensor.training = True`, `with Tensor.train():` and tinygrad's
+  `with Context(TRAINING=1):` turn one switch."""
+  @property
+  def training(cls) -> bool: return bool(TRAINING.value)
+  @training.setter
+  def training(cls, mode: bool) -> None: TRAINING.value = int(mode)
+
+class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin, MultiMixin, LinalgMixin,
+             metaclass=_TensorType):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
-  training: bool = False
   no_grad: bool = False
   _seed: int = 0
   _rng_counters: dict[str, Tensor] = {}  # per device: the next threefry counter, in a buffer
   live = LiveTensors()  # the live tensors realize and autograd act on (tg.tensor.live): one per process
   _lazy = False  # is this tensor in live.lazy (LiveTensors.add sets it, pending clears it)
+  _settled = False  # is this tensor in live.settled (once in, it stays while it lives)
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
@@ -109,6 +120,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _init(self, uop: UOp, requires_grad: bool | None) -> None:
     self._uop = uop
     if uop.op is not _RESHAPE or uop.src[0].op is not _BUFFER: Tensor.live.add(self)  # (else _lazy's default: False)
+    else: Tensor.live.settle(self)
     self.grad: Tensor | None = None
     if requires_grad: self.requires_grad_(requires_grad)
     else: self._requires_grad = requires_grad
@@ -1002,16 +1014,23 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     values = dict(zip(found, settled([grads[k] for k in found], ran)))
     return [Tensor(values[k]) if k in values else t.zeros_like() for t, k in zip(targets, keys)]
   def backward(self, gradient: Tensor | None = None) -> Tensor:
-    """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph."""
-    candidates = [t for t in list(Tensor.live.grad.values()) if t.requires_grad]
-    (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
-    topo = root.toposort()
-    leaves = [(t, k) for t, k in zip(candidates, keys) if k in topo]
-    if not leaves: raise RuntimeError("backward found no tensor with requires_grad in the graph")
+    """Accumulate d self / d leaf into .grad of every tensor that requires grad in self's graph, as PyTorch. A graph where
+    none does (no requires_grad given anywhere) fills .grad of every live float tensor in it not marked requires_grad=False,
+    as tinygrad's backward, which has no requires_grad: PyTorch raises there."""
+    root, ran, leaves = self._grad_leaves([t for t in list(Tensor.live.grad.values()) if t.requires_grad])
+    if not leaves:
+      root, ran, leaves = self._grad_leaves([t for t in Tensor.live.everything() if t.requires_grad is None and dtypes.is_float(t.dtype)])
+    if not leaves: raise RuntimeError("backward found no float tensor that may require grad in the graph")
     for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran)):
       if g.shape != t.shape: raise TensorShapeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
       t.grad = g if t.grad is None else t.grad + g
     return self
+  def _grad_leaves(self, candidates: list[Tensor]) -> tuple[UOp, set[UOp], list[tuple[Tensor, UOp]]]:
+    """Self's graph for autograd (Tensor.live.for_grad), the writes in it that ran, and the candidates in it, each with its
+    UOp there (what it was, where it was realized since)."""
+    (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in candidates)], {t.uop for t in candidates})
+    topo = root.toposort()
+    return root, ran, [(t, k) for t, k in zip(candidates, keys) if k in topo]
 
   @staticmethod
   @contextlib.contextmanager

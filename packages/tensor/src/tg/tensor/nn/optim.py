@@ -25,7 +25,7 @@ class Optimizer:
     tinygrad (PyTorch steps in any mode): a step taken by mistake during evaluation raises instead of changing the model."""
     if not Tensor.training:
       raise RuntimeError("Tensor.training is False: the optimizer steps only in training mode; set Tensor.training = True "
-                         "or step inside `with Tensor.train():`")
+                         "or step inside `with Tensor.train():` (or tinygrad's `with Context(TRAINING=1):`)")
     grads = []
     for p in self.params:
       if p.grad is None: raise RuntimeError(f"parameter {p} has no gradient: call backward() first")
