@@ -63,8 +63,14 @@ def test_pad_negative_sides(mode):
     check(lambda t, pads=pads: t.pad(pads, mode=mode), lambda a, pads=pads: ref(a, pads), x)
     check(lambda t, flat=flat: t.pad(flat, mode=mode), lambda a, pads=pads: ref(a, pads), x)
 
-def test_pad_negative_circular_raises_as_tinygrad():
-  with pytest.raises(NotImplementedError, match="negative circular padding"): Tensor.ones(3, 5).pad((-1, 2), mode="circular")
+def test_pad_negative_circular_crops_then_wraps():
+  """As PyTorch and tinygrad 0.14 (tg raised): a negative side crops first, and the wrap is of what is left (numpy's
+  "wrap" pad of the cropped array)."""
+  x = np.arange(15, dtype=np.float32).reshape(3, 5)
+  for pads in (((1, -1), (1, -1)), ((-1, 2), (0, -2)), ((0, 0), (-2, 3))):
+    crop = x[max(0, -pads[0][0]):3 + min(0, pads[0][1]), max(0, -pads[1][0]):5 + min(0, pads[1][1])]
+    want = np.pad(crop, [(max(0, b), max(0, a)) for b, a in pads], mode="wrap")
+    np.testing.assert_array_equal(Tensor(x).pad(pads, mode="circular").numpy(), want)
 
 def test_sum_prod_dtype():
   h = np.full(3000, 0.5, np.float16)

@@ -227,3 +227,15 @@ def test_backward_with_nothing_requiring_grad_fills_every_float_tensor():
   np.testing.assert_array_equal(a.grad.numpy(), [3.0, 4.0])
   assert b.grad is None
   with pytest.raises(RuntimeError, match="no float tensor"): (idx * 2).sum().backward()
+
+def test_max_gradient_is_shared_equally_past_a_staged_reduce():
+  """A max over more than 2^16 elements reduces in stages of 4096; its gradient went to each stage's maxima by the stage:
+  three tied maxima, two in one stage, got 1/4, 1/4 and 1/2 (PyTorch and tinygrad: 1/3 each). Also min and per row."""
+  a = np.zeros(70000, np.float32)
+  a[[0, 1, 69999]] = 1
+  t = Tensor(a)
+  np.testing.assert_allclose(t.max().gradient(t)[0].numpy(), np.where(a == 1, 1 / 3, 0), rtol=1e-6)
+  np.testing.assert_allclose((-t).min().gradient(t)[0].numpy(), np.where(a == 1, -1 / 3, 0), rtol=1e-6)
+  rows = Tensor(np.stack([a, a[::-1]]))
+  g = rows.max(axis=1, keepdim=True).gradient(rows, gradient=Tensor([[1.0], [2.0]]))[0].numpy()
+  np.testing.assert_allclose(g, np.stack([np.where(a == 1, 1 / 3, 0), np.where(a[::-1] == 1, 2 / 3, 0)]), rtol=1e-6)

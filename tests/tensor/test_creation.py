@@ -130,6 +130,37 @@ def test_list_values_out_of_the_dtype_wrap_as_numpy_casts():
   np.testing.assert_array_equal(Tensor([-3.5, -2.5, 0, 2.5, 3.5], dtype=dtypes.int32).numpy(), [-3, -2, 0, 2, 3])
   np.testing.assert_array_equal(Tensor([True, False], dtype=dtypes.float32).numpy(), [1.0, 0.0])
 
+def test_uint64_lists_past_int64_keep_every_value():
+  """numpy made a list of ints past int64 beside small ones float64, so uint64 [2**64 - 2, 5] was [0, 5], silently."""
+  for data in ([2**64 - 2, 5], [3, 2**64 - 1, 10562179681356314264]):
+    assert Tensor(data, dtype=dtypes.uint64).tolist() == data
+  assert Tensor([-1, 2**64 - 1], dtype=dtypes.int64).tolist() == [-1, -1]  # wrapped, as C
+
+def test_ints_past_int32_are_int64():
+  """As PyTorch's int64 and tinygrad's widening: Tensor(2**40) was int32 0, arange(2**31, 2**31 + 3) negative."""
+  for data in (2**40, [1, -2**35], [[2**31]]):
+    t = Tensor(data)
+    assert t.dtype == dtypes.int64 and t.tolist() == data
+  assert Tensor([1, -2**31]).dtype == dtypes.int32
+  t = Tensor.arange(2**31, 2**31 + 3)
+  assert t.dtype == dtypes.int64 and t.tolist() == [2**31, 2**31 + 1, 2**31 + 2]
+  assert Tensor.arange(-2**31, -2**31 + 2).dtype == dtypes.int32 and Tensor.arange(5).dtype == dtypes.int32
+
+def test_creation_keywords_of_tinygrad():
+  """full/ones/zeros(buffer=True) are a buffer of their own at once (tinygrad's); const_like; clone(device=); rand rejects
+  an unknown keyword (it took any)."""
+  for t in (Tensor.ones(2, 3, dtype=dtypes.int8, buffer=True), Tensor.full((2, 3), 1, dtype=dtypes.int8, buffer=False)):
+    np.testing.assert_array_equal(t.numpy(), np.ones((2, 3), np.int8))
+  z = Tensor.zeros(3, buffer=True)
+  z[1] = 5.0
+  assert z.tolist() == [0.0, 5.0, 0.0]
+  c = Tensor([1, 2]).const_like(7)
+  assert c.dtype == dtypes.int32 and c.tolist() == [7, 7]
+  a = Tensor([1.0, 2.0], device="CPU")
+  moved = a.clone(device="CPU:1")
+  assert moved.device == "CPU:1" and moved.tolist() == [1.0, 2.0]
+  with pytest.raises(TypeError, match="generator"): Tensor.rand(5, generator="foo")
+
 def test_none_is_an_empty_tensor_and_a_dtype_must_be_one():
   assert Tensor(None).shape == (0,) and Tensor(None).numpy().size == 0
   for bad in ("typo", (dtypes.int32,)):  # tinygrad raises AttributeError, PyTorch TypeError: both catch it

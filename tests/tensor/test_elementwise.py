@@ -34,6 +34,8 @@ def test_int_arith_matches_numpy(dtype):
   check(lambda x: ~x, np.invert, a)
   if info.min == 0 or dtype == np.int32: check(lambda x: x >> 2, lambda x: x >> 2, a)
   check(lambda x: x << 1, lambda x: (x << 1).astype(dtype), a)
+  shifts = np.random.default_rng(2).integers(0, 8 * a.itemsize - 1, a.shape).astype(dtype)  # by a tensor: it raised TypeError
+  check(lambda x, s: x >> s, np.right_shift, a, shifts)
 
 def test_floordiv_mod_negative_like_python():
   a, b = np.array([7, -7, 7, -7, 0], np.int32), np.array([2, 2, -2, -2, 3], np.int32)

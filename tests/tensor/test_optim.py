@@ -174,6 +174,14 @@ def test_errors():
   with pytest.raises(RuntimeError, match="no gradient"): optim.SGD([w]).step()
   with pytest.raises(ValueError, match="nesterov"): optim.SGD([w], nesterov=True)
 
+def test_bad_hyperparameters_raise_value_error():
+  """As PyTorch and tinygrad: a negative learning rate, momentum, weight decay or eps, or a beta outside [0, 1)."""
+  w = lambda: [Tensor([1.0], requires_grad=True)]  # noqa: E731
+  for make, word in ((lambda: optim.SGD(w(), lr=-0.1), "learning_rate"), (lambda: optim.SGD(w(), momentum=-0.1), "momentum"),
+                     (lambda: optim.AdamW(w(), weight_decay=-0.1), "weight_decay"), (lambda: optim.Adam(w(), eps=-1e-8), "epsilon"),
+                     (lambda: optim.Adam(w(), b1=1.0), "beta parameter at index 0")):
+    with pytest.raises(ValueError, match=f"Invalid {word}"): make()
+
 def test_a_step_outside_training_raises():
   """tinygrad's rule (PyTorch steps in any mode): a step while Tensor.training is False raises and changes nothing."""
   w = Tensor([1.0, 2.0], requires_grad=True)

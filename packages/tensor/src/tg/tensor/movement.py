@@ -148,8 +148,8 @@ class MovementMixin:
     return self._mop(Ops.FLIP, tuple(i in axes for i in range(self.ndim)))
   def pad(self: Tensor, padding: Sequence[int] | Sequence[tuple[int, int] | None], mode: str = "constant", value: float = 0.0) -> Tensor:
     """Pad with (before, after) per axis, or PyTorch's flat (last_before, last_after, ...) list; modes constant, reflect,
-    replicate and circular. A negative side crops, in every mode but circular, which raises as tinygrad's (PyTorch
-    crops there too)."""
+    replicate and circular. A negative side crops: after padding, but in circular mode before it (the wrap is of what
+    is left), as PyTorch and tinygrad."""
     if padding and all(isinstance(p, (int, UOp)) for p in padding):  # (a bound variable is a size too)
       flat = list(padding)
       if len(flat) % 2: raise TensorValueError(f"a flat padding has pairs, got {len(flat)} numbers")
@@ -157,7 +157,8 @@ class MovementMixin:
     else: pads = [(0, 0) if p is None else tuple(p) for p in padding]  # type: ignore[misc]
     if len(pads) != self.ndim: raise TensorValueError(f"padding for {len(pads)} axes of a tensor with {self.ndim}")
     if mode == "circular" and any(b < 0 or a < 0 for b, a in pads):
-      raise TensorUnsupportedError(f"negative circular padding {pads}: crop with shrink, then pad")
+      x = self.shrink([(max(0, -b), s + min(0, a)) for (b, a), s in zip(pads, self.shape)])  # type: ignore[misc]
+      return x.pad([(max(0, b), max(0, a)) for b, a in pads], mode)  # type: ignore[misc]
     if mode != "constant":  # negative sides crop after the padding
       x = self._pad_mode([(max(0, b), max(0, a)) for b, a in pads], mode)  # type: ignore[misc]
       return x.shrink([(max(0, -b), s - max(0, -a)) for (b, a), s in zip(pads, x.shape)]) if any(b < 0 or a < 0 for b, a in pads) else x

@@ -40,6 +40,23 @@ def _np_dtype(dt: DType) -> Any:
   if dt.fmt is None: raise TypeError(f"numpy has no {dt}; cast it first (e.g. .float())")
   return np.dtype(dt.fmt)
 
+def _int_dtype(ints: Sequence[int]) -> DType:
+  """The default int, or int64 for ints past int32 (as PyTorch's int64; tinygrad widens too): they wrapped silently."""
+  return dtypes.default_int if all(-2**31 <= v < 2**31 for v in ints) else dtypes.int64
+def _py_dtype(flat: list) -> DType:
+  """A tensor's dtype for Python values: dtypes.from_py, but int64 for ints past int32 (Tensor(2**40) was 0)."""
+  dt = dtypes.from_py(flat)
+  return _int_dtype([v for v in flat if not isinstance(v, bool)]) if dt == dtypes.default_int else dt
+
+def _py_array(flat: list, dt: DType) -> np.ndarray:
+  """Python values as an array of dt (numpy's float64 for dtypes numpy lacks). Ints the dtype can't hold wrap, as C and
+  PyTorch (uint8 -1 is 255): as ints modulo 2^bits, since numpy made a list of ints past int64 beside small ones float64
+  (uint64 [2**64 - 2, 5] was [0, 5])."""
+  if dtypes.is_int(dt) and all(isinstance(v, int) for v in flat):
+    bits = 8 * dt.itemsize
+    return np.array([v % (1 << bits) for v in flat], dtype=f"u{dt.itemsize}").view(_np_dtype(dt))
+  return np.array(flat).astype(_np_dtype(dt) if dt.fmt else np.float64)
+
 def _from_np_dtype(d: Any) -> DType:
   d = np.dtype(d)
   for dt in dtypes.fields().values():
@@ -105,16 +122,15 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if isinstance(data, UOp) and data.dtype is dtypes.index: uop = symbolic_value(data, dt or dtypes.default_int, dev, ())
     elif isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
-    elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or dtypes.from_py(data), dev, ())
+    elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or _py_dtype([data]), dev, ())
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_of_bytes(bytes(data), dev, dt or dtypes.uint8)
     elif isinstance(data, np.ndarray) or np.isscalar(data):
       arr = np.asarray(data)
       uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch
     elif isinstance(data, (list, tuple)):
       flat, shape = _flatten_py(data)
-      if dt is None: dt = dtypes.from_py(flat) if flat else dtypes.default_float
-      # numpy's conversion wraps an int the dtype can't hold, as C and PyTorch (uint8 -1 is 255); a direct one raises
-      uop = _buffer_from(np.array(flat).astype(_np_dtype(dt) if dt.fmt else np.float64).reshape(shape), dev, dt)
+      if dt is None: dt = _py_dtype(flat) if flat else dtypes.default_float
+      uop = _buffer_from(_py_array(flat, dt).reshape(shape), dev, dt)
     else: raise TypeError(f"can't make a Tensor from {type(data).__name__}")
     self._init(uop, requires_grad)
   def _init(self, uop: UOp, requires_grad: bool | None) -> None:
@@ -256,10 +272,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def to_(self, device: str | tuple[str, ...] | None) -> Tensor:
     self.uop = self.to(device).uop
     return self
-  def clone(self) -> Tensor:
-    """A copy in a buffer of its own, with a copy of .grad (tinygrad's; PyTorch's clone leaves .grad None)."""
-    ret = Tensor(UOp(Ops.CONTIGUOUS, self.dtype, (self._uop,)), requires_grad=self.requires_grad)
-    if self.grad is not None: ret.grad = self.grad.clone()
+  def clone(self, device: str | None = None) -> Tensor:
+    """A copy in a buffer of its own (on `device`, else self's), with a copy of .grad (tinygrad's; PyTorch's clone leaves
+    .grad None)."""
+    src = self if device is None or canonical(device) == self.device else self.to(device)
+    ret = Tensor(UOp(Ops.CONTIGUOUS, src.dtype, (src._uop,)), requires_grad=self.requires_grad)
+    if self.grad is not None: ret.grad = self.grad.clone(device)
     return ret
   def contiguous(self) -> Tensor:
     if self._as_one_view(): return self
@@ -334,12 +352,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     buf = Buffer(dev, n, dt, opaque=(ctypes.c_uint8 * (n * dt.itemsize)).from_address(ptr)) if n else None
     return Tensor(new_buffer(dev, n, dt, buf).reshape(shp), **kw)
   @staticmethod
-  def full(shape: Any, fill_value: Scalar, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
+  def full(shape: Any, fill_value: Scalar, device: str | None = None, dtype: DType | str | None = None, buffer: bool = False,
+           **kw: Any) -> Tensor:
+    """A constant, broadcast: a buffer holds it only once something writes into it. buffer=True: a buffer of its own at
+    once (tinygrad's default; the values are the same either way)."""
     shp = _shape((shape,) if isinstance(shape, int) else shape, symbolic=True)
     if isinstance(fill_value, UOp):  # a bound variable (tinygrad's Tensor.full((3,), v))
-      return Tensor(symbolic_value(fill_value, to_dtype(dtype or dtypes.default_int), canonical(device or Device.DEFAULT), shp), **kw)
-    dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
-    return Tensor(const_uop(fill_value, dt, canonical(device or Device.DEFAULT), shp), **kw)
+      ret = Tensor(symbolic_value(fill_value, to_dtype(dtype or dtypes.default_int), canonical(device or Device.DEFAULT), shp), **kw)
+    else:
+      dt = to_dtype(dtype) if dtype is not None else dtypes.from_py(fill_value)
+      ret = Tensor(const_uop(fill_value, dt, canonical(device or Device.DEFAULT), shp), **kw)
+    return ret.clone() if buffer else ret
   @staticmethod
   def from_uop(u: UOp, **kw: Any) -> Tensor:
     """A tensor of a UOp graph, or of a symbolic int (a bound variable's expression), as tinygrad's."""
@@ -350,6 +373,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def ones(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape, symbolic=True), 1.0, **{"dtype": dtypes.default_float, **kw})
   def full_like(self, fill_value: Scalar, **kw: Any) -> Tensor:
     return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kw})
+  def const_like(self, value: Scalar, dtype: DType | str | None = None) -> Tensor: return self.full_like(value, dtype=dtype or self.dtype)
   def zeros_like(self, **kw: Any) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw: Any) -> Tensor: return self.full_like(1, **kw)
   def empty_like(self, **kw: Any) -> Tensor: return Tensor.empty(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
@@ -359,7 +383,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if any(isinstance(v, UOp) for v in (start, stop, step)): return Tensor._symbolic_arange(start, stop, step, **kw)
     if step == 0: raise TensorValueError(f"arange({start}, {stop}, step=0): the step must not be 0")
     n = max(0, math.ceil((stop - start) / step))
-    dt = kw.pop("dtype", None) or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else dtypes.default_int)
+    ends = (start, start + (n - 1) * step) if n else ()
+    dt = kw.pop("dtype", None) or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else _int_dtype(ends))
     if n == 0: return Tensor.empty(0, dtype=dt, **kw)
     idx = _iota(n, to_dtype(dt), kw.get("device"))
     return (idx * step + start).cast(dt) if (step != 1 or start != 0) else idx
@@ -410,6 +435,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     narrow float (float16) never gives 1.0. contiguous (tinygrad's default): the numbers are computed once into their
     own buffer; lazily, threefry would be recomputed inside every kernel that reads them, once per use (a reduce over a
     broadcast reads each element many times: LayerNorm's backward on a randn input compiled for minutes)."""
+    if unknown := kw.keys() - {"requires_grad"}: raise TypeError(f"rand() got unexpected keyword arguments {sorted(unknown)}")
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
     bits = Tensor._random_bits(prod(shp), device)
     nb = min(24, dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 24
@@ -668,8 +694,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def __xor__(self, x: Any) -> Tensor: return self.bitwise_xor(x)
   def __rxor__(self, x: Any) -> Tensor: return self.bitwise_xor(x)
   def __invert__(self) -> Tensor: return self.bitwise_not()
-  def __lshift__(self, x: int) -> Tensor: return self.lshift(x)
-  def __rshift__(self, x: int) -> Tensor: return self.rshift(x)
+  def __lshift__(self, x: int | Tensor) -> Tensor: return self.lshift(x)
+  def __rshift__(self, x: int | Tensor) -> Tensor: return self.rshift(x)
   def __iadd__(self, x: Any) -> Tensor: return self.assign(self + x)
   def __isub__(self, x: Any) -> Tensor: return self.assign(self - x)
   def __imul__(self, x: Any) -> Tensor: return self.assign(self * x)
@@ -699,12 +725,15 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def logical_and(self, x: Any) -> Tensor: return self.bool().bitwise_and(x if not isinstance(x, Tensor) else x.bool())
   def logical_or(self, x: Any) -> Tensor: return self.bool().bitwise_or(x if not isinstance(x, Tensor) else x.bool())
   def logical_xor(self, x: Any) -> Tensor: return self.bool().bitwise_xor(x if not isinstance(x, Tensor) else x.bool())
-  def lshift(self, x: int) -> Tensor:
+  def lshift(self, x: int | Tensor) -> Tensor:
     if not dtypes.is_int(self.dtype): raise TensorDtypeError(f"shift needs an integer tensor, got {self.dtype}")
     return self * (2 ** x)
-  def rshift(self, x: int) -> Tensor:
+  def rshift(self, x: int | Tensor) -> Tensor:
+    """An arithmetic shift for signed integers (-128 >> 1 is -64), by an int or elementwise by an integer tensor."""
     if not dtypes.is_int(self.dtype): raise TensorDtypeError(f"shift needs an integer tensor, got {self.dtype}")
-    return self._apply(lambda u: u.alu(Ops.SHR, u.const_like(x)))
+    if not isinstance(x, Tensor): return self._apply(lambda u: u.alu(Ops.SHR, u.const_like(x)))
+    a, b = self._broadcasted(x)
+    return a._apply(lambda p, q: p.alu(Ops.SHR, q), b)
   def where(self, x: Tensor | Scalar, y: Tensor | Scalar) -> Tensor:
     """self ? x : y, broadcasting all three."""
     if isinstance(x, Tensor) and isinstance(y, Tensor): x, y = x._broadcasted(y)
@@ -875,7 +904,16 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if m * _STAGE > n: x = x.pad([(0, 0)] * len(keep) + [(0, m * _STAGE - n)], value={Ops.ADD: 0, Ops.MUL: 1}.get(op, dtypes.min(self.dtype)))
     x = x.reshape(*x.shape[:-1], m, _STAGE)._reduce(op, (x.ndim,), False)
     x = (x.contiguous() if few else x)._staged(op, (x.ndim - 1,), False)
-    return x if x.shape == (out := self._reduced_shape(axes, keepdim)) else x.reshape(out)
+    out = x if x.shape == (shp := self._reduced_shape(axes, keepdim)) else x.reshape(shp)
+    return self._shared_max(out, axes) if op is Ops.MAX else out
+  def _shared_max(self, out: Tensor, axes: tuple[int, ...]) -> Tensor:
+    """out, a staged max of self, with the gradient shared equally among all of self's maxima: through the stages, a
+    stage's share went to its own maxima, so of three tied maxima two in one stage got 1/4 each and the third 1/2."""
+    def grad_fxn(g: UOp, call: UOp) -> tuple[UOp]:
+      x, m = Tensor(call.src[1]), Tensor(call.src[0]).reshape(self._reduced_shape(axes, True))
+      hit = (x == m).cast(g.dtype)
+      return ((hit * (Tensor(g).reshape(m.shape) / hit.sum(axes, keepdim=True))).uop,)
+    return Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, self.uop), grad_fxn))
   def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
            dtype: DType | str | None = None) -> Tensor:
     """dtype: self is cast to it first (PyTorch's and tinygrad's meaning), so the product is computed in it."""

@@ -5,8 +5,14 @@ from __future__ import annotations
 from tg.uop import dtypes
 from tg.tensor.tensor import Tensor
 
+def _non_negative(**values: float) -> None:
+  """PyTorch's and tinygrad's argument checks: a negative learning rate, momentum, weight decay or epsilon is a mistake."""
+  for name, v in values.items():
+    if v < 0: raise ValueError(f"Invalid {name} value: {v} (it must be >= 0)")
+
 class Optimizer:
   def __init__(self, params: list[Tensor], lr: float):
+    _non_negative(learning_rate=lr)
     for p in params:
       if p.requires_grad is None: p.requires_grad_(True)
     self.params = list({id(p): p for p in params if p.requires_grad}.values())
@@ -60,6 +66,7 @@ class SGD(Optimizer):
   def __init__(self, params: list[Tensor], lr: float = 0.001, momentum: float = 0.0, weight_decay: float = 0.0, nesterov: bool = False,
                classic: bool = False):
     super().__init__(params, lr)
+    _non_negative(momentum=momentum, weight_decay=weight_decay)
     if nesterov and momentum == 0: raise ValueError("nesterov needs a momentum")
     self.momentum, self.wd, self.nesterov, self.classic = momentum, weight_decay, nesterov, classic
     self.b = self._zeros() if momentum else []
@@ -110,6 +117,9 @@ class LAMB(Optimizer):
   def __init__(self, params: list[Tensor], lr: float = 0.001, b1: float = 0.9, b2: float = 0.999, eps: float = 1e-6,
                weight_decay: float = 0.0, adam: bool = False):
     super().__init__(params, lr)
+    _non_negative(epsilon=eps, weight_decay=weight_decay)
+    for i, b in enumerate((b1, b2)):
+      if not 0 <= b < 1: raise ValueError(f"Invalid beta parameter at index {i}: {b} (it must be in [0, 1))")
     self.b1, self.b2, self.eps, self.wd, self.adam = b1, b2, eps, weight_decay, adam
     dev = self.params[0].device
     self.b1_t, self.b2_t = (Tensor([1.0], device=dev, dtype=dtypes.float32, requires_grad=False) for _ in range(2))
