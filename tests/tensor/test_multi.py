@@ -386,6 +386,16 @@ def test_assign_into_a_view_of_a_sharded_tensor_writes_the_shards(axis, view):
   np.testing.assert_array_equal(t.numpy(), want)
   assert t.device == D3
 
+def test_load_state_dict_takes_a_sharded_values_placement():
+  """tinygrad's rule: a sharded state dict tensor keeps its own devices and axis (the model's weight was on D2 by axis 1)."""
+  m = nn.Linear(4, 6)
+  m.weight.shard_(D2, axis=1)
+  w, b = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((6,)).astype(np.float32)
+  load_state_dict(m, {"weight": Tensor(w).shard(D3, axis=0), "bias": Tensor(b)})
+  assert m.weight.device == D3
+  np.testing.assert_array_equal(m.weight.numpy(), w)
+  np.testing.assert_array_equal(m.bias.numpy(), b)
+
 def test_load_state_dict_into_sharded_params():
   m = nn.Linear(4, 6)
   m.weight.shard_(D2, axis=0)

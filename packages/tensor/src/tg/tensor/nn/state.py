@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from tg.uop import DType, dtypes, prod
 from tg.tensor.tensor import Tensor
+from tg.tensor.schedule import is_buffer_view
+from tg.tensor.multi import realized_multi
 
 def get_state_dict(obj: Any, prefix: str = "") -> dict[str, Tensor]:
   """Every Tensor reachable through attributes, lists, tuples and dicts, named by its path ("layers.0.weight")."""
@@ -26,22 +28,39 @@ def get_parameters(obj: Any) -> list[Tensor]:
 
 def _is_counter(name: str) -> bool: return name.rsplit(".", 1)[-1] == "num_batches_tracked"
 
-def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = True, realize: bool = True) -> None:
-  """Copy each tensor of state_dict into the model's tensor of that name (in place: optimizers holding them see the values).
-  strict: the names must match exactly. Shapes and dtypes must always match, but for BatchNorm's num_batches_tracked, a
-  one-element counter: PyTorch saves it 0-d int64 (here (1,) int32), a checkpoint without it (as PyTorch's own older
-  ones) leaves it as it is, and one with it loads into a model without it (a BatchNorm that tracks no running stats)."""
+def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = True, verbose: bool = False, consume: bool = False,
+                    realize: bool = True) -> list[Tensor]:
+  """Give each of the model's tensors the state dict's tensor of that name, and return them (tinygrad's signature; verbose
+  prints a line of what loaded, consume takes the loaded entries out of state_dict). A realized tensor of the same dtype
+  and placement is written in place (its buffer: an optimizer or a TinyJit holding it sees the values); any other takes
+  a copy of the value, as tinygrad's replace: an unrealized one allocates nothing until realized (realize=False), and it
+  gets the state dict's dtype and sharding (half weights make a half model; PyTorch would cast into the model's). A sharded model's tensor
+  shards an unsharded value as it is sharded itself. strict: the names must match exactly. Shapes must match, but () and
+  (1,) are one shape, and BatchNorm's num_batches_tracked counter (PyTorch saves it 0-d int64, here (1,) int32) is cast;
+  a checkpoint without it (as PyTorch's own older ones) leaves it as it is, and one with it loads into a model without it
+  (a BatchNorm that tracks no running stats)."""
   own = get_state_dict(model)
   missing = sorted(k for k in set(own) - set(state_dict) if not _is_counter(k))
   unexpected = sorted(k for k in set(state_dict) - set(own) if not _is_counter(k))
   if strict and (missing or unexpected): raise KeyError(f"state dict mismatch: missing {missing}, unexpected {unexpected}")
-  for name in own.keys() & state_dict.keys():
+  loaded = []
+  for name in [k for k in own if k in state_dict]:
     t, v = own[name], state_dict[name]
     if _is_counter(name) and v.numel() == t.numel() == 1: v = v.reshape(t.shape).cast(t.dtype)
-    if t.shape != v.shape: raise ValueError(f"Shape mismatch in layer `{name}`: Expected shape {t.shape}, but found {v.shape} in state dict.")
-    if t.dtype != v.dtype: raise TypeError(f"{name}: the model has dtype {t.dtype}, the state dict {v.dtype}")
-    t.assign(v.to(t.device))
-  if realize: Tensor.realize_all(*[own[n] for n in own.keys() & state_dict.keys()])
+    if t.shape != v.shape:
+      if {t.shape, v.shape} != {(), (1,)}:
+        raise ValueError(f"Shape mismatch in layer `{name}`: Expected shape {t.shape}, but found {v.shape} in state dict.")
+      v = v.reshape(t.shape)
+    if not v.is_sharded: v = v.shard_like(t)
+    if v.dtype == t.dtype and v.device == t.device and _realized(t): t.assign(v)
+    else: t.replace(v.clone())  # (a copy: the model must not share the state dict's buffers, which it would train)
+    if consume: del state_dict[name]
+    loaded.append(t)
+  if realize: Tensor.realize_all(*loaded)
+  if verbose: print(f"loaded {len(loaded)} tensors, {sum(t.nbytes() for t in loaded) / 1e6:.2f} MB")
+  return loaded
+
+def _realized(t: Tensor) -> bool: return is_buffer_view(t.uop) or realized_multi(t.uop)
 
 _ST_DTYPES: dict[str, DType] = {"F64": dtypes.float64, "F32": dtypes.float32, "F16": dtypes.float16, "BF16": dtypes.bfloat16,
                                 "I64": dtypes.int64, "I32": dtypes.int32, "I16": dtypes.int16, "I8": dtypes.int8, "U64": dtypes.uint64,
