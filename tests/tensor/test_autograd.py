@@ -103,7 +103,9 @@ def test_nn_grads():
 def test_backward_accumulates_and_no_grad():
   w = Tensor([1.0, 2.0, 3.0], requires_grad=True)
   (w * w).sum().backward()
+  first = w.grad
   (w * 3).sum().backward()
+  assert w.grad is first  # accumulated into the same tensor, as tinygrad's and PyTorch's
   np.testing.assert_allclose(w.grad.numpy(), 2 * np.array([1, 2, 3]) + 3)
   with no_grad():
     y = w * 2

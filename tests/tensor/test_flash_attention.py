@@ -147,3 +147,10 @@ def test_memory_has_no_score_matrix():
       return GlobalCounters.mem_peak - base - 4 * one
   assert peak(1) < 64 * 2**20
   assert peak(0) > H * N * N * 4
+
+def test_attention_over_an_empty_axis():
+  """No rows, or no keys (PyTorch's output then is 0): the flash plan built a reshape of 0 elements to (-1, ...) and raised."""
+  q = Tensor.ones(1, 8, 0, 16)
+  assert q.scaled_dot_product_attention(q, q).shape == (1, 8, 0, 16)
+  k = Tensor.ones(1, 8, 0, 16)
+  np.testing.assert_array_equal(Tensor.ones(1, 8, 3, 16).scaled_dot_product_attention(k, k).numpy(), np.zeros((1, 8, 3, 16)))

@@ -1061,7 +1061,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not leaves: raise RuntimeError("backward found no float tensor that may require grad in the graph")
     for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran)):
       if g.shape != t.shape: raise TensorShapeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
-      t.grad = g if t.grad is None else t.grad + g
+      if t.grad is None: t.grad = g
+      else: t.grad.replace(t.grad + g)  # the same tensor, accumulated (tinygrad's, and PyTorch's in-place .grad)
     return self
   def _grad_leaves(self, candidates: list[Tensor]) -> tuple[UOp, set[UOp], list[tuple[Tensor, UOp]]]:
     """Self's graph for autograd (Tensor.live.for_grad), the writes in it that ran, and the candidates in it, each with its
