@@ -25,7 +25,8 @@ def f32_value(bits: int) -> Fraction:
 
 def encode(bits: int, fmt: str, saturate: bool = True) -> int:
   """float32 bits -> the format's bits. Nearest, ties to the even code; beyond the largest finite value: that value when
-  saturating (fp8), else infinity (bfloat16, E5M2) or NaN (E4M3). inf: infinite, or NaN in E4M3. NaN keeps its sign, made
+  saturating (fp8), else infinity (bfloat16, E5M2) or NaN (E4M3). inf: infinite; in E4M3 (no infinity) its largest value
+  when saturating (as PyTorch's float8_e4m3fn cast and tinygrad's), else NaN. NaN keeps its sign, made
   quiet: bfloat16 keeps the payload's top 7 bits, E5M2 the top 2 (the first set), E4M3 is S.1111.111."""
   eb, mb, top = FORMATS[fmt]
   width = 1 + eb + mb
@@ -33,7 +34,7 @@ def encode(bits: int, fmt: str, saturate: bool = True) -> int:
   inf = ((1 << eb) - 1) << mb
   if mag > 0x7F800000:
     return sign | {"bf16": 0x7FC0 | (mag >> 16 & 0x7F), "e4m3": 0x7F, "e5m2": 0x7E | (mag >> 21 & 1)}[fmt]
-  if mag == 0x7F800000: return sign | (0x7F if fmt == "e4m3" else inf)
+  if mag == 0x7F800000: return sign | ((top if saturate else 0x7F) if fmt == "e4m3" else inf)
   x, keys = f32_value(mag), _values(fmt)
   lo = bisect.bisect_right(keys, x) - 1          # keys[lo] <= x < keys[lo + 1]; keys runs to top + 2
   if lo >= top + 1: code = top + 1               # at or past the next code after the largest: overflow

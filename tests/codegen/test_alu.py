@@ -183,9 +183,9 @@ FMT = {dtypes.float16: (10, -14, 65504.0), dtypes.bfloat16: (7, -126, float.from
 
 def round_exact(x: int | float, dt: DType) -> float:
   """x rounded to nearest even in dt; overflow gives inf, except that fp8 saturates finite values to its largest (tg's
-  conversion, as tinygrad's; OCP's saturating mode), and inf is NaN in e4m3 (no inf)."""
+  conversion, as tinygrad's; OCP's saturating mode), and inf is e4m3's largest value (it has no inf; PyTorch's cast too)."""
   mbits, emin, fmax = FMT[dt]
-  if isinstance(x, float) and (np.isnan(x) or np.isinf(x)): return math.nan if dt == dtypes.fp8e4m3 and np.isinf(x) else x
+  if isinstance(x, float) and (np.isnan(x) or np.isinf(x)): return math.copysign(fmax, x) if dt == dtypes.fp8e4m3 and np.isinf(x) else x
   if x == 0: return float(x)
   n, d = x.as_integer_ratio() if isinstance(x, float) else (int(x), 1)
   neg, n = n < 0, abs(n)
@@ -350,7 +350,7 @@ def test_cast(frm: DType, dev: str):
     else: assert_same_float(g, to_bits(want, to), to, f"{frm} ->")
 
 FP8_HAND = {  # (value, bits) by hand from the OCP 8-bit float spec; ties go to even; fp8 saturates finite overflow (tg's choice)
-  dtypes.fp8e4m3: [(1.0, 0x38), (-2.0, 0xC0), (0.5, 0x30), (448.0, 0x7E), (464.0, 0x7E), (1e9, 0x7E), (math.inf, 0x7F), (-math.inf, 0xFF),
+  dtypes.fp8e4m3: [(1.0, 0x38), (-2.0, 0xC0), (0.5, 0x30), (448.0, 0x7E), (464.0, 0x7E), (1e9, 0x7E), (math.inf, 0x7E), (-math.inf, 0xFE),
                    (2**-6, 0x08), (2**-9, 0x01), (2**-10, 0x00), (1.5 * 2**-9, 0x02), (1.0625, 0x38), (1.1875, 0x3A), (-0.0, 0x80)],
   dtypes.fp8e5m2: [(1.0, 0x3C), (-2.0, 0xC0), (57344.0, 0x7B), (61440.0, 0x7B), (1e9, 0x7B), (math.inf, 0x7C), (-math.inf, 0xFC),
                    (2**-14, 0x04), (2**-16, 0x01), (2**-17, 0x00), (1.125, 0x3C), (1.375, 0x3E), (-0.0, 0x80)]}

@@ -224,12 +224,12 @@ def round_to_float_format(x: float, dtype: DType, saturate: bool = False) -> flo
 
 def float_to_fp8(x: float, dtype: DType) -> int:
   """The 8 bits of x cast to fp8e4m3 (OCP E4M3FN: no inf, NaN is S.1111.111) or fp8e5m2: tg.uop.floatconv's f32_to_fp8_bits
-  (its semantics are documented there) on a Python float: nearest even, finite overflow saturates, an infinity is NaN in
-  E4M3, NaN keeps its sign (and in E5M2 its payload's top bit, made quiet)."""
+  (its semantics are documented there) on a Python float: nearest even, finite overflow and an E4M3 infinity saturate,
+  NaN keeps its sign (and in E5M2 its payload's top bit, made quiet)."""
   ebits, mbits, _, _ = FLOAT_FORMATS[dtype]
   sign = 0x80 if math.copysign(1.0, x) < 0 else 0
   if math.isnan(x): return (sign | 0x7F) if dtype == dtypes.fp8e4m3 else _nan_to_bits(x, dtype) | 0x02  # E5M2's made quiet
-  if math.isinf(x) and dtype == dtypes.fp8e4m3: return sign | 0x7F
+  if math.isinf(x) and dtype == dtypes.fp8e4m3: return sign | 0x7E
   r = abs(round_to_float_format(x, dtype, saturate=not math.isinf(x)))
   if math.isinf(r): return sign | 0x7C
   if r == 0: return sign

@@ -5,11 +5,12 @@ emulator's pseudocode and WMMA build them, LLVM IR's bfloat16 literals fold them
 sample of float32 inputs (tests/codegen/test_floatconv.py, tests/amd/test_amd_floatconv.py).
 
 The semantics, as tinygrad and PyTorch agree: round to nearest, ties to even; an infinity stays infinite where the format has
-one (bfloat16, E5M2) and is NaN in E4M3 (no infinities); an fp8 NaN keeps its sign (E4M3 has one NaN per sign, S.1111.111).
-Where they differ we follow tinygrad: a finite value beyond the largest finite fp8 saturates to it (PyTorch's float8 casts give
-NaN for E4M3 and infinity for E5M2; OCP calls that the non-saturating mode, and the emulator's v_cvt_pk_fp8/bf8_f32 use it:
-saturate=False); a NaN is made quiet keeping the top bits of its payload that fit: E5M2's second mantissa bit (PyTorch always
-writes 0x7F), bfloat16's seven and its sign (PyTorch writes 0x7FC0). Widening (fp8 -> f32) is exact and keeps a NaN's sign
+one (bfloat16, E5M2) and saturates to the largest finite value in E4M3 (no infinities: +-448); an fp8 NaN keeps its sign
+(E4M3 has one NaN per sign, S.1111.111). Where they differ we follow tinygrad: a finite value beyond the largest finite E5M2
+saturates to it (PyTorch's E5M2 cast gives infinity; OCP calls that the non-saturating mode, and the emulator's
+v_cvt_pk_fp8/bf8_f32 use it, saturate=False: there E4M3's overflow and infinity are NaN); a NaN is made quiet keeping
+the top bits of its payload that fit: E5M2's second mantissa bit (PyTorch always writes 0x7F), bfloat16's seven and its
+sign (PyTorch writes 0x7FC0). Widening (fp8 -> f32) is exact and keeps a NaN's sign
 and payload, as PyTorch's does; tinygrad's Python fp8_to_float gives a positive NaN instead, which we do not follow:
 the PYTHON device holds values as Python floats, and a copy of an fp8 NaN must keep its bits."""
 from __future__ import annotations
@@ -59,8 +60,8 @@ def fp8_bits_to_f32(raw: UOp, dtype: DType) -> UOp:
 def f32_to_fp8_bits(x: UOp, dtype: DType, saturate: bool = True) -> UOp:
   """An f32 as fp8 bits (in a uint32), rounding to nearest even. A finite result beyond the largest finite value is that value
   with `saturate` (a tensor cast, as tinygrad), else NaN for E4M3 and infinity for E5M2 (OCP's non-saturating conversion);
-  an infinity is NaN in E4M3 and stays infinite in E5M2; NaN is 0x7F (E4M3) or 0x7E plus the payload's top bit (E5M2), with
-  its sign."""
+  an infinity stays infinite in E5M2 and in E4M3 is its largest value with `saturate`, else NaN; NaN is 0x7F (E4M3) or
+  0x7E plus the payload's top bit (E5M2), with its sign."""
   eb, mb, bias = _fp8(dtype)
   b = x.bitcast(dtypes.uint32)
   sign = (b >> _u32(31)) << _u32(7)
@@ -72,6 +73,6 @@ def f32_to_fp8_bits(x: UOp, dtype: DType, saturate: bool = True) -> UOp:
   code = ((e + _i32(bias)) << _i32(mb)) + n - _i32(1 << mb)
   maxcode, inf = (0x7E, 0x7F) if dtype == dtypes.fp8e4m3 else (0x7B, 0x7C)
   out = (code > _i32(maxcode)).where(_u32(maxcode if saturate else inf), code.cast(dtypes.uint32))
-  out = (b & _u32(0x7FFFFFFF)).eq(_u32(0x7F800000)).where(_u32(inf), out)
+  out = (b & _u32(0x7FFFFFFF)).eq(_u32(0x7F800000)).where(_u32(maxcode if saturate and dtype == dtypes.fp8e4m3 else inf), out)
   nan = _u32(0x7F) if dtype == dtypes.fp8e4m3 else _u32(0x7E) | ((b >> _u32(21)) & _u32(1))
   return a.ne(a).where(nan, out) | sign
