@@ -179,7 +179,7 @@ def test_bound_method_and_reset():
   for _ in range(4):
     x = rand(3, 4)
     np.testing.assert_allclose(m(Tensor(x)).numpy(), x @ w, rtol=1e-5)
-  jit = m.__call__.func.__self__
+  jit = m.__call__  # (this instance's TinyJit)
   assert isinstance(jit, TinyJit) and len(jit.jit_cache) == 1
   with pytest.raises(JitInputError, match=r"\(3, 4\)"): m(Tensor(rand(5, 4)))
   jit.reset()
@@ -187,6 +187,28 @@ def test_bound_method_and_reset():
   for _ in range(3):
     x = rand(5, 4)
     np.testing.assert_allclose(m(Tensor(x)).numpy(), x @ w, rtol=1e-5)
+
+def test_a_jitted_method_captures_for_each_instance():
+  """A TinyJit method decorator shared one capture among instances: m1.f(x) twice, then m2.f(x) replayed m1's kernels on m1's
+  weight. Each instance has its own (tinygrad master's too), dropped with it; a dataclass instance (unhashable) is fine."""
+  import gc
+  from dataclasses import dataclass
+  @dataclass
+  class Scale:
+    w: Tensor
+    @TinyJit
+    def f(self, x: Tensor) -> Tensor: return (x * self.w).realize()
+  ws = [rand(4) for _ in range(3)]
+  ms = [Scale(Tensor(w).realize()) for w in ws]
+  for i in range(4):
+    for m, w in zip(ms, ws):
+      x = rand(4)
+      np.testing.assert_allclose(m.f(Tensor(x)).numpy(), x * w, rtol=1e-6, err_msg=f"call {i}")
+  assert all(len(m.f.jit_cache) == 1 for m in ms) and len({id(m.f) for m in ms}) == 3
+  assert Scale.f.calls == 0, "the class's TinyJit itself ran nothing"
+  del m, ms[1:]
+  gc.collect()
+  assert list(Scale.f.methods) == [id(ms[0])], "an instance's TinyJit goes with it"
 
 def test_prune_drops_kernels_that_dont_depend_on_inputs():
   weights = Tensor(rand(16)).realize()
@@ -256,6 +278,80 @@ def test_free_intermediates_keeps_state_updated_in_place():
   assert add.free_intermediates() == 0
   add(Tensor([2]))
   assert acc.item() == 8
+
+# ***** an output passed back in; reading data while capturing *****
+
+def test_an_output_passed_back_in_is_read_before_it_is_written():
+  """buf = f(buf, frame): the previous output comes back as an input, the same buffer the replay writes. Its first kernel
+  wrote it before the second read it ([11] where numpy gives [10]); the input is copied first, as in tinygrad, and only then."""
+  @TinyJit
+  def f(buf: Tensor, frame: Tensor) -> tuple[Tensor, Tensor]:
+    nb = buf[1:].cat(frame)
+    return nb.contiguous(), nb[:1].contiguous()
+  buf, ref = Tensor([0, 1, 2]).contiguous().realize(), np.array([0, 1, 2])
+  for i in range(6):
+    Counters.reset()
+    buf, first = f(buf, Tensor([10 + i]))
+    ref = np.concatenate([ref[1:], [10 + i]])
+    np.testing.assert_array_equal(buf.numpy(), ref, err_msg=f"call {i}")
+    np.testing.assert_array_equal(first.numpy(), ref[:1], err_msg=f"call {i}")
+    assert Counters.copies == (i >= 2), "a replay copies the input it writes, and nothing else"
+  for i in range(3):  # inputs apart from the outputs: no copy
+    Counters.reset()
+    np.testing.assert_array_equal(f(Tensor([5, 6, 7]), Tensor([i]))[0].numpy(), [6, 7, i])
+    assert Counters.copies == 0
+
+@pytest.mark.parametrize("n", [1000, 1 << 20])
+def test_an_output_passed_back_into_one_kernel_that_reads_and_writes_it(n):
+  """One kernel reading the buffer it writes: reversed, its second half read the first half it had just written (a race
+  between the chunks of a threaded kernel with a shifted read, the 1 << 20 case). An output returned unchanged as the input
+  is the input's value at the call, not the buffer the replay overwrote."""
+  f = TinyJit(lambda buf, new: (buf, buf.flip(0) + new))
+  g = TinyJit(lambda buf, new: buf[n // 2:].cat(new))
+  a, ref = Tensor(np.arange(n, dtype=np.int32)).realize(), np.arange(n, dtype=np.int32)
+  b, ref_b = Tensor.zeros(n, dtype="int32").contiguous().realize(), np.zeros(n, np.int32)
+  for i in range(5):
+    same, a = f(a, Tensor(np.full(n, i, np.int32)))
+    np.testing.assert_array_equal(a.numpy(), ref[::-1] + i, err_msg=f"call {i}")
+    np.testing.assert_array_equal(same.numpy(), ref, err_msg=f"call {i}: the input returned")
+    ref = ref[::-1] + i
+    b, ref_b = g(b, Tensor(np.full(n // 2, i + 1, np.int32))), np.concatenate([ref_b[n // 2:], np.full(n // 2, i + 1, np.int32)])
+    np.testing.assert_array_equal(b.numpy(), ref_b, err_msg=f"call {i}")
+
+@pytest.mark.parametrize("fn", [lambda x, m: x.masked_select(m), lambda x, m: Tensor(x.tolist()) + x,
+                                lambda x, m: Tensor.zeros(int(x.sum().item())).contiguous() + x.sum(),
+                                lambda x, m: x[m].sum(), lambda x, m: x + x.numpy().max()],
+                         ids=["masked_select", "tolist", "item", "bool_index", "numpy"])
+def test_reading_tensor_data_while_capturing_is_an_error(fn):
+  """A value read during the capture (.item(), .tolist(), .numpy(), an op whose size depends on values) was baked into the
+  replays: masked_select kept the first mask's count, Tensor(x.tolist()) the first x. Now the capture raises JitError, as
+  tinygrad's; the first (plain) call is right, and so is every call of the function unjitted."""
+  jf = TinyJit(fn)
+  x, m = np.array([3.0, 1.0, 2.0, 4.0], np.float32), np.array([True, False, True, True])
+  np.testing.assert_allclose(jf(Tensor(x), Tensor(m)).numpy(), fn(Tensor(x), Tensor(m)).numpy())
+  for _ in range(2):
+    with pytest.raises(JitError, match="cannot access tensor data during JIT capture.*outside the jitted function"): jf(Tensor(x), Tensor(m))
+  assert jf.jit_cache == []
+
+def test_shard_inside_a_jitted_function_copies_every_call():
+  """x.shard(...) of an input inside the function copied its pieces straight from its bytes, outside any kernel: the
+  replays reused the capture's pieces (the second input's values every call)."""
+  f = TinyJit(lambda x: (x.shard(("CPU:0", "CPU:1"), axis=0) * 2).to("CPU:0"))
+  for i in range(5):
+    x = rand(4, 3)
+    np.testing.assert_allclose(f(Tensor(x)).numpy(), x * 2, rtol=1e-6, err_msg=f"call {i}")
+
+def test_check_oob_reads_indices_but_not_while_capturing():
+  """CHECK_OOB=1 reads index tensors back to check them: the plain first call does, the capture doesn't (it would raise),
+  and the jitted loss equals numpy's."""
+  from tg.tensor import Context
+  f = TinyJit(lambda x, y: x.sparse_categorical_crossentropy(y).realize())
+  with Context(CHECK_OOB=1):
+    for i in range(4):
+      x, y = rand(5, 3), rng.integers(0, 3, 5).astype(np.int32)
+      logp = x - np.log(np.exp(x).sum(1, keepdims=True))
+      np.testing.assert_allclose(f(Tensor(x), Tensor(y)).numpy(), -logp[np.arange(5), y].mean(), rtol=1e-5, err_msg=f"call {i}")
+    with pytest.raises(IndexError, match="out of bounds"): TinyJit(f.fxn)(Tensor(rand(2, 3)), Tensor([0, 3]))
 
 # ***** batching: consecutive kernels launched by one call where the device can *****
 

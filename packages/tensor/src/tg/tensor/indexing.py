@@ -14,6 +14,7 @@ from tg.uop import UOp, dtypes, prod, simplify_size
 from tg.codegen import CHECK_OOB
 from tg.tensor.errors import TensorDtypeError, TensorShapeError, TensorValueError
 from tg.tensor.graph import shape_text
+from tg.tensor.realize import capturing
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -36,8 +37,9 @@ def _is(x: Any, n: Any) -> bool:
 
 def _check_index(ix: Tensor, n: int, what: str, negative: bool) -> None:
   """With CHECK_OOB=1, an index tensor with a value outside the axis raises (reading it back: a debugging aid); without
-  it, the one-hot compare makes an out-of-range index select nothing (0), as in tinygrad."""
-  if not CHECK_OOB or ix.numel() == 0: return
+  it, the one-hot compare makes an out-of-range index select nothing (0), as in tinygrad. Not while a TinyJit captures
+  (reading data there raises; its first, plain call checked)."""
+  if not CHECK_OOB or ix.numel() == 0 or capturing: return
   lo, hi = int(ix.min().item()), int(ix.max().item())
   if hi >= n or lo < (-n if negative else 0):
     raise IndexError(f"{what}: index {hi if hi >= n else lo} is out of bounds for an axis of size {n} (CHECK_OOB=1)")

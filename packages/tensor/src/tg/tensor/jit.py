@@ -3,7 +3,10 @@
 A replay launches the captured kernels with the new input buffers swapped in for the captured ones: no graph building,
 no scheduling, no compiling. Everything else a kernel touches (parameters, optimizer state, intermediate buffers) is the
 same buffer every replay, which is what a training step wants. The function must be the same computation every call:
-what it does in Python besides building tensors (prints, reading .item(), branching on values) runs only while capturing.
+what it does in Python besides building tensors (prints, branching on Python values) runs only while capturing. Reading
+tensor data there (.item(), .tolist(), .numpy(), or ops whose size depends on values: masked_select, nonzero, a bool-mask
+index) raises JitError, as tinygrad's: the value read would be baked into every replay. Compute it outside the jitted
+function and pass it in (a tensor, or a bound variable for a size).
 
 Inputs are the tensors among the arguments, also inside lists, tuples and dicts, and keyword arguments (their order
 doesn't matter). An input that is a view is realized into its own buffer before the kernels run, so a replay on another
@@ -15,12 +18,14 @@ function; a replay launches the captured kernels with the arguments' values of t
 As in tinygrad, the outputs must be tensors (or None), a replay returns them in the same buffers every call (read or
 copy them before the next call), `prune=True` drops the kernels that don't depend on the inputs from the replays,
 and `free_intermediates()` gives back the scratch buffers between replays. Replays reuse every buffer: memory stays flat.
+An output passed back in (buf = f(buf, x)) is copied first, as in tinygrad: the kernels would write it while reading it.
+Used as a method decorator, each instance gets a TinyJit of its own (its capture holds that instance's tensors).
 
 In-place state keeps eager semantics: a write a call leaves lazy (b += x, b not returned) is realized with its outputs,
 so the replays run it too; lazy tensors built outside that read state a call updates run before it writes (pending ones
 before the capture, so their kernels stay out of it)."""
 from __future__ import annotations
-import functools, itertools, time
+import functools, itertools, time, weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
@@ -31,7 +36,7 @@ from tg.codegen.pipeline import CompiledRunner
 from tg.tensor.tensor import Tensor
 from tg.tensor.graph import buffers, new_buffer
 from tg.tensor.schedule import ExecItem, view_base, view_chain
-from tg.tensor.realize import capturing, view_needs, get_runner, run_item, launch, count_launch, report_batch
+from tg.tensor.realize import Counters, capturing, view_needs, get_runner, run_item, launch, count_launch, report_batch
 
 R = TypeVar("R")
 JIT = ContextVar("JIT", 1)  # 0 (JIT=0 or Context(JIT=0)): a TinyJit calls its function plainly every time, as tinygrad's
@@ -214,9 +219,36 @@ def _batched(steps: list[_Step]) -> list[_Step | _Batch]:
     else: out.append(_batch(graph, group))
   return out
 
+def _written(steps: list[_Step]) -> set[int]:
+  """The bases (by id) of the buffers the steps write, but at an input's slot: an output, state updated in place, scratch."""
+  out: set[int] = set()
+  for st in steps:
+    ins = {j for j, _ in st.inputs}
+    out.update(id(st.item.bufs[j].base) for j in st.writes() if j not in ins)
+  return out
+
+def _copies(new: list[Buffer], written: set[int]) -> dict[int, Buffer]:
+  """A copy of each input buffer the kernels write (by the original's id): an output passed back in (buf = f(buf, x)).
+  Replayed on it, a kernel would overwrite it before a later one read it, or one kernel read what it had just written;
+  the capture's kernels take their inputs apart from what they write. (tinygrad copies such an input too.)"""
+  out: dict[int, Buffer] = {}
+  for b in new:
+    if id(b.base) in written:
+      out[id(b)] = Buffer(b.device, b.size, b.dtype).copy_from(b)
+      Counters.copies += 1
+  return out
+
 def _batch(graph: Graph, steps: list[_Step]) -> _Batch:
   return _Batch(graph, steps, [(k, j, i) for k, st in enumerate(steps) for j, i in st.inputs],
                 {k: v for st in steps for k, v in st.item.var_vals.items()})
+
+def _weak_method(fxn: Callable[..., R], ref: weakref.ref) -> Callable[..., R]:
+  """fxn bound to the instance ref refers to, without keeping it alive (its TinyJit lives only as long as it does)."""
+  @functools.wraps(fxn)
+  def method(*args: Any, **kwargs: Any) -> R:
+    if (obj := ref()) is None: raise JitError(f"TinyJit: the instance {fxn.__name__} was taken from is gone: nothing to call it on")
+    return fxn(obj, *args, **kwargs)
+  return method
 
 class TinyJit(Generic[R]):
   """Capture on the second call, replay from the third (see the module docstring); `jit_cache` lists the captured
@@ -225,10 +257,12 @@ class TinyJit(Generic[R]):
   the first replay)."""
   def __init__(self, fxn: Callable[..., R], prune: bool = False, batch: bool | None = None):
     self.fxn, self.prune, self.batch = fxn, prune, bool(getenv("JIT_BATCH", 1)) if batch is None else batch
+    self.methods: dict[int, TinyJit[R]] = {}  # as a method decorator: each instance's TinyJit, by id (see __get__)
     self.reset()
   def reset(self) -> None:
     """Forget the capture: the next call runs plainly, the one after captures again."""
     self.calls, self.steps, self.launches, self.signature, self.outputs = 0, list[_Step](), list[_Step | _Batch](), (), None
+    self.written: set[int] = set()  # the buffers the kernels write, but inputs (made with launches): an input among them is copied
     self.view_needs: list[UOp] = []  # sizes (>= 0) the captured views need of the variables: a replay's values must fit them
     self.values_fit: set[tuple] = set()  # the values of the variables a replay has checked
   @property
@@ -238,7 +272,17 @@ class TinyJit(Generic[R]):
     """tinygrad's handle on the capture (`jit.captured.jit_cache`, `jit.captured.free_intermediates()`): here the TinyJit
     itself, which holds them, once it has captured; None before."""
     return self if self.calls >= 2 else None
-  def __get__(self, obj: Any, objtype: Any = None) -> Callable[..., R]: return functools.partial(self.__call__, obj)  # a jitted method
+  def __get__(self, obj: Any, objtype: Any = None) -> TinyJit[R]:
+    """A jitted method: this instance's own TinyJit, made on first use (one capture for all instances replayed the first
+    one's kernels, on its tensors). It holds the instance weakly and is dropped with it; by id: no hash needed."""
+    if obj is None: return self
+    if (jit := self.methods.get(key := id(obj))) is None:
+      try: ref = weakref.ref(obj, lambda _: self.methods.pop(key, None))
+      except TypeError:
+        raise JitError(f"TinyJit on a method of {type(obj).__name__}: its instances can't be weakly referenced, and each "
+                       "needs a TinyJit of its own kept beside it: add '__weakref__' to its __slots__") from None
+      jit = self.methods[key] = TinyJit(_weak_method(self.fxn, ref), self.prune, self.batch)
+    return jit
   def __reduce__(self) -> tuple:
     """A captured TinyJit pickles as its capture, as tinygrad's: the compiled kernels, every buffer they use with its
     bytes (weights, optimizer state) and what a call must pass. Unpickled it replays, in any process; without the
@@ -265,7 +309,7 @@ class TinyJit(Generic[R]):
                        f"pass a .clone() of one")
     if self.calls == 0: ret = _realized(self.fxn(*args, **kwargs))
     elif self.calls == 1: ret = self._capture(a, bufs, args, kwargs)
-    else: ret = self._replay(a, bufs)
+    else: ret = self._replay(a, bufs, seen)
     self.calls += 1
     return ret
 
@@ -314,10 +358,12 @@ class TinyJit(Generic[R]):
     if freed: self.launches = []  # a batch holds the old addresses: rebuilt on the next replay
     return sum(b.nbytes for b in freed)
 
-  def _replay(self, a: _Args, new: list[Buffer]) -> R:
+  def _replay(self, a: _Args, new: list[Buffer], bases: dict[int, str]) -> R:
     if (sig := a.signature()) != self.signature: raise self._mismatch(sig)
     if self.view_needs: self._check_views(a.var_vals)
-    if not self.launches: self.launches = _batched(self.steps) if self.batch else list(self.steps)
+    if not self.launches: self.launches, self.written = _batched(self.steps) if self.batch else list(self.steps), _written(self.steps)
+    copies = {} if self.written.isdisjoint(bases) else _copies(new, self.written)  # (bases: the inputs' buffers' bases, by id)
+    if copies: new = [copies.get(id(b), b) for b in new]
     self._realize_old_value_readers()
     for st in self.launches:
       if isinstance(st, _Batch):
@@ -341,6 +387,8 @@ class TinyJit(Generic[R]):
       u = _rebound(o.uop, a.var_vals) if a.var_vals else o.uop  # (an output of symbolic shape: this call's values)
       if o.input is None: return Tensor(u)
       t = a.tensors[o.input][1]
+      if copies and (c := copies.get(id(_buffer(t)))) is not None:  # an input copied: its value when called is the copy's
+        return Tensor(new_buffer(c.device, c.size, c.dtype, c).reshape(t.shape if o.same else u.shape))
       return t if o.same else Tensor(t.uop.reshape(u.shape))
     return _map_outputs(self.outputs, out)
 

@@ -17,7 +17,7 @@ from tg.tensor import graph
 from tg.tensor.graph import device_of, device_uop, canonical, new_buffer
 from tg.tensor.errors import TensorValueError
 from tg.tensor.schedule import is_buffer_view, names_buffer, schedule
-from tg.tensor.realize import run_schedule
+from tg.tensor.realize import run_schedule, capturing
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -285,8 +285,9 @@ class MultiMixin:
     ax = None if axis is None else self._axis(axis)
     graph.sharded_seen = True
     # realized data (a batch) is copied now, so that realizing it later isn't a schedule with every live tensor to update
-    # (Tensor.live.become): straight from its bytes where it can (_copied_pieces), else by a schedule of the copies
-    realized = is_buffer_view(self.uop) and not self.requires_grad
+    # (Tensor.live.become): straight from its bytes where it can (_copied_pieces), else by a schedule of the copies. Not
+    # while a TinyJit captures: copies made here aren't kernels it captures, so its replays would reuse the capture's pieces
+    realized = is_buffer_view(self.uop) and not self.requires_grad and not capturing
     if (uops := _copied_pieces(self, ax, devs) if realized else None) is None:
       if ax is None: pieces = [self] * len(devs)
       else: pieces = [self.shrink(tuple((lo, hi) if i == ax else None for i in range(self.ndim)))

@@ -15,7 +15,7 @@ from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, devi
   shape_text, dim_text
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer, buffer_view, max_elements, \
   symbolic_prefix
-from tg.tensor.realize import run_schedule, Counters, unrun
+from tg.tensor.realize import run_schedule, Counters, unrun, capturing
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
 from tg.tensor.nnops import NNMixin
@@ -237,6 +237,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return self._on_disk() and not self._as_one_view()
   def _on_disk(self) -> bool: return isinstance(self.device, str) and self.device.startswith("DISK")
   def _buffer(self) -> Buffer:
+    if capturing:  # (every read of data comes here: .numpy(), .item(), .tolist(), masked_select's count...)
+      from tg.tensor.jit import JitError
+      raise JitError("cannot access tensor data during JIT capture: the value read would be baked into every replay; compute it "
+                     "outside the jitted function and pass it in (a tensor, or a bound variable for a size)")
     self.realize()
     if (buf := buffers[view_base(self._uop)]) in unrun:
       raise RuntimeError("this tensor's kernels were scheduled (Tensor.schedule) and have not run: run_schedule(items) first")
