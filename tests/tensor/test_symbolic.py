@@ -274,3 +274,24 @@ def test_a_symbolic_view_built_before_an_assign_sees_the_write(view):
   ref = np.arange(24, dtype=np.float32).reshape(4, 6)
   want = eval(view.replace("v", "2"), {"t": ref})
   np.testing.assert_array_equal(x.shrink(tuple((0, s) for s in want.shape)).numpy(), want)
+
+def test_variables_of_int_dtypes_roll_and_indexing_from_the_end():
+  """tinygrad's test_tensor_variable and test_symbolic_ops: Tensor of an int32 or int64 variable (it raised "CONST has no
+  device"), an unbound variable's RuntimeError, roll of a symbolic axis (its shrink bounds were undecidable), and
+  negative indices and slice bounds counted from a symbolic end."""
+  from tg.uop import dtypes
+  assert Tensor(UOp.variable("b", 0, 100, dtype=dtypes.int32).bind(7)).item() == 7
+  big = Tensor(UOp.variable("c", 0, 2**40, dtype=dtypes.int64).bind(2**35 + 3))
+  assert big.dtype == dtypes.int64 and big.item() == 2**35 + 3
+  with pytest.raises(RuntimeError, match="unbound"): Tensor(UOp.variable("u", 1, 10)).item()
+  base = np.arange(8)
+  for k in (2, 5, 8):
+    for shift in (-3, 3, 11):
+      got = Tensor(base).realize()[:n(k)].roll(shift, 0)[:k].numpy()  # (a symbolic shape shrunk back to an int to read it)
+      np.testing.assert_array_equal(got, np.roll(base[:k], shift))
+  a = rng.standard_normal((3, 10)).astype(np.float32)
+  for k in (1, 4, 8):
+    t = Tensor(a)[:, :n(k)]
+    np.testing.assert_array_equal(t[:, -1].numpy(), a[:, :k][:, -1])
+    tail = t[:, -3:]  # max(k - 3, 0) to k: as long as Python's
+    np.testing.assert_array_equal(tail.shrink((None, (0, min(k, 3)))).numpy(), a[:, :k][:, -3:])

@@ -101,7 +101,7 @@ class CompiledRunner:
     if self.p.vars:
       var_vals = var_vals or {}
       missing = [v.arg[0] for v in self.p.vars if v.arg[0] not in var_vals]
-      if missing: raise ValueError(f"{self.p.name} needs values for the variables {missing}")
+      if missing: raise RuntimeError(f"unbound variable(s) {missing} used by {self.p.name}: give values (v.bind(value))")
       vals = tuple(var_vals[v.arg[0]] for v in self.p.vars)
     return self._prg(*[b.ensure_allocated()._buf for b in bufs], global_size=self.p.global_size, local_size=self.p.local_size, vals=vals,
                      wait=wait)

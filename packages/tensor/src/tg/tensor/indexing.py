@@ -35,6 +35,10 @@ def _is(x: Any, n: Any) -> bool:
   """x == n, for sizes that may be symbolic (a symbolic one is only itself)."""
   return x is n or isinstance(x, int) and isinstance(n, int) and x == n
 
+def _from_end(e: Any, n: Any) -> Any:
+  """A negative slice bound counted from the end of a symbolic size n, as Python's (max(n + e, 0)); others as they are."""
+  return simplify_size((n + e).maximum(0)) if isinstance(e, int) and e < 0 else e
+
 def _check_index(ix: Tensor, n: int, what: str, negative: bool) -> None:
   """With CHECK_OOB=1, an index tensor with a value outside the axis raises (reading it back: a debugging aid); without
   it, the one-hot compare makes an out-of-range index select nothing (0), as in tinygrad. Not while a TinyJit captures
@@ -96,12 +100,14 @@ class IndexingMixin:
       elif isinstance(i, slice) and (isinstance(n, UOp) or any(isinstance(e, UOp) for e in (i.start, i.stop, i.step))):
         # x[:, :v] (v a bound variable), or a slice of a symbolic axis
         if i.step not in (None, 1): raise IndexError(f"a symbolic slice takes step 1, not {i.step}")
-        if any(isinstance(e, int) and e < 0 for e in (i.start, i.stop)): raise IndexError(f"a symbolic slice takes no negative bounds: {i}")
-        start, stop = 0 if i.start is None else i.start, n if i.stop is None else i.stop
+        start, stop = (_from_end(e, n) for e in (0 if i.start is None else i.start, n if i.stop is None else i.stop))
         sels.append(_Sel(start, stop if _is(start, 0) else simplify_size(stop - start), 1))
       elif isinstance(i, slice):
         start, stop, step = i.indices(n)
         sels.append(_Sel(start, len(range(start, stop, step)), step))
+      elif isinstance(i, (int, np.integer)) and isinstance(n, UOp) and i < 0:  # from the end of a symbolic axis
+        if n.vmin < -i: raise IndexError(f"index {i} may be out of bounds for axis {ax} of size {n} (as small as {n.vmin})")
+        sels.append(_Sel(simplify_size(n + int(i)), 1, 1, drop=True))
       elif isinstance(i, (int, np.integer)):
         if not -n <= i < n: raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n} (shape {shape_text(self.shape)})")
         sels.append(_Sel(int(i) % n, 1, 1, drop=True))

@@ -243,6 +243,10 @@ class MovementMixin:
     x = self
     for s, d in zip(sh, ds):
       d, n = x._axis(d), x.shape[x._axis(d)]
+      if isinstance(n, UOp):  # a symbolic size: index by (i - s) mod n, as one kernel serves every value of n
+        from tg.tensor.tensor import Tensor
+        x = x[(slice(None),) * d + ((Tensor.arange(n, device=x.device) - s) % n,)]
+        continue
       if n == 0 or s % n == 0: continue
       s %= n
       x = x._pad_mode([(s, 0) if i == d else (0, 0) for i in range(x.ndim)], "circular").shrink([(0, n) if i == d else None for i in range(x.ndim)])
