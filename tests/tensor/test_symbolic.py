@@ -284,6 +284,7 @@ def test_variables_of_int_dtypes_roll_and_indexing_from_the_end():
   big = Tensor(UOp.variable("c", 0, 2**40, dtype=dtypes.int64).bind(2**35 + 3))
   assert big.dtype == dtypes.int64 and big.item() == 2**35 + 3
   with pytest.raises(RuntimeError, match="unbound"): Tensor(UOp.variable("u", 1, 10)).item()
+  with pytest.raises(RuntimeError, match="put the Tensor first"): UOp.variable("a", 1, 10).bind(3) * Tensor.ones(3)  # (int() of it)
   base = np.arange(8)
   for k in (2, 5, 8):
     for shift in (-3, 3, 11):

@@ -60,6 +60,9 @@ def _evict(ref: _CacheRef) -> None:
 
 ConstLike = int | float | bool | InvalidType
 
+class OperandError(TypeError, RuntimeError):
+  """A UOp's arithmetic with an operand it can't hold as a constant (a Tensor: the Tensor's own operator takes the UOp)."""
+
 class UndecidableError(ValueError):
   """bool()/int()/float() of a UOp whose value depends on variables its range analysis can't pin to one number."""
 
@@ -186,7 +189,10 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
       raise TypeError(f"{op} on mismatched dtypes {[s.dtype for s in srcs]}: cast first")
     return UOp(op, dtype, srcs)
   def _binop(self, op: Ops, x: UOp | ConstLike, reverse: bool = False) -> UOp:
-    if not isinstance(x, UOp): x = self.const_like(x)
+    if not isinstance(x, UOp):
+      if not isinstance(x, (int, float, InvalidType)) and hasattr(x, "uop"):  # a Tensor: tinygrad's RuntimeError, and the fix
+        raise OperandError(f"{op} of a UOp and a {type(x).__name__}: put the {type(x).__name__} first (t * v), it takes UOps")
+      x = self.const_like(x)
     elif x.dtype != self.dtype and _value_dtype(x) != _value_dtype(self):
       # mixed dtypes in index math (a RANGE and an int32 variable): promote both to the upper dtype
       dt = least_upper_dtype(self.dtype, x.dtype)
