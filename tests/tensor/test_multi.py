@@ -541,3 +541,17 @@ def test_a_sharded_constant_made_a_leaf():
   np.testing.assert_array_equal(w.grad.numpy(), [2.0] * 3)
   np.testing.assert_array_equal(w2.grad.numpy(), [3.0] * 3)
   assert w.device == D2
+
+def test_attention_of_sharded_tensors():
+  """Flash attention's kernels read one buffer: on tensors sharded by batch they read the pieces as one (NaN, 7e13) and gave
+  no gradient. Sharded attention takes the plain path, equal to the unsharded one (tinygrad's test_sdpa_causal_shard_batch)."""
+  qn = rng.standard_normal((2, 1, 4, 4)).astype(np.float32)
+  ref = Tensor(qn, requires_grad=True)
+  want = ref.scaled_dot_product_attention(ref, ref, is_causal=True)
+  want.sum().backward()
+  q = Tensor(qn).shard(D2, 0)
+  q.requires_grad_(True)
+  out = q.scaled_dot_product_attention(q, q, is_causal=True)
+  np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
+  out.sum().backward()
+  np.testing.assert_allclose(q.grad.numpy(), ref.grad.numpy(), rtol=1e-4, atol=1e-5)

@@ -228,11 +228,12 @@ def plan_for(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, is_causa
   """The flash plan for these inputs, or None where it doesn't apply (FLASH_ATTENTION=0, dtypes other than float32,
   float16 and bfloat16, axes that broadcast between q, k and v, a mask with more axes than q or one that wants a
   gradient: the kernels give none to the mask; a symbolic size, as a KV cache's keys up to a bound variable: the kernels'
-  loops and padding are ints; an empty axis)."""
+  loops and padding are ints; an empty axis; a sharded tensor)."""
   if not FLASH_ATTENTION or q.ndim < 2 or not q.ndim == k.ndim == v.ndim or not q.dtype == k.dtype == v.dtype: return None
   if not all_int(q.shape + k.shape + v.shape) or 0 in q.shape + k.shape + v.shape: return None  # (empty: no kernels)
   if q.dtype not in (dtypes.float, dtypes.half, dtypes.bfloat16) or q.shape[-1] != k.shape[-1] or k.shape[-2] != v.shape[-2]: return None
   if q.shape[:-3] != k.shape[:-3] or k.shape[:-1] != v.shape[:-1] or len({q.device, k.device, v.device}) != 1: return None
+  if isinstance(q.device, tuple): return None  # sharded: the kernels read one buffer (they read the pieces as one: garbage)
   heads, kheads = (q.shape[-3], k.shape[-3]) if q.ndim >= 3 else (1, 1)
   if heads != kheads and not (enable_gqa and heads % kheads == 0): return None
   mask, mask_bh = None, (False, False)
