@@ -918,8 +918,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     stage's share went to its own maxima, so of three tied maxima two in one stage got 1/4 each and the third 1/2."""
     def grad_fxn(g: UOp, call: UOp) -> tuple[UOp]:
       x, m = Tensor(call.src[1]), Tensor(call.src[0]).reshape(self._reduced_shape(axes, True))
-      hit = (x == m).cast(g.dtype)
-      return ((hit * (Tensor(g).reshape(m.shape) / hit.sum(axes, keepdim=True))).uop,)
+      hit = x == m
+      acc = sum_acc_dtype(g.dtype)  # (the count of 70,000 ties is inf in half)
+      share = Tensor(g).reshape(m.shape).cast(acc) / hit.sum(axes, keepdim=True, dtype=acc)
+      return ((hit.where(share, 0)).cast(g.dtype).uop,)
     return Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, self.uop), grad_fxn))
   def prod(self, axis: int | Sequence[int] | None = None, keepdim: bool = False, acc_dtype: DType | None = None,
            dtype: DType | str | None = None) -> Tensor:
