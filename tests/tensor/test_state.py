@@ -62,6 +62,7 @@ ARRAYS = {"f32": np.arange(6, dtype=np.float32).reshape(2, 3) / 7, "f16": np.arr
 def test_safe_save_load_round_trip(tmp_path):
   ts = {k: Tensor(v) for k, v in ARRAYS.items()}
   ts["bf16"] = Tensor([1.0, -3.5, 0.15625]).cast(dtypes.bfloat16)
+  ts["e4m3"], ts["e5m2"] = Tensor([0.5, -448.0]).cast(dtypes.fp8e4m3), Tensor([0.5, 57344.0]).cast(dtypes.fp8e5m2)  # (it refused fp8)
   safe_save(ts, tmp_path / "m.safetensors", metadata={"who": "tg"})
   raw = (tmp_path / "m.safetensors").read_bytes()
   n = struct.unpack("<Q", raw[:8])[0]
@@ -73,6 +74,9 @@ def test_safe_save_load_round_trip(tmp_path):
     assert back[k].dtype == ts[k].dtype and back[k].shape == v.shape
     np.testing.assert_array_equal(back[k].numpy(), v)
   assert back["bf16"].dtype == dtypes.bfloat16 and back["bf16"].float().tolist() == [1.0, -3.5, 0.15625]
+  assert header["e4m3"]["dtype"] == "F8_E4M3" and header["e5m2"]["dtype"] == "F8_E5M2"  # the format's names
+  # the OCP codes by hand: 0.5 is 0.0110.000 in E4M3, -448 1.1111.110; 0.5 is 0.01110.00 in E5M2, 57344 0.11110.11
+  assert back["e4m3"].bitcast(dtypes.uint8).tolist() == [0x30, 0xFE] and back["e5m2"].bitcast(dtypes.uint8).tolist() == [0x38, 0x7B]
 
 def test_model_round_trip_through_a_file(tmp_path):
   a, b = Net(), Net()

@@ -64,11 +64,16 @@ def _realized(t: Tensor) -> bool: return is_buffer_view(t.uop) or realized_multi
 
 _ST_DTYPES: dict[str, DType] = {"F64": dtypes.float64, "F32": dtypes.float32, "F16": dtypes.float16, "BF16": dtypes.bfloat16,
                                 "I64": dtypes.int64, "I32": dtypes.int32, "I16": dtypes.int16, "I8": dtypes.int8, "U64": dtypes.uint64,
-                                "U32": dtypes.uint32, "U16": dtypes.uint16, "U8": dtypes.uint8, "BOOL": dtypes.bool}
+                                "U32": dtypes.uint32, "U16": dtypes.uint16, "U8": dtypes.uint8, "BOOL": dtypes.bool,
+                                "F8_E4M3": dtypes.fp8e4m3, "F8_E5M2": dtypes.fp8e5m2}
 _ST_NAMES = {v: k for k, v in _ST_DTYPES.items()}
 
+def _bits(dt: DType) -> DType:
+  """The unsigned int dtype a float numpy has no type for (bfloat16, the fp8s) is stored and read as: its bits."""
+  return {1: dtypes.uint8, 2: dtypes.uint16}[dt.itemsize]
+
 def _to_bytes(t: Tensor) -> bytes:
-  if t.dtype == dtypes.bfloat16: return t.detach().bitcast(dtypes.uint16).numpy().astype("<u2").tobytes()  # numpy has no bfloat16
+  if t.dtype.fmt is None: return t.detach().bitcast(bits := _bits(t.dtype)).numpy().astype(f"<u{bits.itemsize}").tobytes()
   return np.ascontiguousarray(t.numpy()).astype(np.dtype(t.dtype.fmt).newbyteorder("<")).tobytes()
 
 def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dict[str, str] | None = None) -> None:
@@ -136,6 +141,6 @@ def safe_load(path: str | os.PathLike, device: str | None = None) -> dict[str, T
     if name == "__metadata__": continue
     dt, (b, e) = _ST_DTYPES[info["dtype"]], info["data_offsets"]
     data = raw[start + b:start + e]
-    if dt == dtypes.bfloat16: out[name] = Tensor(data.view("<u2").reshape(info["shape"]), device).bitcast(dtypes.bfloat16)
+    if dt.fmt is None: out[name] = Tensor(data.view(f"<u{dt.itemsize}").reshape(info["shape"]), device).bitcast(dt)
     else: out[name] = Tensor(data.view(np.dtype(dt.fmt).newbyteorder("<")).astype(dt.fmt).reshape(info["shape"]), device, dt)
   return out
