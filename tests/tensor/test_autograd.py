@@ -243,3 +243,9 @@ def test_max_gradient_is_shared_equally_past_a_staged_reduce():
   rows = Tensor(np.stack([a, a[::-1]]))
   g = rows.max(axis=1, keepdim=True).gradient(rows, gradient=Tensor([[1.0], [2.0]]))[0].numpy()
   np.testing.assert_allclose(g, np.stack([np.where(a == 1, 1 / 3, 0), np.where(a[::-1] == 1, 2 / 3, 0)]), rtol=1e-6)
+
+def test_only_float_tensors_have_gradients():
+  """As PyTorch and tinygrad: an int target raises (tg gave int32 ones, or zeros through a cast)."""
+  x = Tensor([1, 2, 3])
+  for loss in (x.sum(), x.float().sum()):
+    with pytest.raises(RuntimeError, match="only float tensors have gradients"): loss.gradient(x)

@@ -1048,7 +1048,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def gradient(self, *targets: Tensor, gradient: Tensor | None = None, materialize_grads: bool = False) -> list[Tensor]:
     """d self / d target for each target (self must be a scalar unless `gradient` is given). A target no gradient reaches
     has zeros, with materialize_grads or without: tinygrad and torch.autograd.grad raise without it, but tg's graphs fold
-    ops they keep (x ** 0 is 1), and raising would refuse gradients they give as 0."""
+    ops they keep (x ** 0 is 1), and raising would refuse gradients they give as 0. Only float tensors have gradients, as in
+    PyTorch and tinygrad (an int target got zeros or ones)."""
+    if ints := [t.dtype for t in targets if not dtypes.is_float(t.dtype)]:
+      raise TensorDtypeError(f"only float tensors have gradients, a target is {ints[0]}: .float() it first")
     (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
     return self._gradients(root, keys, targets, gradient, ran)
   def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp]) -> list[Tensor]:
