@@ -207,3 +207,20 @@ def test_an_optimizer_group_steps_each_as_alone():
   np.testing.assert_allclose(w.numpy(), a1 - 0.1 * 2 * a1, rtol=1e-6)
   np.testing.assert_allclose(v.numpy(), b - 2 * 0.01, rtol=1e-5)  # Adam's first steps move a constant gradient by lr each
   with pytest.raises(ValueError, match="at least one"): optim.OptimizerGroup()
+
+@pytest.mark.parametrize("make, ref", [(lambda p: optim.SGD(p, lr=0.01, momentum=0.9, classic=True), lambda: np_lars(0.01, 0.9, 0.0, tcoef=0)),
+                                       (lambda p: optim.LARS(p, lr=0.5), lambda: np_lars(0.5))], ids=["sgd_classic", "lars"])
+def test_classic_momentum_on_half_params(make, ref):
+  """Classic momentum's b = m*b + lr*g is float32 (the learning rate is): assigned to a half parameter's buffer it raised
+  (assign doesn't cast, tinygrad's rule); the buffer is kept in the parameter's dtype, as PyTorch's."""
+  from tg.tensor import dtypes
+  w = Tensor(W0.astype(np.float16), requires_grad=True)
+  opt, x, step = make([w]), Tensor(X.astype(np.float16)), ref()
+  expect = W0.astype(np.float16).astype(np.float64)
+  for _ in range(2):
+    opt.zero_grad()
+    ((x @ w) ** 2).sum().backward()
+    opt.step()
+    expect = step(expect)
+  assert w.dtype == dtypes.half
+  np.testing.assert_allclose(w.numpy(), expect, rtol=2e-2, atol=2e-2)

@@ -2,7 +2,8 @@
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
-from tg.tensor import Tensor
+from tg.tensor import Tensor, dtypes
+from tg.tensor.errors import TensorDtypeError
 
 def realized(n: np.ndarray) -> Tensor: return Tensor(n.copy()).realize()
 
@@ -51,13 +52,44 @@ def test_setitem_into_contiguous_view_reaches_source(write):
   write(n)
   np.testing.assert_array_equal(x.numpy(), n)
 
-@pytest.mark.parametrize("target", [lambda: realized(np.zeros((3, 4), np.float32)).T, lambda: realized(np.zeros((3, 4), np.float32))[1],
-                                    lambda: realized(np.zeros((3, 4), np.float32))[:, ::2], lambda: Tensor.ones(4),
-                                    lambda: realized(np.zeros(3, np.float32)).pad(((1, 1),))],
-                         ids=["T", "second row", "strided", "broadcast constant", "pad"])
-def test_setitem_into_noncontiguous_raises(target):
-  """tinygrad's rule (PyTorch writes through any view): not silently into a copy."""
-  with pytest.raises(RuntimeError, match="contiguous"): target()[0] = 5
+@pytest.mark.parametrize("view", VIEWS, ids=["T", "column", "strided", "flipped", "row", "T reversed strided", "two strides", "reshaped"])
+def test_setitem_into_view_reaches_source(view):
+  """x.T[0] = v writes x, as x.T.assign() does (tinygrad's and PyTorch's): it raised "setitem target needs to be contiguous"."""
+  n = np.arange(12, dtype=np.float32).reshape(3, 4)
+  x = realized(n)
+  vt, vn = view[0](x), view[1](n)
+  vt[0] = -1
+  vn[0] = -1
+  np.testing.assert_array_equal(x.numpy(), n)
+  np.testing.assert_array_equal(vt.numpy(), vn)
+
+@pytest.mark.parametrize("write", [lambda t: t[1].__setitem__(2, 5), lambda t: t.T.__setitem__((1, 0), 5),
+                                   lambda t: t[::-1].__setitem__(0, 5), lambda t: t[:, 1].__setitem__(2, 5),
+                                   lambda t: t[1:][0].__setitem__(slice(1, None), 5), lambda t: t.T[1].__setitem__(0, 5)],
+                         ids=["t[1][2]", "t.T[1, 0]", "t[::-1][0]", "t[:, 1][2]", "t[1:][0][1:]", "t.T[1][0]"])
+def test_setitem_chained_index_writes_the_tensor(write):
+  """PyTorch's most common idiom, t[1][2] = 5, and tinygrad's other view targets: written into t (numpy's views agree)."""
+  t, n = Tensor.zeros(3, 3).contiguous().realize(), np.zeros((3, 3), np.float32)
+  write(t)
+  write(n)
+  np.testing.assert_array_equal(t.numpy(), n)
+
+def test_setitem_into_view_of_lazy_tensor():
+  """The viewed tensor is realized, then written (PyTorch's: its memory is written; tinygrad drops the write)."""
+  t = Tensor.ones(3, 3) + 1
+  t[1][2] = 5
+  np.testing.assert_array_equal(t.numpy(), [[2, 2, 2], [2, 2, 5], [2, 2, 2]])
+
+def test_setitem_into_a_value_writes_it():
+  """A broadcast constant, and a pad, are values of their own: written, as in PyTorch (tinygrad writes the first too)."""
+  c = Tensor.ones(4)
+  c[0] = 5
+  np.testing.assert_array_equal(c.numpy(), [5, 1, 1, 1])
+  x = realized(np.zeros(3, np.float32))
+  p = x.pad(((1, 1),))
+  p[0] = 5
+  np.testing.assert_array_equal(p.numpy(), [5, 0, 0, 0, 0])
+  np.testing.assert_array_equal(x.numpy(), [0, 0, 0])
 
 def test_assign_into_a_view_of_a_pad():
   """A view that shows a pad's padding raises (its write went into a copy and was lost, silently; tinygrad fails too);
@@ -164,11 +196,171 @@ def test_setitem_on_an_int_and_a_tensor_index():
   a[:, 1, [0, 1]] = 9.0
   np.testing.assert_array_equal(x.numpy(), a)
 
-def test_assign_broadcasts_and_casts_up():
-  """tinygrad's test_assign_broadcast: t.assign(arange(5)) on a (3, 5) float tensor fills each row (it raised on the
-  shape and on the int dtype), as PyTorch's copy_; a dtype that doesn't promote to the target's still raises (tinygrad)."""
+def test_assign_broadcasts():
+  """tinygrad's test_assign_broadcast: t.assign(arange(5.)) on a (3, 5) float tensor fills each row (it raised on the
+  shape), as PyTorch's copy_; a shape that doesn't broadcast raises."""
   t = Tensor.zeros(3, 5)
-  t.assign(Tensor.arange(5))
+  t.assign(Tensor.arange(5.0))
   np.testing.assert_array_equal(t.numpy(), np.broadcast_to(np.arange(5, dtype=np.float32), (3, 5)))
-  with pytest.raises(TypeError, match="cast first"): Tensor.zeros(3, dtype="int32").contiguous().realize().assign(Tensor([1.5, 2.0, 3.0]))
   with pytest.raises(ValueError, match=r"assign of shape \(4,\)"): Tensor.zeros(3, 5).assign(Tensor.ones(4))
+
+# writes through bitcast(): numpy's view(dtype) shares memory as PyTorch's view(dtype) does, little-endian as tg's bitcast
+BITCASTS = [
+  ("same size", np.array([1, 2, 3, 4], np.float32), lambda x: x.bitcast(dtypes.uint32), lambda n: n.view(np.uint32),
+   np.array([0x40800000, 0x40400000, 0x40000000, 0x3F800000], np.uint32)),
+  ("uint8 as int64", np.arange(1, 17, dtype=np.uint8), lambda x: x.bitcast(dtypes.int64), lambda n: n.view(np.int64),
+   np.array([0x0102030405060708, -0x1112131415161718], np.int64)),
+  ("shrink then bitcast", np.array([1, 2, 3, 4], np.float32), lambda x: x[1:3].bitcast(dtypes.uint32), lambda n: n[1:3].view(np.uint32),
+   np.array([0x40800000, 0x40400000], np.uint32)),
+  ("shrink then resized", np.arange(8, dtype=np.uint16), lambda x: x[2:6].bitcast(dtypes.uint32), lambda n: n[2:6].view(np.uint32),
+   np.array([0x00110022, 0x00330044], np.uint32)),
+  ("double bitcast", np.array([1, 2, 3, 4], np.float32), lambda x: x.bitcast(dtypes.uint32).bitcast(dtypes.int32),
+   lambda n: n.view(np.uint32).view(np.int32), np.array([0x40800000, 0x40400000, 0x40000000, 0x3F800000], np.int32)),
+  ("double resized", np.array([1, 2], np.float32), lambda x: x.bitcast(dtypes.uint8).bitcast(dtypes.int16),
+   lambda n: n.view(np.uint8).view(np.int16), np.array([0, 0x4040, 0, 0x4080], np.int16)),
+  ("bitcast then slice", np.array([1, 2], np.float32), lambda x: x.bitcast(dtypes.uint8)[4:8], lambda n: n.view(np.uint8)[4:8],
+   np.array([0, 0, 0x80, 0x40], np.uint8)),
+  ("resized then transposed", np.arange(8, dtype=np.uint8).reshape(2, 4), lambda x: x.bitcast(dtypes.uint16).T[1],
+   lambda n: n.view(np.uint16).T[1], np.array([0xAABB, 0xCCDD], np.uint16)),
+]
+
+@pytest.mark.parametrize("case", BITCASTS, ids=[c[0] for c in BITCASTS])
+def test_assign_through_bitcast_reaches_source(case):
+  """a.bitcast(dt).assign(v) writes a's bytes (tinygrad's, and PyTorch's a.view(dt).copy_(v)): the write went into a copy of
+  the bitcast, and a kept its values."""
+  _, n, view, nview, v = case
+  x = realized(n)
+  view(x).assign(Tensor(v)).realize()
+  nview(n)[...] = v
+  np.testing.assert_array_equal(x.numpy(), n)
+
+def test_setitem_through_bitcast_reaches_source():
+  n = np.array([1, 2], np.float32)
+  x = realized(n)
+  x.bitcast(dtypes.uint16)[1] = 0x4000
+  n.view(np.uint16)[1] = 0x4000
+  np.testing.assert_array_equal(x.numpy(), n)  # [2, 2]: the high half of 1.0's bits
+
+def test_assign_through_bitcast_of_lazy_tensor():
+  """The lazy tensor is realized, then written through the bitcast (PyTorch writes its memory)."""
+  c = Tensor([1.0, 2.0]) * 2
+  c.bitcast(dtypes.uint32).assign(Tensor(np.array([1.0, 5.0], np.float32).view(np.uint32))).realize()
+  np.testing.assert_array_equal(c.numpy(), [1, 5])
+
+def test_bitcast_view_shows_later_writes():
+  """A bitcast of a realized buffer shares its memory after its own assign, as a view does."""
+  n = np.array([1, 2], np.float32)
+  a = realized(n)
+  b = a.bitcast(dtypes.int32)
+  b.assign(Tensor(np.array([3, 4], np.float32).view(np.int32))).realize()
+  a.assign(a + 1).realize()
+  np.testing.assert_array_equal(b.numpy(), np.array([4, 5], np.float32).view(np.int32))
+
+# writes through detach(): it shares its source's memory (PyTorch's and tinygrad's)
+DETACHES = [("detach", lambda t: t.detach(), lambda n: n), ("detach then T", lambda t: t.detach().T, lambda n: n.T),
+            ("T then detach", lambda t: t.T.detach(), lambda n: n.T), ("row of detach", lambda t: t.detach()[1], lambda n: n[1])]
+
+@pytest.mark.parametrize("case", DETACHES, ids=[c[0] for c in DETACHES])
+def test_assign_through_detach_reaches_source(case):
+  """t.detach().assign(v) writes t: the write went into a copy of the detached tensor."""
+  _, view, nview = case
+  n = np.arange(6, dtype=np.float32).reshape(2, 3)
+  t = realized(n)
+  target = nview(n)
+  v = -np.arange(target.size, dtype=np.float32).reshape(target.shape)
+  view(t).assign(Tensor(v)).realize()
+  target[...] = v
+  np.testing.assert_array_equal(t.numpy(), n)
+
+def test_setitem_through_detach_reaches_source():
+  t = Tensor.zeros(3, 3).contiguous().realize()
+  t.detach()[1, 2] = 5
+  np.testing.assert_array_equal(t.numpy(), [[0, 0, 0], [0, 0, 5], [0, 0, 0]])
+  c = Tensor.ones(3) * 2  # of a lazy tensor: it is realized and written
+  d = c.detach()
+  d[1] = 7
+  np.testing.assert_array_equal(c.numpy(), [2, 7, 2])
+  np.testing.assert_array_equal(d.numpy(), [2, 7, 2])
+
+def test_realized_detach_shares_memory():
+  """d = t.detach(); d.realize() copied d into a buffer of its own: a write into d no longer reached t."""
+  t = realized(np.array([1, 2, 3], np.float32))
+  d = t.detach()
+  d.realize()
+  d.assign(Tensor([9.0, 9.0, 9.0])).realize()
+  np.testing.assert_array_equal(t.numpy(), [9, 9, 9])
+
+@pytest.mark.parametrize("view", VIEWS, ids=["T", "column", "strided", "flipped", "row", "T reversed strided", "two strides", "reshaped"])
+@pytest.mark.parametrize("own_write", [False, True], ids=["realized", "assigned"])
+def test_view_stays_a_view_after_realize(view, own_write):
+  """p = o.T; p.assign(p + 1).realize() (or p.realize()) copied p into a buffer of its own, and o's next assign didn't show in
+  p (tinygrad's view stays one, PyTorch's too)."""
+  n = np.arange(12, dtype=np.float32).reshape(3, 4)
+  o = realized(n)
+  p, pn = view[0](o), view[1](n)
+  if own_write:
+    p.assign(p + 1).realize()
+    pn += 1
+  else: p.realize()
+  o.assign(o + 100).realize()
+  n += 100
+  np.testing.assert_array_equal(p.numpy(), pn)
+  np.testing.assert_array_equal(o.numpy(), n)
+
+def test_transpose_assigned_then_its_source_assigned():
+  """The case as reported: p = o.T after its own assign gave [[2, 4], [3, 5]], o's update lost."""
+  o = Tensor([[1.0, 2.0], [3.0, 4.0]]).realize()
+  p = o.T
+  p.assign(p + 1).realize()
+  o.assign(o + 100).realize()
+  assert p.tolist() == [[102, 104], [103, 105]]
+
+# dtypes: tinygrad's assign and setitem don't cast a tensor (PyTorch's copy_ does): TensorDtypeError, and the target unchanged
+MISMATCHES = [(dtypes.half, dtypes.float), (dtypes.bool, dtypes.int), (dtypes.int8, dtypes.int32), (dtypes.int, dtypes.float),
+              (dtypes.float, dtypes.half)]
+
+@pytest.mark.parametrize("src, dst", MISMATCHES, ids=[f"{s.name}->{d.name}" for s, d in MISMATCHES])
+@pytest.mark.parametrize("how", ["assign", "setitem", "view assign"])
+def test_write_of_another_dtype_raises(src, dst, how):
+  """It cast silently (and raised a plain TypeError for float -> half); tinygrad 0.14 raises for every mismatch."""
+  t = Tensor.zeros(4, dtype=dst).contiguous().realize()
+  with pytest.raises(TensorDtypeError, match=rf"{src}.*{dst}.*\.cast\({dst}\)") as e:
+    if how == "assign": t.assign(Tensor.ones(4, dtype=src)).realize()
+    elif how == "setitem": t[2:4] = Tensor.ones(2, dtype=src)
+    else: t[1:3].assign(Tensor.ones(2, dtype=src)).realize()
+  assert isinstance(e.value, RuntimeError) and isinstance(e.value, TypeError)
+  assert t.tolist() == [0, 0, 0, 0]
+
+def test_python_values_take_the_target_dtype():
+  """A Python scalar, list or numpy array isn't a tensor of another dtype: it takes the target's (tinygrad's and PyTorch's)."""
+  t = Tensor.zeros(5, dtype=dtypes.int).contiguous().realize()
+  t[0] = 3.7
+  t[1:3] = [1.5, 2.5]
+  t[3] = True
+  t[4:] = np.array([9.9])
+  assert t.tolist() == [3, 1, 2, 1, 9]
+  t.assign(2.0).realize()
+  assert t.tolist() == [2] * 5
+  f = Tensor.zeros(3, dtype=dtypes.half).contiguous().realize()
+  f += 1.5
+  f[0] = 7
+  assert f.dtype == dtypes.half and f.tolist() == [7, 1.5, 1.5]
+
+def test_pending_detach_shows_a_later_write():
+  """A detach() built before an assign shares the buffer, as a view does (PyTorch's and tinygrad's): it was realized first
+  as a reader of the old value, a copy."""
+  t = realized(np.array([1, 2, 3], np.float32))
+  d, v = t.detach(), t[1:]
+  t.assign(Tensor([7.0, 8.0, 9.0])).realize()
+  np.testing.assert_array_equal(d.numpy(), [7, 8, 9])
+  np.testing.assert_array_equal(v.numpy(), [8, 9])
+
+def test_write_through_detach_and_bitcast_of_sharded_tensor():
+  """A sharded tensor takes them too: they went into a copy of its pieces."""
+  n = np.arange(8, dtype=np.float32)
+  t = Tensor(n).shard(("CPU", "CPU:1"), axis=0).realize()
+  t.detach()[1:3].assign(Tensor([50.0, 60.0]).shard(("CPU", "CPU:1"))).realize()
+  t.bitcast(dtypes.int32)[5] = int(np.float32(-5).view(np.int32))
+  t.bitcast(dtypes.uint8)[24:28].assign(Tensor(np.float32(9).reshape(1).view(np.uint8)).shard(("CPU", "CPU:1"))).realize()
+  n[1:3], n[5], n[6] = [50, 60], -5, 9
+  np.testing.assert_array_equal(t.numpy(), n)

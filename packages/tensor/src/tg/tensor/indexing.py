@@ -182,16 +182,17 @@ class IndexingMixin:
     return idxs, b, rest, list(range(front)) + list(range(nr, nr + len(b))) + list(range(front, nr))
 
   def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
-    """Write value into the selected elements, in place and at once (tinygrad's: every view of the buffer sees it).
-    Following tinygrad where PyTorch differs: the target must be contiguous (a buffer, a value, or a view that is its
-    source's first elements: x[0] but not x[1], x.T or a broadcast constant; PyTorch writes through any view), else
-    RuntimeError; a target or value that requires grad raises NotImplementedError (PyTorch records the write)."""
+    """Write value into the selected elements, in place and at once (tinygrad's: every view of the buffer sees it). A view
+    target (x[1][2] = v, x.T[1, 0] = v, x[::-1][0] = v) writes the buffer it views, as its assign() does (PyTorch's and
+    tinygrad's). A value tensor of another dtype raises TensorDtypeError, as tinygrad's (PyTorch casts): a Python value
+    or list takes the target's dtype. Following tinygrad where PyTorch differs: a target or value that requires grad
+    raises NotImplementedError (PyTorch records the write)."""
     Tensor = _tensor_types()
-    from tg.tensor.tensor import contiguous_view
-    if not contiguous_view(self.uop):
-      raise RuntimeError(f"setitem target needs to be contiguous: this {shape_text(self.shape)} tensor is a transpose, an offset slice or a "
-                         "broadcast; index the tensor it views (x[:, 1] = v, not x.T[1] = v), or .assign() the whole view")
+    from tg.tensor.tensor import assign_now
     v = value if isinstance(value, Tensor) else Tensor(value, device=self.device, dtype=self.dtype)
+    if v.dtype != self.dtype:
+      raise TensorDtypeError(f"setitem of a {v.dtype} tensor into a tensor of {self.dtype}: setitem doesn't cast (tinygrad's rule, "
+                             f"PyTorch's does); cast it first, v.cast({self.dtype})")
     if self.requires_grad or v.requires_grad: raise NotImplementedError("setitem of a tensor that requires grad, or with a value that does")
     sels, layout, tensors = self._index_plan(indices)
     target = self[indices]
@@ -200,13 +201,12 @@ class IndexingMixin:
       except ValueError:
         raise TensorShapeError(f"can't set a value of shape {shape_text(v.shape)} into a selection of shape {shape_text(target.shape)}") from None
     if any(s.empty() for s in sels) or _is(target.numel(), 0): return
-    v = v.cast(self.dtype)
     if tensors: v = self._basic_view(sels, layout)._scatter_adv(_adv_dims(sels, layout), tensors, v)
     v = v.reshape(tuple(s.m for s in sels))
     mask = v.ones_like(dtype=dtypes.bool)
     for ax, s in enumerate(sels):
       if not s.whole(self.shape[ax]): v, mask = v._place(ax, s, self.shape[ax]), mask._place(ax, s, self.shape[ax])
-    self.assign(mask.where(v, self)).realize()
+    assign_now(self, mask.where(v, self))
 
   def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:
     """out[i][j] = self[index[i][j]][j] (for dim 0): index has self's rank, and no axis longer than self's."""

@@ -33,7 +33,7 @@ from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, graph_rewrite, Conte
 from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
-from tg.tensor.tensor import Tensor
+from tg.tensor.tensor import Tensor, shares_buffer
 from tg.tensor.graph import buffers, new_buffer
 from tg.tensor.schedule import ExecItem, view_base, view_chain
 from tg.tensor.realize import Counters, capturing, view_needs, get_runner, run_item, launch, count_launch, report_batch
@@ -114,13 +114,18 @@ def _map_outputs(ret: Any, fn: Callable[[Any], Any]) -> Any:
                    f"would be the capture's value): return tensors, or compute the value outside the jitted function")
   return fn(ret)
 
+def _own(t: Tensor) -> Tensor:
+  """t, made a copy of the buffer it views if it is a view (realize() leaves a view one): the kernels' inputs and outputs
+  are buffers of their own, so a replay on another view is right."""
+  return t.replace(t.contiguous()) if shares_buffer(t.uop) else t
+
 def _realized(ret: R) -> R:
   """ret realized, and with it every in-place write the call left pending (b += x whose b the function doesn't return):
   only what runs during the call is captured, so a write left lazy ran once, outside, and never in a replay."""
   outs: list[Tensor] = []
   _map_outputs(ret, outs.append)
   writes = [t for t in Tensor.live.pending() if view_chain(t.uop, GroupOp.Movement, symbolic=True)[1].op is Ops.ASSIGN]
-  Tensor.realize_all(*outs, *writes)
+  Tensor.realize_all(*map(_own, outs), *writes)
   return ret
 
 @dataclass(frozen=True)
@@ -299,7 +304,7 @@ class TinyJit(Generic[R]):
                                  "call the inner function's plain version (.fxn) inside the outer one")
     if not JIT and self.fxn is not None: return self.fxn(*args, **kwargs)
     a = _Args.of(args, kwargs)
-    Tensor.realize_all(*[t for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
+    Tensor.realize_all(*[_own(t) for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
     named = [(name, b) for name, t in a.tensors for b in _buffers(t)]
     bufs = [b for _, b in named]
     seen: dict[int, str] = {}

@@ -14,7 +14,7 @@ from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size, \
   shape_text, dim_text
 from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, view_chain, names_buffer, buffer_view, max_elements, \
-  symbolic_prefix
+  symbolic_prefix, VIEWS
 from tg.tensor.realize import run_schedule, Counters, unrun, capturing
 from tg.tensor.gradient import compute_gradient
 from tg.tensor.movement import MovementMixin
@@ -195,10 +195,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return items, {k: v for ei in items for k, v in ei.var_vals.items()}
   def _schedule(self, *others: Tensor) -> list[ExecItem]:
     ts = [t for t in ({id(t): t for t in (self, *others)}.values() if others else (self,))  # once each
-          if not t._as_one_view() and not realized_multi(t.uop)]
+          if not t._as_one_view() and not realized_multi(t.uop) and not shares_buffer(t.uop)]
     if not ts: return []
     if any(u.op in _WRITES for t in ts for u in t.uop.toposort()):
       while readers := Tensor.live.old_value_readers(ts): ts += readers  # (a reader may write too: a pending a.assign(b + 1))
+      ts = [t for t in ts if not shares_buffer(t.uop)]  # (a detach() of a written buffer reads it: it shows the new values)
     _own_buffers(ts)
     outs = [t.uop for t in ts]
     multi = has_multi(outs)
@@ -213,7 +214,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     Tensor.live.become(becomes)  # other live tensors are pointed at the buffers too
     return items
   def realize(self, *others: Tensor, do_update_stats: bool = True) -> Tensor:
-    """Run what computes self (and others). do_update_stats=False (tinygrad's): the launches leave GlobalCounters' launch
+    """Run what computes self (and others). A view of a realized buffer (shares_buffer) needs nothing run and stays that view,
+    as tinygrad's: later writes to the buffer show in it, as in PyTorch's views (a copy of it detached it: p = o.T, then
+    p.realize(), missed o's next assign). do_update_stats=False (tinygrad's): the launches leave GlobalCounters' launch
     counts and estimates as they were (tg's own Counters count them all the same)."""
     # (while a schedule is pending, these are marked unwritten too: if a kernel raises on reading its buffers, they stay so)
     with contextlib.nullcontext() if do_update_stats else GlobalCounters.kept():
@@ -245,6 +248,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       raise JitError("cannot access tensor data during JIT capture: the value read would be baked into every replay; compute it "
                      "outside the jitted function and pass it in (a tensor, or a bound variable for a size)")
     self.realize()
+    if shares_buffer(self._uop): return self.contiguous().realize()._buffer()  # (a view's elements, in order, in a buffer)
     if (buf := buffers[view_base(self._uop)]) in unrun:
       raise RuntimeError("this tensor's kernels were scheduled (Tensor.schedule) and have not run: run_schedule(items) first")
     return buf.ensure_allocated()
@@ -294,15 +298,17 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return Tensor(UOp(Ops.CALL, self.dtype, (self.detach().uop, self.uop), lambda g, _: (Tensor(g).contiguous().uop,)))
   def detach(self) -> Tensor: return Tensor(UOp(Ops.DETACH, self.dtype, (self._uop,)))
   def assign(self, x: Tensor | Any) -> Tensor:
-    """Write x into this tensor's buffer (in place: views of the buffer see the new values). x broadcasts to the shape,
-    and a dtype that promotes to this one is cast (PyTorch's copy_ and tinygrad's); another dtype raises (tinygrad's
-    rule: PyTorch casts any)."""
+    """Write x into this tensor's buffer (in place: views of the buffer see the new values). x broadcasts to the shape. A
+    tensor x of another dtype raises TensorDtypeError, as tinygrad's (PyTorch's copy_ casts): cast it first; a Python value
+    (or list) takes this tensor's dtype. A write into a view lands in the buffer it views, through detach() and bitcast()
+    too (they share its memory, as in PyTorch and tinygrad)."""
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
-    if x.dtype != self.dtype and least_upper_dtype(self.dtype, x.dtype) == self.dtype: x = x.cast(self.dtype)
+    if x.dtype != self.dtype:
+      raise TensorDtypeError(f"assign of a {x.dtype} tensor to a tensor of {self.dtype}: assign doesn't cast (tinygrad's rule, "
+                             f"PyTorch's copy_ does); cast it first, x.cast({self.dtype})")
     if x.shape != self.shape:
       try: x = x._broadcast_to(self.shape)
       except ValueError: raise TensorShapeError(f"assign of shape {shape_text(x.shape)} to a tensor of shape {shape_text(self.shape)}") from None
-    if x.dtype != self.dtype: raise TypeError(f"assign of {x.dtype} to a tensor of {self.dtype}: cast first")
     if self._on_disk(): return self._assign_disk(x)
     if x.device != self.device: x = x.to(self.device)
     if (base := _writable_base(self)) is not None:  # a[:4].assign(b), a.T.assign(b): written into a, as PyTorch's copy_
@@ -525,7 +531,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not self.shape or (self.shape[-1] * old.itemsize) % dt.itemsize:
       raise TensorShapeError(f"bitcast of shape {shape_text(self.shape)} from {old} to {dt}: the last axis's {self.shape[-1:] or 'scalar'} x "
                              f"{old.itemsize} bytes isn't a whole number of {dt.itemsize}-byte items")
-    return self._bitcast_resized(dt)
+    # the regrouped value, in a CALL that names its source: a write into it (assign, setitem) goes there, as into a view
+    return Tensor(UOp(Ops.CALL, dt, (self._bitcast_resized(dt).uop, self._uop), _bitcast_back))
   def _bitcast_resized(self, dt: DType) -> Tensor:
     """Bytes regrouped through unsigned ints: wider items OR together shifted parts, narrower ones take shifted slices."""
     old_u, new_u = to_dtype(f"uint{8 * self.dtype.itemsize}"), to_dtype(f"uint{8 * dt.itemsize}")
@@ -1115,39 +1122,47 @@ def _unpickle(u: UOp, bufs: list[UOp], data: list[bytes | None], requires_grad: 
 def _writable_base(t: Tensor) -> UOp | None:
   """The BUFFER (or sharded MULTI of buffers) a write into view t goes to, when t is more than reshapes of a buffer (a
   slice, a transpose, a flip: PyTorch's views, which share their source's memory; any view of a sharded tensor); a lazy
-  source is realized first, so its tensor and every other view of it see the write. None when t is a buffer view itself
-  (assigned as such), or a value of its own: a pad, and a broadcast constant (Tensor.ones(4)), are copies. A broadcast
+  source is realized first, so its tensor and every other view of it see the write. Or the detach() or bitcast() under
+  the view (_write_source), whose source the write goes on to. None when t is a buffer view itself (assigned as such),
+  or a value of its own: a pad, and a broadcast constant (Tensor.ones(4)), are copies. A broadcast
   of stored values raises, as in PyTorch, and so does a view that shows a pad's padding (a write there went into a copy
   and was lost; tinygrad fails too). A view inside the padding writes the source, as tinygrad's (PyTorch's pad is a copy)."""
   chain, base = view_chain(t.uop, symbolic=True)
   if base.op is Ops.EXPAND and any(w.op is Ops.BUFFER for w in base.toposort()):
     raise RuntimeError("a write into an expanded view: several of its elements are one element of the source; clone() it first")
-  if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded: return None
   if not _pads_unseen(chain):
     if chain[0].op is Ops.PAD: return None  # the padded tensor itself: a value of its own, realized and assigned
     raise RuntimeError("assign into a view of a padded tensor that shows its padding (x.pad(...)[i]): the padding is no memory "
                        "to write, and a write into a copy would be lost; make the padded tensor one first, x.pad(...).contiguous()")
+  if _write_source(base) is not None: return base
+  if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded: return None
   if base.op in GroupOp.Movement and not symbolic_prefix(base) or base.op is Ops.CONST: return None
   if base.op is not Ops.BUFFER:  # the tensor the view was taken of (or a new one) is realized, and LiveTensors.become
     # points every tensor holding it, t among them, at its buffer
-    owner = next((s for s in Tensor.live.pending({base: None}.keys()) if s.uop is base), None)
-    (Tensor(base) if owner is None else owner).realize()
+    _owner(base).realize()
     chain, base = view_chain(t.uop, symbolic=True)
   return base if base.op is Ops.BUFFER or symbolic_prefix(base) or realized_multi(base) else None
 
-def contiguous_view(u: UOp) -> bool:
-  """Is u its source's first elements in row-major order (offset 0, no gaps): reshapes, a prefix shrink (x[0], x[:2]), a
-  permute that keeps the order of the axes longer than 1? A value that no movement op tops is. tinygrad's test for a
-  setitem target."""
-  chain, base = view_chain(u)
-  if base.op in GroupOp.Movement: return False
-  for v in chain:
-    if v.op is Ops.PERMUTE and [a for a in v.arg if v.src[0].shape[a] != 1] != sorted(a for a in v.arg if v.src[0].shape[a] != 1): return False
-    if v.op in (Ops.FLIP, Ops.PAD): return False
-    if v.op is Ops.SHRINK:  # (from 0 on every axis; before the last axis it cuts, one element of each)
-      cut = [i for i, ((_, e), n) in enumerate(zip(v.arg, v.src[0].shape)) if e != n]
-      if any(b for b, _ in v.arg) or cut and any(e != 1 for _, e in v.arg[:cut[-1]]): return False
-  return True
+def _bitcast_back(g: UOp, call: UOp) -> tuple[None]:
+  """The backward of the CALL that wraps a bitcast to another item size (Tensor.bitcast): none passes (a tensor that
+  requires grad can't be bitcast). The CALL is there to name the bitcast's source, call.src[1], for a write into it."""
+  return (None,)
+
+def _write_source(u: UOp) -> UOp | None:
+  """The source a write into u goes to when u shares its memory as no view op does: detach()'s, and a bitcast's (a BITCAST
+  of the same item size; the CALL that wraps one to another size). None for anything else."""
+  if u.op in (Ops.DETACH, Ops.BITCAST): return u.src[0]
+  return u.src[1] if u.op is Ops.CALL and u.arg is _bitcast_back else None
+
+_SHARING = VIEWS | {Ops.DETACH, Ops.BITCAST}
+
+def shares_buffer(u: UOp) -> bool:
+  """Is u a view of a realized BUFFER that shares its memory, not the buffer itself or reshapes of it: shrinks, permutes,
+  flips, reshapes, a detach(), a same-size bitcast, and pads where it shows none of the padding (a strided slice's)?
+  realize() leaves such a tensor as it is, as tinygrad's (PyTorch's views share their source's memory). Not yet a view of
+  a sharded tensor: realized, it is still a copy (shard_axis reads the MULTI realize makes of it)."""
+  chain, base = view_chain(u, _SHARING)
+  return base.op is Ops.BUFFER and not all(v.op is Ops.RESHAPE for v in chain) and _pads_unseen([v for v in chain if v.op in VIEWS])
 
 def _pads_unseen(chain: list[UOp]) -> bool:
   """Does every element of view chain[0] lie inside each PAD of the chain under it? Decided on the index math of the
@@ -1161,7 +1176,8 @@ def _pads_unseen(chain: list[UOp]) -> bool:
 
 def _write_through(u: UOp, base: UOp, x: Tensor) -> None:
   """Write x, the new value of view u of BUFFER base, into base: the view ops are undone from u down (a shrink's pad
-  masks off the elements u doesn't see), and the write runs at once, so every view of base sees it."""
+  masks off the elements u doesn't see), and the write runs at once, so every view of base sees it. A detach() or
+  bitcast() base (_write_source) takes the value of all of it, which is written on into its source, bitcast back."""
   chain, _ = view_chain(u, symbolic=True)
   mask: Tensor | None = None
   for v in chain:
@@ -1179,8 +1195,25 @@ def _write_through(u: UOp, base: UOp, x: Tensor) -> None:
     else:
       pads = [(b, n - e) for (b, e), n in zip(v.arg, shape)]
       x, mask = x.pad(pads), (x.ones_like(dtype=dtypes.bool) if mask is None else mask).pad(pads)
-  target = Tensor(base)
-  target.assign(x if mask is None else mask.where(x, target)).realize()
+  if (src := _write_source(base)) is None:
+    target = Tensor(base)
+    target.assign(x if mask is None else mask.where(x, target)).realize()
+    return
+  x = x if mask is None else mask.where(x, Tensor(base))  # the new value of all of base, then of its source
+  assign_now(_owner(src), x if base.op is Ops.DETACH else x.detach().bitcast(src.dtype))
+
+def _owner(u: UOp) -> Tensor:
+  """The live tensor whose graph is u (the first, if equal graphs made several), else a new one: a write into it (a
+  realize) reaches the tensor a view of u was taken of. A new tensor on a computed u would get a buffer of its own."""
+  owner = next((s for s in Tensor.live.pending({u: None}.keys()) if s.uop is u), None)
+  return Tensor(u) if owner is None else owner
+
+def assign_now(t: Tensor, x: Tensor) -> None:
+  """t.assign(x), run at once. A write through a view ran already and left t as it was: realizing t then would copy the view
+  (a bitcast to another item size), for nothing."""
+  before = t.uop
+  t.assign(x)
+  if t.uop is not before: t.realize()
 
 def _empty(device: str, shp: tuple, dt: DType) -> UOp:
   """A fresh buffer read in shape shp; of a symbolic shape, with room for its largest value, as one realized."""

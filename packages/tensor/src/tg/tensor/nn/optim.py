@@ -80,9 +80,10 @@ class SGD(Optimizer):
     """A factor of the learning rate per parameter: 1 (LARS's is its trust ratio)."""
     return 1.0
   def _direction(self, i: int, g: Tensor) -> Tensor:
-    """The step for gradient g of parameter i: g, or with momentum b = m*b + g, b (or g + m*b with nesterov)."""
+    """The step for gradient g of parameter i: g, or with momentum b = m*b + g, b (or g + m*b with nesterov). b is kept in
+    the parameter's dtype, as PyTorch's (classic's lr * g is float32: a half b raised, assign doesn't cast)."""
     if not self.momentum: return g
-    b = self.b[i].assign(self.momentum * self.b[i] + g)
+    b = self.b[i].assign((self.momentum * self.b[i] + g).cast(self.b[i].dtype))
     return g + self.momentum * b if self.nesterov else b
 
 class LARS(SGD):
