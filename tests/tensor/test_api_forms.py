@@ -12,6 +12,31 @@ def test_index_tuples_in_the_index():
     check(lambda t, idx=idx: t[idx], lambda x, idx=idx: x[idx], a)
   check(lambda t: t[(Tensor([1, 0]), slice(None), 2)], lambda x: x[(np.array([1, 0]), slice(None), 2)], a)
 
+def test_a_list_key_with_more_than_ints_is_a_tuple_of_indices():
+  """As PyTorch and tinygrad (numpy reads such a list as one array index): t[[[0, 2], [1, 3]]] is t[[0, 2], [1, 3]], two
+  elements, where tg selected four rows, and its setitem zeroed all of t."""
+  a = np.arange(20, dtype=np.float32).reshape(4, 5)
+  for key, np_key in (([[0, 2], [1, 3]], ([0, 2], [1, 3])), ([[1]], ([1],)), ([slice(None), [1, 3]], (slice(None), [1, 3])),
+                      ([0, 2], [0, 2]), ([Tensor([0, 3]), [0, 1]], (np.array([0, 3]), [0, 1]))):
+    check(lambda t, key=key: t[key], lambda x, np_key=np_key: x[np_key], a)
+  t, want = Tensor(a).contiguous(), a.copy()
+  t[[[0, 2], [1, 3]]] = 0
+  want[[0, 2], [1, 3]] = 0
+  np.testing.assert_array_equal(t.numpy(), want)
+
+def test_a_bound_variable_indexes_one_element_and_del_raises():
+  """tinygrad's t[v] (v a bound Variable): one element, the same kernels for every value (it raised 'unsupported index');
+  del t[0] is a TypeError, as tinygrad's."""
+  from tg.tensor import Variable
+  a = np.arange(12, dtype=np.float32).reshape(3, 4)
+  for k in (0, 2):
+    v = Variable("v", 0, 2).bind(k)
+    np.testing.assert_array_equal(Tensor(a)[v].numpy(), a[k])
+    np.testing.assert_array_equal(Tensor(a)[v, Tensor([0, 1, 3])].numpy(), a[k, [0, 1, 3]])
+    np.testing.assert_array_equal(Tensor(a)[:, v].numpy(), a[:, k])
+  with pytest.raises(IndexError, match="may be out of bounds"): Tensor(a)[Variable("w", 0, 5).bind(1)]
+  with pytest.raises(TypeError, match="can't be deleted"): del Tensor(a)[0]
+
 def test_any_all_over_zero_size_axes():
   z = np.zeros((0, 3), np.float32)
   for axis in (0, None, (0, 1)):

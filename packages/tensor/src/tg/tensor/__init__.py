@@ -8,6 +8,8 @@ from tg.tensor.jit import TinyJit
 from tg.tensor.errors import TensorBroadcastError, TensorShapeError, TensorValueError, TensorUnsupportedError, TensorDtypeError, TensorSymbolicError
 from tg.tensor import nn
 
-__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Ops", "Context", "Timing", "GlobalCounters", "Counters", "TinyJit", "nn",
+Variable = UOp.variable  # tinygrad's name: Variable("n", 1, 10).bind(4) is a size or index the same kernels serve for every value
+
+__all__ = ["Tensor", "no_grad", "dtypes", "Device", "UOp", "Variable", "Ops", "Context", "Timing", "GlobalCounters", "Counters", "TinyJit", "nn",
            "TensorShapeError", "TensorValueError", "TensorUnsupportedError", "TensorDtypeError",
            "TensorSymbolicError", "TensorBroadcastError"]

@@ -67,6 +67,9 @@ class IndexingMixin:
   def _index_plan(self: Tensor, indices: Any) -> tuple[list[_Sel], list[Any], list[Tensor]]:
     """Per input axis a selection; the output layout (a _Sel index, or None for a new axis); the tensor indices."""
     Tensor = _tensor_types()
+    # a list with anything but ints in it (a slice, a list, a tensor) is a tuple of indices, as in PyTorch and tinygrad:
+    # t[[[0, 2], [1, 3]]] is t[[0, 2], [1, 3]], two elements (numpy's array of indices selected four rows)
+    if isinstance(indices, list) and not all(isinstance(i, (int, np.integer)) for i in indices): indices = tuple(indices)
     idx = list(indices) if isinstance(indices, tuple) else [indices]
     items: list[Any] = []
     for i in idx:  # lists, tuples in the index tuple and arrays are tensor indices; a bool index is the int indices of its True elements
@@ -108,6 +111,9 @@ class IndexingMixin:
       elif isinstance(i, (int, np.integer)) and isinstance(n, UOp) and i < 0:  # from the end of a symbolic axis
         if n.vmin < -i: raise IndexError(f"index {i} may be out of bounds for axis {ax} of size {n} (as small as {n.vmin})")
         sels.append(_Sel(simplify_size(n + int(i)), 1, 1, drop=True))
+      elif isinstance(i, UOp):  # a bound variable: one element, the same kernels for every value
+        if (r := i.unbound()).vmin < 0 or not r.vmax < n: raise IndexError(f"index {i} may be out of bounds for axis {ax} with size {n}")
+        sels.append(_Sel(i, 1, 1, drop=True))
       elif isinstance(i, (int, np.integer)):
         if not -n <= i < n: raise IndexError(f"index {i} is out of bounds for axis {ax} with size {n} (shape {shape_text(self.shape)})")
         sels.append(_Sel(int(i) % n, 1, 1, drop=True))
@@ -181,6 +187,7 @@ class IndexingMixin:
     front = dims[0] if dims == list(range(dims[0], dims[0] + len(dims))) else 0
     return idxs, b, rest, list(range(front)) + list(range(nr, nr + len(b))) + list(range(front, nr))
 
+  def __delitem__(self: Tensor, indices: Any) -> None: raise TypeError("a Tensor's items can't be deleted (its shape is fixed)")
   def __setitem__(self: Tensor, indices: Any, value: Any) -> None:
     """Write value into the selected elements, in place and at once (tinygrad's: every view of the buffer sees it). A view
     target (x[1][2] = v, x.T[1, 0] = v, x[::-1][0] = v) writes the buffer it views, as its assign() does (PyTorch's and
