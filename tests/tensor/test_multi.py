@@ -555,3 +555,18 @@ def test_attention_of_sharded_tensors():
   np.testing.assert_allclose(out.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
   out.sum().backward()
   np.testing.assert_allclose(q.grad.numpy(), ref.grad.numpy(), rtol=1e-4, atol=1e-5)
+
+def test_like_constructors_keep_the_split_and_where_checks_devices():
+  """tinygrad's test_multitensor: rand_like, full_like and kin of a tensor sharded along an axis are split along it too
+  (they were whole on each device), and take no device=; where() with its condition and values on different devices
+  raises as + does (a sharded condition with values on one device gave a (4, 4) array for a (2, 4) shape)."""
+  t = Tensor(rng.standard_normal((8, 6)).astype(np.float32)).shard(D2, axis=0)
+  for make in (Tensor.rand_like, Tensor.randn_like, Tensor.zeros_like, Tensor.empty_like, lambda x: x.full_like(3.0)):
+    like = make(t)
+    assert like.device == D2 and like.shard_axis == 0 and like.shape == (8, 6) and like.dtype == t.dtype
+  np.testing.assert_array_equal(t.full_like(3.0).numpy(), np.full((8, 6), 3.0, np.float32))
+  r = Tensor.rand_like(t).numpy()
+  assert ((r >= 0) & (r < 1)).all() and len(np.unique(r)) > 40
+  with pytest.raises(RuntimeError, match="no device="): Tensor.rand_like(t, device=D3)
+  with pytest.raises(RuntimeError, match="different devices"): (t > 0).where(Tensor.ones(6), 0.0)
+  with pytest.raises(RuntimeError, match="different devices"): Tensor.ones(6, dtype=dtypes.bool).where(t, 0.0)

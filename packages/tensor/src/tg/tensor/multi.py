@@ -298,6 +298,20 @@ class MultiMixin:
         run_schedule(items)
         uops = tuple(becomes.get(u, u) for u in uops)
     return Tensor(UOp(Ops.MULTI, self.dtype, uops, ax), requires_grad=self.requires_grad)
+  def _placed_like(self: Tensor, make: Any, drawn: bool = False, **kw: Any) -> Tensor:
+    """make(shape, device=..., **kw) placed as self is, for the *_like constructors: a sharded self's split is kept, piece
+    by piece (a whole tensor on each device lost the axis), and giving it a device raises, as tinygrad's. drawn (random
+    numbers): the pieces are cut from one draw, copied to their devices; drawn per device, they repeated each other."""
+    from tg.tensor.tensor import Tensor
+    if not self.is_sharded: return make(self.shape, **{"device": self.device, **kw})
+    if "device" in kw: raise RuntimeError(f"*_like of a tensor sharded on {self.device} takes its placement: no device=")
+    if (ax := self.shard_axis) is None: return make(self.shape, device=self.device, **kw)
+    if not drawn: pieces = [make(u.shape, device=d, **kw) for u, d in zip(self.uop.src, self.device)]
+    else:
+      whole = make(self.shape, device=self.device[0], **kw)
+      bounds = _bounds([u.shape[ax] for u in self.uop.src])
+      pieces = [whole.shrink(tuple(b if i == ax else None for i in range(self.ndim))).to(d) for b, d in zip(bounds, self.device)]
+    return Tensor(UOp(Ops.MULTI, pieces[0].dtype, tuple(p.uop for p in pieces), ax))
   def shard_like(self: Tensor, other: Tensor) -> Tensor:
     """This tensor placed as `other` is (tinygrad's): on its one device, or split along its axis over its devices."""
     if not other.is_sharded: return self.to(other.device)

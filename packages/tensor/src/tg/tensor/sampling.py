@@ -12,10 +12,10 @@ if TYPE_CHECKING:
 class SamplingMixin:
   def rand_like(self: Tensor, **kw: Any) -> Tensor:
     from tg.tensor.tensor import Tensor
-    return Tensor.rand(*self.shape, **{"device": self.device, "dtype": self.dtype if dtypes.is_float(self.dtype) else None, **kw})
+    return self._placed_like(Tensor.rand, drawn=True, **{"dtype": self.dtype if dtypes.is_float(self.dtype) else None, **kw})
   def randn_like(self: Tensor, **kw: Any) -> Tensor:
     from tg.tensor.tensor import Tensor
-    return Tensor.randn(*self.shape, **{"device": self.device, "dtype": self.dtype if dtypes.is_float(self.dtype) else None, **kw})
+    return self._placed_like(Tensor.randn, drawn=True, **{"dtype": self.dtype if dtypes.is_float(self.dtype) else None, **kw})
   @staticmethod
   def randperm(n: int, device: str | None = None, dtype: DType = dtypes.int32, **kw: Any) -> Tensor:
     """A uniformly random permutation of 0..n-1: the order that sorts n uniform draws."""

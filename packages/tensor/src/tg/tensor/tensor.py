@@ -385,11 +385,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def ones(*shape: Any, **kw: Any) -> Tensor: return Tensor.full(_shape(shape, symbolic=True), 1.0, **{"dtype": dtypes.default_float, **kw})
   def full_like(self, fill_value: Scalar, **kw: Any) -> Tensor:
-    return Tensor.full(self.shape, fill_value, **{"dtype": self.dtype, "device": self.device, **kw})
+    return self._placed_like(lambda shape, **k: Tensor.full(shape, fill_value, **k), **{"dtype": self.dtype, **kw})
   def const_like(self, value: Scalar, dtype: DType | str | None = None) -> Tensor: return self.full_like(value, dtype=dtype or self.dtype)
   def zeros_like(self, **kw: Any) -> Tensor: return self.full_like(0, **kw)
   def ones_like(self, **kw: Any) -> Tensor: return self.full_like(1, **kw)
-  def empty_like(self, **kw: Any) -> Tensor: return Tensor.empty(self.shape, **{"dtype": self.dtype, "device": self.device, **kw})
+  def empty_like(self, **kw: Any) -> Tensor: return self._placed_like(Tensor.empty, **{"dtype": self.dtype, **kw})
   @staticmethod
   def arange(start: Scalar, stop: Scalar | None = None, step: Scalar = 1, **kw: Any) -> Tensor:
     if stop is None: start, stop = 0, start
@@ -754,6 +754,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(x, Tensor): x, y = x._broadcasted(y)
     elif isinstance(y, Tensor): y, x = y._broadcasted(x)
     else: x, y = Tensor(x, self.device)._broadcasted(y)
+    if x.device != self.device:  # (a sharded condition with values on one device made a shape-less mix of both)
+      raise RuntimeError(f"tensors on different devices: {self.device} and {x.device}; move one with .to()")
     shape = broadcast_shape(self.shape, x.shape)
     c, x, y = self.bool()._broadcast_to(shape), x._broadcast_to(shape), y._broadcast_to(shape)
     return c._apply(lambda cu, xu, yu: UOp(Ops.WHERE, xu.dtype, (cu, xu, yu)), x, y)
