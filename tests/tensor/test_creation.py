@@ -194,3 +194,11 @@ def test_a_float64_array_stays_float64():
   assert t.dtype == dtypes.float64 and t.numpy().dtype == np.float64
   np.testing.assert_array_equal(t.numpy(), a)
   assert Tensor(a[:2], dtype=dtypes.float32).dtype == dtypes.float32 and Tensor(np.array(0.5)).dtype == dtypes.float64
+
+def test_a_tensor_of_a_bare_constant_uop():
+  """Tensor(UOp.const(dtype, v)) is that value on the default device (tinygrad's deviceless const; it raised 'CONST has no
+  device')."""
+  from tg.tensor import UOp
+  c = Tensor(UOp.const(dtypes.float32, 1.5))
+  assert c.dtype == dtypes.float32 and c.shape == () and c.item() == 1.5
+  assert (Tensor([1.0, 2.0]) + Tensor(UOp.const(dtypes.float32, 1.0))).tolist() == [2.0, 3.0]

@@ -85,7 +85,8 @@ def broadcast_shape(*shapes: tuple[int, ...]) -> tuple[int, ...]:
   return tuple(out)
 
 # (Ops.X is a slow lookup on Python 3.11: the per-op paths)
-_RESHAPE, _BUFFER, _INDEX, _VARIABLES = Ops.RESHAPE, Ops.BUFFER, dtypes.index, (Ops.BIND, Ops.DEFINE_VAR)
+_RESHAPE, _BUFFER, _CONST, _INDEX = Ops.RESHAPE, Ops.BUFFER, Ops.CONST, dtypes.index
+_VALUES = (Ops.BIND, Ops.DEFINE_VAR, Ops.CONST)  # UOps a Tensor of holds as a value: a variable's, a bare constant (no device)
 _WRITES = (Ops.ASSIGN, Ops.CUSTOM_KERNEL)  # what writes into a buffer its graph names
 _STAGE = 4096  # elements one stage of a long reduce combines (see Tensor._staged)
 _FEW_OUTPUTS = 16  # a long reduce to fewer values realizes its stage results (see Tensor._staged)
@@ -112,16 +113,18 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
-    if isinstance(data, UOp) and device is None and dtype is None and data.dtype is not _INDEX and data.op not in _VARIABLES:
-      # (an op's result)
-      self._init(data, requires_grad)
+    if isinstance(data, UOp) and device is None and dtype is None and data.dtype is not _INDEX and \
+       (data.op not in _VALUES or data.op is _CONST and data.src):
+      self._init(data, requires_grad)  # (an op's result)
       return
     if isinstance(device, (tuple, list)) and not isinstance(data, UOp):  # on several devices: a whole copy on each
       data = Tensor(data, device[0], dtype).shard(device).uop
     dev = Device.canonicalize(device[0] if isinstance(device, (tuple, list)) else device or Device.DEFAULT)
     dt = to_dtype(dtype) if dtype is not None else None
     if data is None: data = []  # tinygrad's empty tensor
-    if isinstance(data, UOp) and (data.dtype is dtypes.index or data.op in _VARIABLES):  # a variable's value
+    if isinstance(data, UOp) and data.op is _CONST and not data.src:  # UOp.const(dtype, v), on no device (tinygrad's): the default
+      uop = const_uop(data.arg, dt or data.dtype, dev, ())
+    elif isinstance(data, UOp) and (data.dtype is dtypes.index or data.op in _VALUES):  # a variable's value
       uop = symbolic_value(data, dt or (dtypes.default_int if data.dtype is dtypes.index else data.dtype), dev, ())
     elif isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
