@@ -46,3 +46,15 @@ def test_assign_writes_the_file(tmp_path):
   b.assign(Tensor([1.5, 2.0, -3.0], dtype=dtypes.bfloat16))  # (reading a bfloat16 file ran a cast on DISK)
   np.testing.assert_array_equal(b.numpy(), [1.5, 2.0, -3.0])
   np.testing.assert_array_equal(np.fromfile(tmp_path / "b.bin", np.uint16), [0x3FC0, 0x4000, 0xC040])
+
+def test_setitem_and_a_slice_assign_write_a_file_not_yet_written(tmp_path):
+  """tinygrad's test_assign_slice: t = x.to("disk:...") is lazy, and an assign into a slice of it wrote a copy of the file
+  that t then overwrote (the write was lost, silently); setitem raised that DISK runs no kernels, and a list value was
+  made on the DISK device, written over the file's first bytes."""
+  path = tmp_path / "s.bin"
+  t = Tensor([0, 1, 2, 3]).to(f"disk:{path}")
+  t[0:2].assign(Tensor([13, 12]))
+  t[2:4] = [9, 8]
+  np.testing.assert_array_equal(np.fromfile(path, np.int32), [13, 12, 9, 8])
+  t[1:3] = Tensor([5, 6])
+  np.testing.assert_array_equal(t.numpy(), [13, 5, 6, 8])

@@ -329,6 +329,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """DISK runs no kernels: x's bytes are computed on the CPU and copied into the file, at once. A view of the file is
     written through on a CPU copy of the buffer it views, which is then written back whole."""
     chain, u = view_chain(self.uop, GroupOp.Movement)
+    if u.op is not _BUFFER:  # a file not written yet (.to("disk:...") is lazy): written first, so the tensor of it sees the write
+      _owner(u).realize()
+      chain, u = view_chain(self.uop, GroupOp.Movement)
     if chain and not all(v.op is Ops.RESHAPE for v in chain):
       whole = Tensor(u).to("CPU")
       Tensor(_replay(chain, whole.uop)).assign(x.to("CPU"))
