@@ -570,3 +570,15 @@ def test_like_constructors_keep_the_split_and_where_checks_devices():
   with pytest.raises(RuntimeError, match="no device="): Tensor.rand_like(t, device=D3)
   with pytest.raises(RuntimeError, match="different devices"): (t > 0).where(Tensor.ones(6), 0.0)
   with pytest.raises(RuntimeError, match="different devices"): Tensor.ones(6, dtype=dtypes.bool).where(t, 0.0)
+
+def test_a_sharded_intermediate_realized_before_backward_keeps_the_gradients():
+  """A weight sharded lazily is computed with the first realize of what reads it; its new pieces were not remembered as
+  what it was, so a realized intermediate (h.realize(), h.shard_axis) left the weight without a gradient."""
+  wn, xn = rng.standard_normal((3, 2)).astype(np.float32), rng.standard_normal((4, 3)).astype(np.float32)
+  want = (xn.T @ (xn @ wn > 0)).astype(np.float32)  # d sum(relu(x @ w)) / dw
+  w = Tensor(wn, requires_grad=True)
+  w.shard_(D2)
+  h = (Tensor(xn).shard(D2, 0) @ w).relu()
+  h.realize()
+  h.sum().backward()
+  np.testing.assert_allclose(w.grad.numpy(), want, rtol=1e-5, atol=1e-6)

@@ -110,7 +110,11 @@ class LiveTensors:
             # the buffer's view (a sharded tensor's buffers are per-device pieces: its reshape is rebuilt, below)
             memo[u] = (src[0] if src[0].op is Ops.BUFFER else src[0].src[0]).reshape(tuple(u.arg))
             remember(u, memo[u])
-          else: memo[u] = UOp(u.op, u.dtype, src, u.arg)
+          else:
+            memo[u] = UOp(u.op, u.dtype, src, u.arg)
+            # a sharded tensor whose pieces were computed (a weight sharded lazily, realized with the first step's forward):
+            # autograd must see what it was, as for one device's buffer (its gradient was lost)
+            if u.op is Ops.MULTI and all(names_buffer(s) for s in src): remember(u, memo[u])
       t.uop = root.replace(src=tuple(memo[s] for s in root.src)) if own else memo[root]
 
   def for_grad(self, uops: list[UOp], targets: set[UOp]) -> tuple[list[UOp], set[UOp]]:

@@ -305,7 +305,8 @@ class MultiMixin:
     from tg.tensor.tensor import Tensor
     if not self.is_sharded: return make(self.shape, **{"device": self.device, **kw})
     if "device" in kw: raise RuntimeError(f"*_like of a tensor sharded on {self.device} takes its placement: no device=")
-    if (ax := self.shard_axis) is None: return make(self.shape, device=self.device, **kw)
+    # (the axis of a lazy graph is known once it is realized: realizing it here, in the middle of a step, lost gradients)
+    if self.uop.op is not Ops.MULTI or (ax := self.uop.arg) is None: return make(self.shape, device=self.device, **kw)
     if not drawn: pieces = [make(u.shape, device=d, **kw) for u, d in zip(self.uop.src, self.device)]
     else:
       whole = make(self.shape, device=self.device[0], **kw)
