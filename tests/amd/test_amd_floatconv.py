@@ -10,8 +10,8 @@ from tg.codegen.device import Buffer, Device
 from tg.codegen.pipeline import CompiledRunner, get_program
 
 ARCHS = pytest.mark.parametrize("dev", ["AMD", "AMD:1"], ids=["rdna3", "rdna4"])
-DT = {"bf16": dtypes.bfloat16, "e4m3": dtypes.fp8e4m3, "e5m2": dtypes.fp8e5m2}
-BITS = {"bf16": (dtypes.uint16, np.uint16), "e4m3": (dtypes.uint8, np.uint8), "e5m2": (dtypes.uint8, np.uint8)}
+DT = {"bf16": dtypes.bfloat16, **{f: getattr(dtypes, "fp8" + f) for f in FORMATS if f != "bf16"}}  # e4m3 is dtypes.fp8e4m3, ...
+BITS = {f: (dtypes.uint16, np.uint16) if f == "bf16" else (dtypes.uint8, np.uint8) for f in FORMATS}
 
 @ARCHS
 @pytest.mark.parametrize("fmt", list(FORMATS))
@@ -28,7 +28,7 @@ def test_to_float32(dev, fmt):
   np.testing.assert_array_equal(got, np.array([decode(int(b), fmt) for b in c], np.uint32))
 
 @ARCHS
-@pytest.mark.parametrize("fmt", ["e4m3", "e5m2"])
+@pytest.mark.parametrize("fmt", [f for f in FORMATS if f != "bf16"])
 def test_fp8_constants(dev, fmt):
   """fp8 constants stored as they are (LLVM literals folded from floatconv; the values rounded by tg.uop.dtype) have the
   cast's bits."""

@@ -2,13 +2,15 @@
 division, x/0 == 0 in tg), bool ops, THREEFRY against Random123's known answers and tg.uop.ops' Python definition, MULACC
 and POW within their error bounds, bitcasts between same-size types (NaN payloads kept); float + - * / sqrt correctly rounded
 and MAX/TRUNC/RECIPROCAL/NEG/compares/WHERE exact on float16/bfloat16/float32/float64 (inf, nan, denormals, signed zeros),
-EXP2/LOG2/SIN within their ulp bounds, CAST between every pair of dtypes (fp8 against hand-computed OCP encodings too), and
-tg.uop.floatconv's bf16/fp8 builders. One kernel of many elements per (op, dtype, device), so the suite stays fast."""
+EXP2/LOG2/SIN within their ulp bounds, CAST between every pair of dtypes (fp8 against hand-computed OCP and fnuz encodings
+too; fp8 bits from floatconv_ref, not tg), and tg.uop.floatconv's bf16/fp8 builders. One kernel of many elements per (op,
+dtype, device), so the suite stays fast."""
 import math
 import numpy as np
 import pytest
 from tg.uop import AxisType, DType, GroupOp, KernelInfo, Ops, UOp, dtypes
 from tg.uop.dtype import float_to_fp8, fp8_to_float
+from floatconv_ref import encode, decode
 from tg.uop.ops import _threefry2x32
 from tg.codegen.device import Buffer, Device
 from tg.codegen.opt.kernel import Opt, OptOps
@@ -174,19 +176,25 @@ def test_bitcast_same_size(group: list[DType], dev: str):
 # ***** floats: exact references. A float dtype's values are handled as Python/numpy float64 (which holds every value of the
 # narrower formats exactly); round_exact is the IEEE round-to-nearest-even of an exact int or float to a format *****
 FLOATS = [dtypes.float16, dtypes.bfloat16, dtypes.float32, dtypes.float64]
-FP8 = [dtypes.fp8e4m3, dtypes.fp8e5m2]
-NP |= {dtypes.fp8e4m3: np.dtype(np.uint8), dtypes.fp8e5m2: np.dtype(np.uint8)}
+FNUZ = [dtypes.fp8e4m3fnuz, dtypes.fp8e5m2fnuz]  # AMD's/Graphcore's: no inf, no -0.0, one NaN (0x80)
+FP8 = [dtypes.fp8e4m3, dtypes.fp8e5m2, *FNUZ]
+FP8_REF = dict(zip(FP8, ["e4m3", "e5m2", "e4m3fnuz", "e5m2fnuz"]))  # floatconv_ref's names
+NP |= {d: np.dtype(np.uint8) for d in FP8}
 # (mantissa bits, exponent of the smallest normal, largest finite value)
 FMT = {dtypes.float16: (10, -14, 65504.0), dtypes.bfloat16: (7, -126, float.fromhex("0x1.fep127")),
        dtypes.float32: (23, -126, float.fromhex("0x1.fffffep127")), dtypes.float64: (52, -1022, float.fromhex("0x1.fffffffffffffp1023")),
-       dtypes.fp8e4m3: (3, -6, 448.0), dtypes.fp8e5m2: (2, -14, 57344.0)}
+       dtypes.fp8e4m3: (3, -6, 448.0), dtypes.fp8e5m2: (2, -14, 57344.0), dtypes.fp8e4m3fnuz: (3, -7, 240.0),
+       dtypes.fp8e5m2fnuz: (2, -15, 57344.0)}
 
 def round_exact(x: int | float, dt: DType) -> float:
   """x rounded to nearest even in dt; overflow gives inf, except that fp8 saturates finite values to its largest (tg's
-  conversion, as tinygrad's; OCP's saturating mode), and inf is e4m3's largest value (it has no inf; PyTorch's cast too)."""
+  conversion, as tinygrad's; OCP's saturating mode), and inf is e4m3's largest value (it has no inf; PyTorch's cast too).
+  The fnuz formats make inf NaN and every zero +0.0 (PyTorch's and tinygrad's casts agree)."""
   mbits, emin, fmax = FMT[dt]
-  if isinstance(x, float) and (np.isnan(x) or np.isinf(x)): return math.copysign(fmax, x) if dt == dtypes.fp8e4m3 and np.isinf(x) else x
-  if x == 0: return float(x)
+  if isinstance(x, float) and (np.isnan(x) or np.isinf(x)):
+    if dt in FNUZ: return math.nan
+    return math.copysign(fmax, x) if dt == dtypes.fp8e4m3 and np.isinf(x) else x
+  if x == 0: return 0.0 if dt in FNUZ else float(x)
   n, d = x.as_integer_ratio() if isinstance(x, float) else (int(x), 1)
   neg, n = n < 0, abs(n)
   e = n.bit_length() - d.bit_length()
@@ -196,17 +204,17 @@ def round_exact(x: int | float, dt: DType) -> float:
   if 2 * rem > d << max(q, 0) or (2 * rem == d << max(q, 0) and r & 1): r += 1
   v = math.ldexp(r, q) if r.bit_length() + q <= 1024 else math.inf  # beyond float64
   if v > fmax: v = fmax if dt in FP8 else math.inf
-  return -v if neg else v
+  return -v if neg and not (v == 0 and dt in FNUZ) else v
 
 def to_bits(vals, dt: DType) -> np.ndarray:
   """Values exactly representable in dt -> dt's storage array."""
   if dt == dtypes.bfloat16: return (np.array(vals, np.float32).view(np.uint32) >> 16).astype(np.uint16)
-  if dt in FP8: return np.array([float_to_fp8(v, dt) for v in vals], np.uint8)
+  if dt in FP8: return np.array([encode(int(np.float32(v).view(np.uint32)), FP8_REF[dt]) for v in vals], np.uint8)
   return np.array(vals, NP[dt])
 
 def values(x: np.ndarray, dt: DType) -> np.ndarray:
   """dt's storage array -> float64 values."""
-  if dt in FP8: return np.array([fp8_to_float(int(b), dt) for b in x])
+  if dt in FP8: return np.array([decode(int(b), FP8_REF[dt]) for b in x], np.uint32).view(np.float32).astype(np.float64)
   return as_f(x, dt).astype(np.float64)
 
 def rounded(v: np.ndarray, dt: DType) -> np.ndarray: return to_bits([round_exact(float(x), dt) for x in v], dt)
@@ -310,7 +318,7 @@ ALL = [dtypes.bool, *INTS, *FP8, *FLOATS]
 def cast_inputs(dt: DType) -> list:
   """Values of dt that are in range of many targets, ties and double-rounding traps for the float targets."""
   if dt == dtypes.bool: return [True, False] * (N // 2)
-  if dt in FP8: return [fp8_to_float(b, dt) for b in range(256)]
+  if dt in FP8: return values(np.arange(256, dtype=np.uint8), dt).tolist()
   if dt in INTS:
     info = np.iinfo(NP[dt])
     traps = [2049, 2051, 4097, 257, 259, 65519, 65520, 448, 464, 57344, 61439, 61440, 2**24 + 1, 2**24 + 3, 2**30 + 2**22 + 1,
@@ -353,25 +361,36 @@ FP8_HAND = {  # (value, bits) by hand from the OCP 8-bit float spec; ties go to 
   dtypes.fp8e4m3: [(1.0, 0x38), (-2.0, 0xC0), (0.5, 0x30), (448.0, 0x7E), (464.0, 0x7E), (1e9, 0x7E), (math.inf, 0x7E), (-math.inf, 0xFE),
                    (2**-6, 0x08), (2**-9, 0x01), (2**-10, 0x00), (1.5 * 2**-9, 0x02), (1.0625, 0x38), (1.1875, 0x3A), (-0.0, 0x80)],
   dtypes.fp8e5m2: [(1.0, 0x3C), (-2.0, 0xC0), (57344.0, 0x7B), (61440.0, 0x7B), (1e9, 0x7B), (math.inf, 0x7C), (-math.inf, 0xFC),
-                   (2**-14, 0x04), (2**-16, 0x01), (2**-17, 0x00), (1.125, 0x3C), (1.375, 0x3E), (-0.0, 0x80)]}
+                   (2**-14, 0x04), (2**-16, 0x01), (2**-17, 0x00), (1.125, 0x3C), (1.375, 0x3E), (-0.0, 0x80)],
+  # fnuz: bias 8 (e4m3) and 16 (e5m2), every exponent finite, 0x80 the one NaN: +-inf is NaN, a zero is 0x00, overflow saturates
+  dtypes.fp8e4m3fnuz: [(1.0, 0x40), (-2.0, 0xC8), (0.5, 0x38), (-1.5, 0xC4), (240.0, 0x7F), (248.0, 0x7F), (1e9, 0x7F), (-1e9, 0xFF),
+                       (math.inf, 0x80), (-math.inf, 0x80), (2**-7, 0x08), (2**-10, 0x01), (2**-11, 0x00), (-2**-11, 0x00),
+                       (1.5 * 2**-10, 0x02), (1.0625, 0x40), (1.1875, 0x42), (-0.0, 0x00)],
+  dtypes.fp8e5m2fnuz: [(1.0, 0x40), (-2.0, 0xC4), (57344.0, 0x7F), (61440.0, 0x7F), (-1e9, 0xFF), (math.inf, 0x80), (-math.inf, 0x80),
+                       (2**-15, 0x04), (2**-17, 0x01), (2**-18, 0x00), (-2**-18, 0x00), (1.125, 0x40), (1.375, 0x42), (-0.0, 0x00)]}
+FP8_NAN = {dtypes.fp8e4m3: (0x7F, 0xFF), dtypes.fp8e5m2: (0x7E, 0xFE), dtypes.fp8e4m3fnuz: (0x80, 0x80), dtypes.fp8e5m2fnuz: (0x80, 0x80)}
 
 FP8_DECODE = {dtypes.fp8e4m3: [(0x7E, 448.0), (0xFE, -448.0), (0x01, 2**-9), (0x08, 2**-6), (0x07, 7 * 2**-9), (0x39, 1.125), (0x80, -0.0)],
-              dtypes.fp8e5m2: [(0x7B, 57344.0), (0x01, 2**-16), (0x04, 2**-14), (0x7C, math.inf), (0xFC, -math.inf), (0x3D, 1.25), (0x80, -0.0)]}
+              dtypes.fp8e5m2: [(0x7B, 57344.0), (0x01, 2**-16), (0x04, 2**-14), (0x7C, math.inf), (0xFC, -math.inf), (0x3D, 1.25), (0x80, -0.0)],
+              dtypes.fp8e4m3fnuz: [(0x7F, 240.0), (0xFF, -240.0), (0x01, 2**-10), (0x08, 2**-7), (0x07, 7 * 2**-10), (0x49, 2.25), (0x00, 0.0)],
+              dtypes.fp8e5m2fnuz: [(0x7F, 57344.0), (0x01, 2**-17), (0x04, 2**-15), (0x7C, 32768.0), (0xFC, -32768.0), (0x45, 2.5),
+                                   (0x00, 0.0)]}
 
 @pytest.mark.parametrize("dev", DEVS)
 @pytest.mark.parametrize("dt", FP8, ids=lambda d: d.name)
 def test_fp8_hand_values(dt: DType, dev: str):
-  """float32 -> fp8 -> float32 against hand-computed OCP encodings; NaN is 0x7f (e4m3) or 0x7e (e5m2) with its sign and decodes
-  to NaN."""
+  """float32 -> fp8 -> float32 against hand-computed OCP and fnuz encodings; NaN is 0x7f (e4m3) or 0x7e (e5m2) with its sign,
+  0x80 (fnuz), and decodes to NaN."""
   vals, bits = zip(*FP8_HAND[dt])
-  nan_bits = [0x7F, 0xFF] if dt == dtypes.fp8e4m3 else [0x7E, 0xFE]
+  nan_bits = list(FP8_NAN[dt])
   assert [float_to_fp8(v, dt) for v in vals + (math.nan, -math.nan)] == list(bits) + nan_bits
   got = run(dev, dt, lambda v: v.cast(dt), (np.array(vals + (math.nan, -math.nan), np.float32), dtypes.float32))
   np.testing.assert_array_equal(got, list(bits) + nan_bits)
   dbits, dvals = zip(*FP8_DECODE[dt])
   want = np.array(dvals + (math.nan, math.nan), np.float32)
-  assert_same_float(to_bits([fp8_to_float(b, dt) for b in dbits + (0x7F, 0xFF)], dtypes.float32), want, dtypes.float32, "fp8_to_float")
-  back = run(dev, dtypes.float32, lambda v: v.cast(dtypes.float32), (np.array(dbits + (0x7F, 0xFF), np.uint8), dt))
+  got_py = np.array([fp8_to_float(b, dt) for b in dbits + FP8_NAN[dt]], np.float32)
+  assert_same_float(got_py, want, dtypes.float32, "fp8_to_float")
+  back = run(dev, dtypes.float32, lambda v: v.cast(dtypes.float32), (np.array(dbits + FP8_NAN[dt], np.uint8), dt))
   assert_same_float(back, want, dtypes.float32, f"{dt} ->")
 
 # ***** tg.uop's float-conversion builders (the emulator's pseudocode and WMMA build these), run on CPU *****
@@ -389,23 +408,28 @@ def test_f32_to_bf16_bits_rounds_to_nearest_even() -> None:
   nan = run("CPU", dtypes.uint32, f32_to_bf16_bits, (np.array([0x7F800001, 0xFFC00000] * (N // 2), np.uint32).view(np.float32), dtypes.float32))
   assert list(nan[:2]) == [0x7FC0, 0xFFC0]  # a signalling NaN comes back quiet, the sign kept
 
-@pytest.mark.parametrize("dt,boundary", [(dtypes.fp8e4m3, 464.0), (dtypes.fp8e5m2, 61440.0)])
-def test_fp8_builders_round_trip_and_overflow(dt: DType, boundary: float) -> None:
-  """Every fp8 code decodes as fp8_to_float does; f32 -> fp8 rounds to nearest even as float_to_fp8, except that past the
-  overflow boundary (hand-computed: halfway above the largest finite value, 464 ties down to 448, 61440 ties up) the
-  non-saturating conversion (saturate=False: the emulator's v_cvt_pk_fp8_f32) gives NaN (E4M3) or infinity (E5M2) where
-  float_to_fp8 (a cast) saturates."""
+# dtype: (the overflow boundary, halfway above the largest finite value; whether that tie overflows (the largest code is odd);
+# what an overflow and an infinity give without saturation), by hand
+FP8_OVERFLOW = {dtypes.fp8e4m3: (464.0, False, 0x7F), dtypes.fp8e5m2: (61440.0, True, 0x7C), dtypes.fp8e4m3fnuz: (248.0, True, 0x80),
+                dtypes.fp8e5m2fnuz: (61440.0, True, 0x80)}
+
+@pytest.mark.parametrize("dt", FP8, ids=lambda d: d.name)
+def test_fp8_builders_round_trip_and_overflow(dt: DType) -> None:
+  """Every fp8 code decodes as floatconv_ref's; f32 -> fp8 rounds to nearest even as floatconv_ref's encoder, except that past
+  the overflow boundary (hand-computed: 464 ties down to 448, 61440 and 248 tie up) the non-saturating conversion
+  (saturate=False: the emulator's v_cvt_pk_fp8_f32, PyTorch's fnuz casts) gives NaN (E4M3, fnuz) or infinity (E5M2)
+  where a cast saturates."""
   from tg.uop import f32_to_fp8_bits, fp8_bits_to_f32
   codes = np.arange(256, dtype=np.uint32)
   dec = run("CPU", dtypes.float32, lambda c: fp8_bits_to_f32(c, dt), (codes, dtypes.uint32))
-  want = np.array([fp8_to_float(int(c), dt) for c in codes], np.float32)
+  want = values(codes.astype(np.uint8), dt).astype(np.float32)
   np.testing.assert_array_equal(np.isnan(dec), np.isnan(want))
   np.testing.assert_array_equal(dec[~np.isnan(want)], want[~np.isnan(want)])
+  boundary, tie_over, over = FP8_OVERFLOW[dt]
   edge = np.float32([boundary, -boundary, np.nextafter(np.float32(boundary), 0), np.nan])
   x = np.concatenate([_f32_specials(np.random.default_rng(6))[:N - 4] / 16, edge])
   got = run("CPU", dtypes.uint32, lambda v: f32_to_fp8_bits(v, dt, saturate=False), (x, dtypes.float32))
-  over = 0x7F if dt == dtypes.fp8e4m3 else 0x7C
   for v, g in zip(x, got):
-    if math.isnan(v): assert g == (0x7F if dt == dtypes.fp8e4m3 else 0x7E)
-    elif abs(v) > boundary or (abs(v) == boundary and dt == dtypes.fp8e5m2): assert g == over | (0x80 if v < 0 else 0), v
-    else: assert g == float_to_fp8(float(v), dt), v
+    if math.isnan(v): assert g == FP8_NAN[dt][0]
+    elif abs(v) > boundary or (abs(v) == boundary and tie_over): assert g == over | (0x80 if v < 0 else 0), v
+    else: assert g == encode(int(v.view(np.uint32)), FP8_REF[dt]), v

@@ -136,7 +136,11 @@ def test_half_rounding():
   np.testing.assert_array_equal(got, want)
   assert np.isinf(got[2])
 
-@pytest.mark.parametrize("dt", [dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2])
+# by hand: 2.0 = 1.0*2^1 and -5.0 = -1.25*2^2, exponent bias 7 (e4m3), 15 (e5m2), 8 (e4m3fnuz), 16 (e5m2fnuz)
+FP8_TWO_MINUS_FIVE = {dtypes.fp8e4m3: [0x40, 0x80 | 9 << 3 | 2], dtypes.fp8e5m2: [0x40, 0x80 | 17 << 2 | 1],
+                      dtypes.fp8e4m3fnuz: [9 << 3, 0x80 | 10 << 3 | 2], dtypes.fp8e5m2fnuz: [17 << 2, 0x80 | 18 << 2 | 1]}
+
+@pytest.mark.parametrize("dt", [dtypes.bfloat16, *FP8_TWO_MINUS_FIVE])
 def test_narrow_float_memory(dt: DType):
   # float32 -> dt, doubled in dt, stored as dt's bit pattern; a second loop reads it back to float32
   a, mid, out = param(2, f32, 4), param(1, dt, 4), param(0, f32, 4)
@@ -152,8 +156,7 @@ def test_narrow_float_memory(dt: DType):
   np.testing.assert_array_equal(got[:2], [2.0, -5.0])
   if dt == dtypes.bfloat16:  # bfloat16 is the top half of a float32, and these values are exact in it
     np.testing.assert_array_equal(bits, (got.view(np.uint32) >> 16).astype(np.uint16))
-  else:  # by hand: 2.0 = 1.0*2^1 and -5.0 = -1.25*2^2, exponent bias 7 (e4m3) or 15 (e5m2)
-    assert list(bits[:2]) == ([0x40, 0x80 | 9 << 3 | 2] if dt == dtypes.fp8e4m3 else [0x40, 0x80 | 17 << 2 | 1])
+  else: assert list(bits[:2]) == FP8_TWO_MINUS_FIVE[dt]
 
 def test_casts_and_bitcast():
   a, o_int, o_bits, o_u8 = param(3, f32, 4), param(0, i32, 4), param(1, dtypes.uint32, 4), param(2, dtypes.uint8, 4)

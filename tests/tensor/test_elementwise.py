@@ -5,6 +5,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from tg.tensor import Tensor, dtypes
 from tensor_helpers import DEVICES, check, rand
+from floatconv_ref import decode, encode, f32_inputs
 
 SHAPES = [((3, 4), (3, 4)), ((2, 1, 3), (4, 1)), ((), (5,)), ((0, 3), (1, 3))]
 BINARY = {
@@ -127,6 +128,13 @@ def test_logical_ops():
 def test_promotion_between_tensors(a, b, want):
   assert (Tensor.ones(2, dtype=a) + Tensor.ones(2, dtype=b)).dtype == want
 
+def test_a_signed_int_and_uint64_meet_in_the_default_float():
+  """tinygrad's weakfloat, stored as float32 (PyTorch refuses uint64 arithmetic): the lattice's smallest float was fp8e4m3,
+  so int64 1000 + uint64 3 was 448."""
+  for dt in (dtypes.int8, dtypes.int64):
+    out = Tensor([100, -1], dtype=dt) + Tensor([3, 3], dtype=dtypes.uint64)
+    assert out.dtype == dtypes.float32 and out.tolist() == [103.0, 2.0]
+
 def test_python_scalars_do_not_upcast():
   assert (Tensor.ones(2, dtype=dtypes.float16) * 3.5).dtype == dtypes.float16
   assert (Tensor.ones(2, dtype=dtypes.int8) + 300).dtype == dtypes.int8
@@ -155,6 +163,22 @@ def test_cast_and_bitcast():
   check(lambda x: x.cast(dtypes.int32), lambda x: x.astype(np.int32), a)
   check(lambda x: x.bitcast(dtypes.uint32), lambda x: x.view(np.uint32), a)
   check(lambda x: x.half(), lambda x: x.astype(np.float16), a[:3])
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("fmt", ["e4m3fnuz", "e5m2fnuz"])
+def test_fnuz_cast_bits(device, fmt):
+  """Tensor casts to and from the fnuz fp8 formats give floatconv_ref's hand-computed bits: its encoder is PyTorch 2.13's
+  float8_e4m3fnuz/e5m2fnuz cast (checked on all of f32_inputs) but for a finite overflow, which saturates (tinygrad's)."""
+  dt = getattr(dtypes, "fp8" + fmt)
+  x = f32_inputs(fmt)[::3]  # a third of it: ties, +-1 ulp, past the max, subnormals, inf, NaNs, both signs
+  sample = np.float32([1.0, -0.0, 240.0, 248.0, -1e9, np.inf, -np.inf, np.nan, 2.0**-10, -(2.0**-12)]).view(np.uint32)
+  x = np.concatenate([x, sample])
+  got = Tensor(x, device=device).bitcast(dtypes.float32).cast(dt).bitcast(dtypes.uint8).numpy()
+  np.testing.assert_array_equal(got, [encode(int(b), fmt) for b in x])
+  codes = np.arange(256, dtype=np.uint8)
+  back = Tensor(codes, device=device).bitcast(dt).float().bitcast(dtypes.uint32).numpy()
+  np.testing.assert_array_equal(back, [decode(int(c), fmt) for c in codes])
+  assert Tensor([1e6, -0.0], device=device).cast(dt).tolist() == [dt.max, 0.0] and math.isnan(Tensor([math.inf]).cast(dt).item())
 
 @pytest.mark.parametrize("src,dst", [(np.float32, np.int16), (np.int8, np.float32), (np.uint8, np.float64), (np.float64, np.int8),
                                      (np.int16, np.uint64), (np.int32, np.float16)])

@@ -155,6 +155,9 @@ def test_narrow_float_math_examples():
   assert Tensor([10.0], dtype=dtypes.fp8e5m2).exp().item() == 20480.0
   assert Tensor([10.0], dtype=dtypes.fp8e4m3).cos().item() == -0.8125
   assert Tensor([10.0], dtype=dtypes.bfloat16).exp().item() == 22016.0
+  # fnuz: e5m2fnuz has e5m2's spacing there, e4m3fnuz saturates exp(10) to its largest value 240 and has cos(10) as e4m3
+  assert Tensor([10.0], dtype=dtypes.fp8e5m2fnuz).exp().item() == 20480.0 and Tensor([10.0], dtype=dtypes.fp8e4m3fnuz).exp().item() == 240.0
+  assert Tensor([10.0], dtype=dtypes.fp8e4m3fnuz).cos().item() == -0.8125
 
 @pytest.mark.parametrize("form", ["t**3.3", "t**-2.5", "t**3", "t**t", "2.5**t"])
 def test_half_pow_is_rounded_once(form):

@@ -263,7 +263,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if self._disk_view(): return self.to("CPU").numpy()
     if self.is_sharded:  # gathered on one device; a whole copy on each (a loss) is read from the first, no copy scheduled
       return self.to(self.device[0]).numpy() if self.shard_axis is not None else Tensor(self.uop.src[0]).numpy()
-    if self.dtype in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return (self.to("CPU") if self._on_disk() else self).float().numpy()
+    if self.dtype in (dtypes.bfloat16, *dtypes.fp8s): return (self.to("CPU") if self._on_disk() else self).float().numpy()
     if not all_int(self.shape):  # (tinygrad asserts the same)
       raise TensorShapeError(f"no data for the symbolic shape {shape_text(self.shape)}: shrink it to ints first (t[:n] or t.shrink(...))")
     if self.numel() == 0: return np.zeros(self.shape, _np_dtype(self.dtype))
@@ -1302,7 +1302,7 @@ def _blocked_vecmat(x: Tensor, w: Tensor, kb: int) -> Tensor:
   return part.sum(0).reshape(*lead, n)
 
 def _buffer_from(arr: np.ndarray, device: str, dt: DType) -> UOp:
-  if dt in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2):
+  if dt in (dtypes.bfloat16, *dtypes.fp8s):
     return Tensor(arr.astype(np.float32), device).cast(dt).realize().uop
   data = np.ascontiguousarray(arr, dtype=_np_dtype(dt))
   u = new_buffer(device, data.size, dt)

@@ -98,6 +98,8 @@ class dtypes:
   uint64: Final = DType(8, 8, "uint64", "Q")
   fp8e4m3: Final = DType(9, 1, "fp8e4m3", None)
   fp8e5m2: Final = DType(10, 1, "fp8e5m2", None)
+  fp8e4m3fnuz: Final = DType(9, 1, "fp8e4m3fnuz", None)   # (tinygrad's priorities: each fnuz format beside its OCP one)
+  fp8e5m2fnuz: Final = DType(10, 1, "fp8e5m2fnuz", None)
   float16: Final = DType(11, 2, "float16", "e")
   bfloat16: Final = DType(12, 2, "bfloat16", None)
   float32: Final = DType(13, 4, "float32", "f")
@@ -108,7 +110,9 @@ class dtypes:
   default_float: DType = float32
   default_int: DType = int32
 
-  fp8s: Final = (fp8e4m3, fp8e5m2)
+  fp8_ocp: Final = (fp8e4m3, fp8e5m2)
+  fp8_fnuz: Final = (fp8e4m3fnuz, fp8e5m2fnuz)
+  fp8s: Final = (*fp8_ocp, *fp8_fnuz)  # every list of the fp8 formats is this one
   floats: Final = (*fp8s, float16, bfloat16, float32, float64)
   uints: Final = (uint8, uint16, uint32, uint64)
   sints: Final = (int8, int16, int32, int64)
@@ -144,8 +148,9 @@ class dtypes:
     return FLOAT_FORMATS[x.scalar()][:2]
   @staticmethod
   def bias(x: DType) -> int:
-    """The exponent bias of a float type: 2^(exponent bits - 1) - 1 (IEEE's, which the OCP fp8 formats keep)."""
-    return 2 ** (dtypes.finfo(x)[0] - 1) - 1
+    """The exponent bias of a float type: 2^(exponent bits - 1) - 1 (IEEE's, which the OCP fp8 formats keep); one more in the
+    fnuz formats, whose top exponent holds finite values (their one NaN is 0x80, the code of -0.0 elsewhere)."""
+    return 2 ** (dtypes.finfo(x)[0] - 1) - (0 if x.scalar() in dtypes.fp8_fnuz else 1)
   @staticmethod
   def min(x: DType) -> int | float | bool:
     x = x.scalar()
@@ -170,16 +175,16 @@ class dtypes:
 
 # float formats: (exponent bits, mantissa bits, largest finite value, has infinities)
 FLOAT_FORMATS: dict[DType, tuple[int, int, float, bool]] = {
-  dtypes.fp8e4m3: (4, 3, 448.0, False), dtypes.fp8e5m2: (5, 2, 57344.0, True), dtypes.float16: (5, 10, 65504.0, True),
+  dtypes.fp8e4m3: (4, 3, 448.0, False), dtypes.fp8e5m2: (5, 2, 57344.0, True), dtypes.fp8e4m3fnuz: (4, 3, 240.0, False),
+  dtypes.fp8e5m2fnuz: (5, 2, 57344.0, False), dtypes.float16: (5, 10, 65504.0, True),
   dtypes.bfloat16: (8, 7, 3.3895313892515355e38, True), dtypes.float32: (8, 23, 3.4028234663852886e38, True),
   dtypes.float64: (11, 52, 1.7976931348623157e308, True)}
 
 # ***** promotion: the least upper bound in tinygrad's lattice *****
 PROMO_LATTICE: dict[DType, list[DType]] = {
   dtypes.bool: [dtypes.int8, dtypes.uint8], dtypes.int8: [dtypes.int16], dtypes.int16: [dtypes.int32], dtypes.int32: [dtypes.int64],
-  dtypes.int64: [dtypes.fp8e4m3, dtypes.fp8e5m2], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
-  dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [dtypes.fp8e4m3, dtypes.fp8e5m2],
-  dtypes.fp8e4m3: [dtypes.float16, dtypes.bfloat16], dtypes.fp8e5m2: [dtypes.float16, dtypes.bfloat16],
+  dtypes.int64: [*dtypes.fp8s], dtypes.uint8: [dtypes.int16, dtypes.uint16], dtypes.uint16: [dtypes.int32, dtypes.uint32],
+  dtypes.uint32: [dtypes.int64, dtypes.uint64], dtypes.uint64: [*dtypes.fp8s], **{d: [dtypes.float16, dtypes.bfloat16] for d in dtypes.fp8s},
   dtypes.float16: [dtypes.float32], dtypes.bfloat16: [dtypes.float32], dtypes.float32: [dtypes.float64]}
 
 def _ancestors(d: DType) -> set[DType]:
@@ -192,13 +197,16 @@ def _ancestors(d: DType) -> set[DType]:
 def least_upper_dtype(*ds: DType) -> DType:
   """The smallest dtype every argument promotes to (index wins over everything: it is index math)."""
   if not ds: raise ValueError("least_upper_dtype needs at least one dtype")
-  return _least_upper(tuple(d.scalar() for d in ds))
+  return dtypes.default_float if (up := _least_upper(tuple(d.scalar() for d in ds))) is None else up
 
 @functools.cache
-def _least_upper(ds: tuple[DType, ...]) -> DType:
-  """(cached: every binary op of a tensor asks, mostly for two equal dtypes)"""
+def _least_upper(ds: tuple[DType, ...]) -> DType | None:
+  """(cached: every binary op of a tensor asks, mostly for two equal dtypes) None: integers whose only common upper bound is
+  a float (a signed int and uint64) meet in the default float, as in tinygrad (its weakfloat); the lattice's smallest
+  float was an fp8, and int64 1000 + uint64 3 was fp8e4m3 448."""
   if dtypes.index in ds: return dtypes.index
-  return min(set.intersection(*[_ancestors(d) for d in ds]))
+  up = min(set.intersection(*[_ancestors(d) for d in ds]))
+  return None if dtypes.is_float(up) and not any(dtypes.is_float(d) for d in ds) else up
 
 def least_upper_float(d: DType) -> DType: return d if dtypes.is_float(d) else least_upper_dtype(d, dtypes.default_float)
 
@@ -211,37 +219,44 @@ def sum_acc_dtype(d: DType) -> DType:
 # ***** exact conversions *****
 def round_to_float_format(x: float, dtype: DType, saturate: bool = False) -> float:
   """x rounded to the nearest value of `dtype` (ties to even), overflowing to inf, or to the largest finite
-  value when the format has no infinities or `saturate` is set (the fp8 formats' saturating mode)."""
+  value when the format has no infinities or `saturate` is set (the fp8 formats' saturating mode). The fnuz formats have
+  no -0.0 (a zero is +0.0) and no infinity (one is NaN, as PyTorch's and tinygrad's Python conversion)."""
   ebits, mbits, fmax, has_inf = FLOAT_FORMATS[dtype]
-  if math.isnan(x) or x == 0: return x
-  if math.isinf(x): return x if has_inf and not saturate else math.copysign(fmax, x)
-  emin = 2 - 2**(ebits - 1)                    # exponent of the smallest normal
+  fnuz = dtype in dtypes.fp8_fnuz
+  if math.isnan(x): return x
+  if x == 0: return 0.0 if fnuz else x
+  if math.isinf(x): return math.nan if fnuz else x if has_inf and not saturate else math.copysign(fmax, x)
+  emin = 1 - dtypes.bias(dtype)                # exponent of the smallest normal
   e = max(math.frexp(abs(x))[1] - 1, emin)     # 2**e <= |x| < 2**(e+1), or the subnormal range
   q = math.ldexp(1.0, e - mbits)               # spacing of representable values around x
   r = round(x / q) * q
   if abs(r) > fmax: return math.copysign(fmax, x) if saturate or not has_inf else math.copysign(math.inf, x)
-  return math.copysign(float(r), x)  # an underflow to zero keeps the sign
+  return 0.0 if fnuz and r == 0 else math.copysign(float(r), x)  # an underflow to zero keeps the sign where -0.0 exists
 
 def float_to_fp8(x: float, dtype: DType) -> int:
-  """The 8 bits of x cast to fp8e4m3 (OCP E4M3FN: no inf, NaN is S.1111.111) or fp8e5m2: tg.uop.floatconv's f32_to_fp8_bits
-  (its semantics are documented there) on a Python float: nearest even, finite overflow and an E4M3 infinity saturate,
-  NaN keeps its sign (and in E5M2 its payload's top bit, made quiet)."""
+  """The 8 bits of x cast to an fp8 format (fp8e4m3 is OCP E4M3FN: no inf, NaN is S.1111.111; the fnuz formats' one NaN is
+  0x80): tg.uop.floatconv's f32_to_fp8_bits (its semantics are documented there) on a Python float: nearest even, finite
+  overflow and an E4M3 infinity saturate, an fnuz infinity is NaN, NaN keeps its sign (and in E5M2 its payload's top bit,
+  made quiet)."""
   ebits, mbits, _, _ = FLOAT_FORMATS[dtype]
-  sign = 0x80 if math.copysign(1.0, x) < 0 else 0
-  if math.isnan(x): return (sign | 0x7F) if dtype == dtypes.fp8e4m3 else _nan_to_bits(x, dtype) | 0x02  # E5M2's made quiet
-  if math.isinf(x) and dtype == dtypes.fp8e4m3: return sign | 0x7E
-  r = abs(round_to_float_format(x, dtype, saturate=not math.isinf(x)))
+  r = round_to_float_format(x, dtype, saturate=not math.isinf(x))
+  sign = 0x80 if math.copysign(1.0, r) < 0 else 0
+  if math.isnan(r):
+    if dtype in dtypes.fp8_fnuz: return 0x80
+    return (sign | 0x7F) if dtype == dtypes.fp8e4m3 else _nan_to_bits(r, dtype) | 0x02  # E5M2's made quiet
   if math.isinf(r): return sign | 0x7C
-  if r == 0: return sign
+  if (r := abs(r)) == 0: return sign
   bias, (m, e) = dtypes.bias(dtype), math.frexp(r)  # r = m * 2**e, 0.5 <= m < 1
   if e - 1 + bias <= 0: return sign | int(r / math.ldexp(1.0, 1 - bias - mbits))  # subnormal
   return sign | ((e - 1 + bias) << mbits) | (int(m * 2**(mbits + 1)) & ((1 << mbits) - 1))
 
 def fp8_to_float(bits: int, dtype: DType) -> float:
-  """An fp8 code's value; a NaN keeps its sign and (E5M2) payload, as float16's do (see _nan_from_bits)."""
+  """An fp8 code's value; a NaN keeps its sign and (E5M2) payload, as float16's do (see _nan_from_bits); the fnuz NaN 0x80
+  is a positive NaN (as tinygrad's and PyTorch's: it carries no sign)."""
   ebits, mbits, _, has_inf = FLOAT_FORMATS[dtype]
   sign, e, m = -1.0 if bits & 0x80 else 1.0, (bits >> mbits) & ((1 << ebits) - 1), bits & ((1 << mbits) - 1)
   bias = dtypes.bias(dtype)
+  if dtype in dtypes.fp8_fnuz and bits == 0x80: return math.nan
   if dtype == dtypes.fp8e4m3 and e == 15 and m == 7: return math.copysign(math.nan, sign)
   if has_inf and e == (1 << ebits) - 1: return sign * math.inf if m == 0 else _nan_from_bits(bits, dtype)
   if e == 0: return sign * math.ldexp(m, 1 - bias - mbits)
@@ -260,13 +275,13 @@ def _nan_to_bits(x: float, dtype: DType) -> int:
 def float_to_bits(x: float, dtype: DType) -> int:
   """The bit pattern of x (already representable, or rounded here) in a float dtype."""
   if dtype in (dtypes.fp8e5m2, dtypes.bfloat16, dtypes.float16) and math.isnan(x): return _nan_to_bits(x, dtype)  # as it is
-  if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return float_to_fp8(x, dtype)
+  if dtype in dtypes.fp8s: return float_to_fp8(x, dtype)
   r = round_to_float_format(x, dtype)
   if dtype == dtypes.bfloat16: return struct.unpack("<I", struct.pack("<f", r))[0] >> 16
   return struct.unpack({2: "<H", 4: "<I", 8: "<Q"}[dtype.itemsize], struct.pack("<" + dtype.fmt, r))[0]  # type: ignore[operator]
 
 def bits_to_float(bits: int, dtype: DType) -> float:
-  if dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2): return fp8_to_float(bits, dtype)
+  if dtype in dtypes.fp8s: return fp8_to_float(bits, dtype)
   if dtype in (dtypes.bfloat16, dtypes.float16):
     ebits, mbits = FLOAT_FORMATS[dtype][:2]
     if (bits >> mbits) & ((1 << ebits) - 1) == (1 << ebits) - 1 and bits & ((1 << mbits) - 1): return _nan_from_bits(bits, dtype)
@@ -296,7 +311,7 @@ def _int_to_float_odd(x: int) -> float:
 
 def _to_float(dtype: DType) -> Callable[[object], float]:
   if dtype == dtypes.float64: return lambda x: float(x)  # type: ignore[arg-type]
-  fp8 = dtype in (dtypes.fp8e4m3, dtypes.fp8e5m2)
+  fp8 = dtype in dtypes.fp8s
   def conv(x: object) -> float:
     v = _int_to_float_odd(x) if isinstance(x, int) else float(x)  # type: ignore[arg-type]
     return fp8_to_float(float_to_fp8(v, dtype), dtype) if fp8 else round_to_float_format(v, dtype)

@@ -22,7 +22,7 @@ class PythonRenderer(Renderer):
 
 # ***** exact memory *****
 
-_BITS_STORED = {dtypes.float16: "H", dtypes.bfloat16: "H", dtypes.fp8e4m3: "B", dtypes.fp8e5m2: "B", dtypes.index: "q"}
+_BITS_STORED = {dtypes.float16: "H", dtypes.bfloat16: "H", **{d: "B" for d in dtypes.fp8s}, dtypes.index: "q"}
 
 @functools.cache
 def _codec(dt: DType) -> tuple[struct.Struct, Callable[[Any], Any] | None, Callable[[Any], Any] | None]:
@@ -30,7 +30,7 @@ def _codec(dt: DType) -> tuple[struct.Struct, Callable[[Any], Any] | None, Calla
   s = dt.scalar()
   st = struct.Struct(f"<{dt.count}{_BITS_STORED.get(s, s.fmt)}")
   # float16 too: through its bits, a NaN keeps its payload (see tg.uop.dtype.bits_to_float)
-  if s in (dtypes.float16, dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return st, lambda b: bits_to_float(b, s), lambda x: float_to_bits(x, s)
+  if dtypes.is_float(s) and s in _BITS_STORED: return st, lambda b: bits_to_float(b, s), lambda x: float_to_bits(x, s)
   return st, None, None
 
 def unpack_from(dt: DType, buf: Any, off: int) -> Any:

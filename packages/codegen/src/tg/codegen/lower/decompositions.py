@@ -37,7 +37,7 @@ def fast_mod(x: UOp, c: int) -> UOp | None:
   if c & (c - 1) == 0: return x & (c - 1)
   return None if (q := magic_divide(x, c)) is None else x - q * c
 
-NARROW_FLOATS = (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2)
+NARROW_FLOATS = (dtypes.bfloat16, *dtypes.fp8s)
 
 def _in_float32(u: UOp) -> UOp | None:
   """An ALU op on bfloat16/fp8 values computed in float32 and rounded back."""

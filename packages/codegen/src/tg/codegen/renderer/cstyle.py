@@ -18,8 +18,9 @@ from tg.codegen.lower.transcendental import TRANSCENDENTAL
 C_TYPES = {dtypes.bool: "_Bool", dtypes.int8: "signed char", dtypes.uint8: "unsigned char", dtypes.int16: "short",
            dtypes.uint16: "unsigned short", dtypes.int32: "int", dtypes.uint32: "unsigned int", dtypes.int64: "long long",
            dtypes.uint64: "unsigned long long", dtypes.index: "long long", dtypes.float16: "_Float16", dtypes.bfloat16: "unsigned short",
-           dtypes.fp8e4m3: "unsigned char", dtypes.fp8e5m2: "unsigned char", dtypes.float32: "float", dtypes.float64: "double",
-           dtypes.void: "void"}
+           **{d: "unsigned char" for d in dtypes.fp8s}, dtypes.float32: "float", dtypes.float64: "double", dtypes.void: "void"}
+# the formats stored as their bits, by the name of their conversion helpers (tg_f32_to_e4m3, tg_e4m3_to_f32, ...)
+NARROW = {dtypes.bfloat16: "bf16", **{d: d.name.removeprefix("fp8") for d in dtypes.fp8s}}
 FLOAT_FN = {Ops.SQRT: "sqrt", Ops.EXP2: "exp2", Ops.LOG2: "log2", Ops.SIN: "sin", Ops.TRUNC: "trunc", Ops.POW: "pow"}
 INFIX = {Ops.ADD: "+", Ops.SUB: "-", Ops.MUL: "*", Ops.FDIV: "/", Ops.CMPLT: "<", Ops.CMPNE: "!=", Ops.CMPEQ: "==", Ops.AND: "&",
          Ops.OR: "|", Ops.XOR: "^", Ops.SHL: "<<", Ops.SHR: ">>"}
@@ -31,7 +32,7 @@ def c_const(x: object, dt: DType) -> str:
     if dt == dtypes.int64 and v == dtypes.min(dt): return "(-9223372036854775807ll-1)"
     return f"{v}{'ull' if dt == dtypes.uint64 else 'll' if dt.itemsize == 8 else 'u' if dt == dtypes.uint32 else ''}"
   f = float(x)  # type: ignore[arg-type]
-  if dt in (dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2): return f"(({C_TYPES[dt]}){float_to_bits(f, dt):#x})"  # stored as bits
+  if dt in NARROW: return f"(({C_TYPES[dt]}){float_to_bits(f, dt):#x})"  # stored as bits
   suffix = "f" if dt != dtypes.float64 else ""
   if math.isnan(f): s = f"__builtin_nan{suffix}(\"\")"
   elif math.isinf(f): s = f"{'-' if f < 0 else ''}__builtin_inf{suffix}()"
@@ -148,7 +149,7 @@ class CRenderer(Renderer):
                           Ops.CAST, Ops.SQRT, Ops.RECIPROCAL})
   vector_alu_widths = (2, 4, 8, 16)
   native_ops = GroupOp.ALU - {Ops.THREEFRY}
-  emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
+  emulated_dtypes = frozenset(NARROW)
   def __init__(self, threads: Callable[[], int] = lambda: 1, isa: Callable[[], VectorISA | None] = lambda: None):
     self.threads = threads  # how many host threads a big kernel may use: the CPU device passes its CPU_THREADS reader
     self._isa = isa  # the vector registers kernels are sized for: the CPU device passes the host's (devices.host)
@@ -204,7 +205,8 @@ class CRenderer(Renderer):
       size = 4 if d.scalar() == dtypes.bool else d.scalar().itemsize
       return f"typedef {lane} {self.ctype(d)} __attribute__((vector_size({size * d.count}),aligned({size})));"
     typedefs = [typedef(d) for d in sorted(k.vec_types, key=lambda d: (d.scalar().name, d.count))]
-    prelude = [f for f in (*conversion_helpers(), VSQRT) if any(f.split("(")[0].split()[-1] in line for line in k.lines)]
+    # (a helper is named with its "(": tg_f32_to_e4m3 is a prefix of tg_f32_to_e4m3fnuz)
+    prelude = [f for f in (*conversion_helpers(), VSQRT) if any(f.split("(")[0].split()[-1] + "(" in line for line in k.lines)]
     if k.nontemporal: prelude += NT_PRELUDE
     if called := sorted(vector_math_call(f) for f in VEC_MATH.values() if any(f"{vector_math_call(f)}(" in line for line in k.lines)):
       n = vector_math_lanes()
@@ -309,8 +311,6 @@ VECTOR_ALU: dict[Ops, Callable[[_Kernel, UOp, list[str]], str]] = {
   Ops.MAX: lambda k, u, s: _select(k, u.dtype, f"(({s[0]}>={s[1]})|({s[0]}!={s[0]}))", s[0], s[1]),  # NaN and zeros as _max
 }
 
-NARROW = {dtypes.bfloat16: "bf16", dtypes.fp8e4m3: "e4m3", dtypes.fp8e5m2: "e5m2"}
-
 # CHECK_OOB: the first access out of bounds is recorded (access number, index) for tg.codegen.devices.cpu to raise
 OOB_PRELUDE = ["long long tg_oob[3];",
                "static void tg_oob_hit(long long a, long long i) { if (!tg_oob[0]) { tg_oob[1] = a; tg_oob[2] = i; tg_oob[0] = 1; } }"]
@@ -341,7 +341,7 @@ def conversion_helpers() -> tuple[str, ...]:
   u32 = dtypes.uint32
   helpers = [_c_helper("tg_bf16_to_f32", dtypes.float32, dtypes.uint16, lambda x: bf16_bits_to_f32(x.cast(u32))),
              _c_helper("tg_f32_to_bf16", dtypes.uint16, dtypes.float32, f32_to_bf16_bits)]
-  for dt in (dtypes.fp8e4m3, dtypes.fp8e5m2):
+  for dt in dtypes.fp8s:
     helpers += [_c_helper(f"tg_{NARROW[dt]}_to_f32", dtypes.float32, dtypes.uint8, lambda x, dt=dt: fp8_bits_to_f32(x.cast(u32), dt)),
                 _c_helper(f"tg_f32_to_{NARROW[dt]}", dtypes.uint8, dtypes.float32, lambda x, dt=dt: f32_to_fp8_bits(x, dt))]
   return tuple(helpers)

@@ -22,7 +22,7 @@ from tg.codegen.program import kernel_args
 LL_TYPES = {dtypes.bool: "i1", dtypes.int8: "i8", dtypes.uint8: "i8", dtypes.int16: "i16", dtypes.uint16: "i16", dtypes.int32: "i32",
             dtypes.uint32: "i32", dtypes.int64: "i64", dtypes.uint64: "i64", dtypes.index: "i64", dtypes.float16: "half",
             dtypes.bfloat16: "bfloat", dtypes.float32: "float", dtypes.float64: "double", dtypes.void: "void",
-            dtypes.fp8e4m3: "i8", dtypes.fp8e5m2: "i8"}  # fp8: no LLVM type, its bits (see uop_conversions)
+            **{d: "i8" for d in dtypes.fp8s}}  # fp8: no LLVM type, its bits (see uop_conversions)
 INT_OPS = {Ops.ADD: "add", Ops.SUB: "sub", Ops.MUL: "mul", Ops.AND: "and", Ops.OR: "or", Ops.XOR: "xor", Ops.SHL: "shl"}
 FLOAT_OPS = {Ops.ADD: "fadd", Ops.SUB: "fsub", Ops.MUL: "fmul", Ops.FDIV: "fdiv"}
 INTRINSICS = {Ops.SQRT: "sqrt", Ops.TRUNC: "trunc", Ops.EXP2: "exp2", Ops.LOG2: "log2", Ops.MULACC: "fma"}
@@ -36,7 +36,7 @@ def lconst(x: object, dt: DType) -> str:
   f = float(x)  # type: ignore[arg-type]
   if dt == dtypes.float16: return f"0xH{struct.unpack('<H', struct.pack('<e', f))[0]:04X}"
   if dt == dtypes.bfloat16: return f"0xR{bf16_bits(f):04X}"
-  if dt in (dtypes.fp8e4m3, dtypes.fp8e5m2): return str(f32_to_fp8_bits(UOp.const(dtypes.float32, f), dt).simplify().arg)  # its bits
+  if dt in dtypes.fp8s: return str(f32_to_fp8_bits(UOp.const(dtypes.float32, f), dt).simplify().arg)  # its bits
   if dt == dtypes.float32 and not math.isnan(f): f = struct.unpack("<f", struct.pack("<f", f))[0]  # exactly representable
   return f"0x{struct.unpack('<Q', struct.pack('<d', f))[0]:016X}"
 
@@ -78,8 +78,8 @@ class LLVMRenderer(Renderer):
   device = "LLVM"
   native_ops = GroupOp.ALU - {Ops.THREEFRY, Ops.POW, Ops.SIN, Ops.EXP2, Ops.LOG2}
   supported_dtypes = frozenset(LL_TYPES) - {dtypes.void}
-  emulated_dtypes = frozenset({dtypes.bfloat16, dtypes.fp8e4m3, dtypes.fp8e5m2})
-  uop_conversions = frozenset({dtypes.fp8e4m3, dtypes.fp8e5m2})
+  emulated_dtypes = frozenset({dtypes.bfloat16, *dtypes.fp8s})
+  uop_conversions = frozenset(dtypes.fp8s)
   global_space, private_space = 0, 0  # LLVM address spaces of buffers and of accumulators (LDS is 3)
   kernel_cc = ""
   approx_ops: frozenset[Ops] = frozenset()  # rendered with `afn` (the hardware's approximation) on approx_dtypes
