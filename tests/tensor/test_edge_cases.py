@@ -99,6 +99,13 @@ def test_clip_gradient_is_one_at_the_bounds():
   np.testing.assert_array_equal(grad_of(lambda t: t.clip(-2.5, 1.5), [-3.0, -2.5, 0.0, 1.5, 2.0]), [0, 1, 1, 1, 0])
   assert np.isnan(Tensor([math.nan]).clip(0, 1).numpy()[0])
 
+def test_copysign_keeps_the_promoted_dtype():
+  """tinygrad's (PyTorch's copysign of ints is float): uint8 by uint32 is uint32, int by half is half; it was float32."""
+  for a, b, want in ((dtypes.uint8, dtypes.uint32, dtypes.uint32), (dtypes.int8, dtypes.int32, dtypes.int32),
+                     (dtypes.int32, dtypes.float16, dtypes.float16)):
+    out = Tensor([2, 3], dtype=a).copysign(Tensor([-1, 1], dtype=b))
+    assert out.dtype == want and out.tolist() == ([2, 3] if a == dtypes.uint8 else [-2, 3])
+
 def test_copysign_gradient_at_zero_is_zero():
   # d/dx copysign(x, y) = sign(x) sign(y): 0 at x = 0 (PyTorch, tinygrad); it was -1 for y < 0
   x, y = Tensor([0.0, 0.0, 2.0, -2.0], requires_grad=True), Tensor([-1.0, 1.0, -1.0, -0.0])

@@ -126,10 +126,11 @@ class MathMixin:
     safe = m.isinf().where(0, m)  # both -inf (or an inf): shift by 0, and log(exp) gives the inf back
     return safe + ((a - safe).exp() + (b - safe).exp()).log()
   def copysign(self: Tensor, other: Tensor | Scalar) -> Tensor:
-    """|self| with the sign bit of other, as float: sign bits read through a bitcast, so -0.0 and NaN's sign count. Through
-    abs, so the gradient at self = 0 is 0 (PyTorch's and tinygrad's)."""
-    a, b = _as_float(self)._broadcasted(other)
-    return _signbit(b).where(-a.abs(), a.abs())
+    """|self| with the sign of other, in the dtype they promote to (tinygrad's: an int copysign stays int; PyTorch's is
+    float): a float's sign bit read through a bitcast, so -0.0 and NaN's sign count. Through abs, so the gradient at
+    self = 0 is 0 (PyTorch's and tinygrad's)."""
+    a, b = self._broadcasted(other)
+    return (_signbit(b) if dtypes.is_float(b.dtype) else b < 0).where(-a.abs(), a.abs())
   def idiv(self: Tensor, x: Tensor | Scalar, reverse: bool = False) -> Tensor:
     """Integer division rounded toward zero (C semantics, tinygrad's idiv); Python's // rounds down instead."""
     if not dtypes.is_int(self.dtype) and self.dtype != dtypes.bool:
