@@ -3,10 +3,11 @@ one fused multiply-and-reduce kernel), normalization, dropout, losses, attention
 from __future__ import annotations
 import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
-from tg.uop import UOp, Ops, GroupOp, DType, dtypes, cdiv
+from tg.uop import UOp, Ops, GroupOp, DType, dtypes, cdiv, least_upper_dtype
 from tg.tensor.schedule import is_buffer_view, names_buffer
 from tg.tensor.errors import TensorShapeError, TensorUnsupportedError, TensorValueError
 from tg.tensor.graph import shape_text
+from tg.tensor.mathops import narrow_float
 from tg.tensor.indexing import _check_index, _hits, _last_only
 from tg.tensor import flash_attention
 
@@ -163,12 +164,15 @@ class NNMixin:
     # the weights are small: a copy with the output channels innermost lets a kernel load a vector of them at once
     wl = weight.permute(*range(1, nd + 2), 0).contiguous().permute(nd + 1, *range(nd + 1))
     w = wl.reshape(1, groups, cout // groups, cin_g, *[1] * nd, *k)
+    narrow = narrow_float(out_dt := least_upper_dtype(win.dtype, w.dtype)) and dtype is None
+    if narrow: win, w = win.float(), w.float()  # each product exact in the float32 sum, as Tensor._product's
     prod = win * w
     out = prod.sum([3] + list(range(4 + nd, 4 + 2 * nd)), dtype=dtype).reshape(bs, cout, *osz)
+    if narrow: out = out.cast(out_dt)
     if bias is not None: out = out + bias.reshape(1, cout, *[1] * nd)
 
     def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, ...]:
-      gt, wt = Tensor(g).cast(prod.dtype), Tensor(call.src[2])
+      gt, wt = Tensor(g).cast(out_dt if narrow else prod.dtype), Tensor(call.src[2])
       xt = Tensor(call.src[1]).pad([(0, 0), (0, 0)] + pads)
       # stride 1: the adjoint conv, as fast as the forward, no products summed in memory (ResNet's 64->64 56x56 single-
       # threaded 38 ms vs 42 + 42 for the matmul and the taps; the small CNN's padding-0 conv does 36% more multiplies

@@ -1048,6 +1048,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     x, dt = self, self.dtype
     x_ = x.reshape(*x.shape[:-1], *[1] * min(x.ndim - 1, w.ndim - 1, 1), x.shape[-1])
     w_ = w.reshape(*w.shape[:-2], *[1] * min(x.ndim - 1, w.ndim - 1, 1), *w.shape[-min(w.ndim, 2):]).transpose(-1, -min(w.ndim, 2))
+    if narrow_float(dt):  # each product exact in the float32 sum, as PyTorch and tinygrad (rounded to half first: 1 ulp off)
+      x_, w_ = x_.float(), w_.float()
     if acc is not None: return (x_ * w_).sum(-1, dtype=acc)
     return (x_ * w_).sum(-1, acc_dtype=sum_acc_dtype(dt) if not dtypes.is_float(dt) else None).cast(dt)
   def sequential(self, layers: Sequence[Callable[[Tensor], Tensor]]) -> Tensor:
