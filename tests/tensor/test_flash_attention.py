@@ -154,3 +154,18 @@ def test_attention_over_an_empty_axis():
   assert q.scaled_dot_product_attention(q, q).shape == (1, 8, 0, 16)
   k = Tensor.ones(1, 8, 0, 16)
   np.testing.assert_array_equal(Tensor.ones(1, 8, 3, 16).scaled_dot_product_attention(k, k).numpy(), np.zeros((1, 8, 3, 16)))
+
+def test_half_attention_with_a_float32_mask_stays_half():
+  """As PyTorch and tinygrad: the plain path (a mask that wants a gradient, or FLASH_ATTENTION=0) added a float32 mask to
+  half scores and returned float32; the values are those of the float32 attention, rounded once to half."""
+  rng = np.random.default_rng(2)
+  qn, mn = rng.standard_normal((1, 2, 5, 8)).astype(np.float16), rng.standard_normal((5, 5)).astype(np.float32)
+  m = Tensor(mn, requires_grad=True)
+  q = Tensor(qn)
+  out = q.scaled_dot_product_attention(q, q, attn_mask=m)
+  assert out.dtype == dtypes.float16
+  qf = Tensor(qn.astype(np.float32))
+  want = qf.scaled_dot_product_attention(qf, qf, attn_mask=Tensor(mn)).numpy()
+  np.testing.assert_allclose(out.numpy().astype(np.float32), want, rtol=2e-2, atol=2e-3)
+  out.float().sum().backward()
+  assert m.grad.dtype == dtypes.float32 and m.grad.shape == (5, 5)

@@ -116,8 +116,9 @@ def test_isclose_allclose():
   b = np.array([1.0 + 1e-6, 1.1, np.inf, np.inf, np.nan, 0.0, 100.001, 1e38], np.float32)
   for kw in ({}, {"equal_nan": True}, {"rtol": 0.2}, {"atol": 0.5, "rtol": 0.0}):
     check(lambda x, y, kw=kw: x.isclose(y, **kw), lambda x, y, kw=kw: np.isclose(x, y, **kw), a, b)
-    assert Tensor(a).allclose(Tensor(b), **kw) == np.allclose(a, b, **kw)
-  assert Tensor([1.0, 2.0]).allclose(Tensor([1.0, 2.0 + 1e-7])) is True
+    assert Tensor(a).allclose(Tensor(b), **kw).item() == np.allclose(a, b, **kw)
+  close = Tensor([1.0, 2.0]).allclose(Tensor([1.0, 2.0 + 1e-7]))  # a tensor, as tinygrad's (PyTorch's is a bool)
+  assert close.shape == () and close.dtype == dtypes.bool and close.item() is True
   assert Tensor([1, 2]).isclose(2).tolist() == [False, True]
 
 def test_short_std_mean_var_mean():

@@ -156,5 +156,6 @@ class MathMixin:
     a, b = self._broadcasted(other)
     close = a.eq(b) | (a.isfinite() & b.isfinite() & ((a - b).abs() <= atol + rtol * b.abs()))
     return close | (a.isnan() & b.isnan()) if equal_nan else close
-  def allclose(self: Tensor, other: Tensor | Scalar, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> bool:
-    return bool(self.isclose(other, rtol, atol, equal_nan).all().item())
+  def allclose(self: Tensor, other: Tensor | Scalar, rtol: float = 1e-05, atol: float = 1e-08, equal_nan: bool = False) -> Tensor:
+    """A 0-d bool tensor, as tinygrad's (PyTorch returns a Python bool): .item() it."""
+    return self.isclose(other, rtol, atol, equal_nan).all()

@@ -5,7 +5,7 @@ import itertools, math, string
 from typing import TYPE_CHECKING, Sequence
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, cdiv, least_upper_dtype
 from tg.tensor.schedule import is_buffer_view, names_buffer
-from tg.tensor.errors import TensorShapeError, TensorUnsupportedError, TensorValueError
+from tg.tensor.errors import TensorBroadcastError, TensorShapeError, TensorUnsupportedError, TensorValueError
 from tg.tensor.graph import shape_text
 from tg.tensor.mathops import narrow_float
 from tg.tensor.indexing import _check_index, _hits, _last_only
@@ -410,7 +410,8 @@ class NNMixin:
     from tg.tensor.tensor import Tensor
     if is_causal and attn_mask is not None: raise TensorValueError("scaled_dot_product_attention takes is_causal or attn_mask, not both")
     if enable_gqa and key.shape[-3] != self.shape[-3]:
-      if self.shape[-3] % key.shape[-3]: raise TensorShapeError(f"{self.shape[-3]} query heads don't group into {key.shape[-3]} key heads")
+      if self.shape[-3] % key.shape[-3]:  # (an IndexError too, as tinygrad's: the heads don't broadcast)
+        raise TensorBroadcastError(f"{self.shape[-3]} query heads don't group into {key.shape[-3]} key heads")
     dropping = dropout_p > 0 and Tensor.training
     if not dropping and (plan := flash_attention.plan_for(self, key, value, attn_mask, is_causal, enable_gqa)) is not None:
       return flash_attention.attention(self, key, value, attn_mask, plan)
@@ -422,7 +423,8 @@ class NNMixin:
       causal = Tensor.ones(scores.shape[-2], scores.shape[-1], dtype=dtypes.bool, device=self.device).tril()
       scores = causal.where(scores, -math.inf)
     if attn_mask is not None: scores = attn_mask.where(scores, -math.inf) if attn_mask.dtype == dtypes.bool else scores + attn_mask
-    return scores.softmax(-1).dropout(dropout_p).matmul(value)
+    # (in the query's dtype, as PyTorch and tinygrad: a float32 additive mask made a half attention float32)
+    return scores.cast(self.dtype).softmax(-1).dropout(dropout_p).matmul(value)
 
 def _einsum_ellipsis(ins: list[str], out: str, arrow: str, ops: list[Tensor]) -> tuple[list[str], str]:
   """'...' replaced by letters of its own: numpy's broadcasting of the ellipsis axes (aligned right across operands), in
