@@ -58,3 +58,20 @@ def test_setitem_and_a_slice_assign_write_a_file_not_yet_written(tmp_path):
   np.testing.assert_array_equal(np.fromfile(path, np.int32), [13, 12, 9, 8])
   t[1:3] = Tensor([5, 6])
   np.testing.assert_array_equal(t.numpy(), [13, 5, 6, 8])
+
+def test_tar_extract_and_a_tensor_of_a_path(tmp_path):
+  """tinygrad's Tensor(pathlib.Path) (a DISK tensor of the file's bytes) and nn.state.tar_extract (a slice of the archive
+  per regular file), against Python's tarfile: both were missing."""
+  import io, pathlib, tarfile
+  from tg.tensor.nn.state import tar_extract
+  files = {"a.txt": b"abc", "dir/b.bin": np.random.default_rng(0).integers(0, 256, 1000, dtype=np.uint8).tobytes(), "empty": b""}
+  with tarfile.open(tmp_path / "ar.tar", "w") as tar:
+    for name, data in files.items():
+      info = tarfile.TarInfo(name)
+      info.size = len(data)
+      tar.addfile(info, io.BytesIO(data))
+  raw = Tensor(pathlib.Path(tmp_path / "ar.tar"))
+  assert raw.dtype == dtypes.uint8 and raw.shape == ((tmp_path / "ar.tar").stat().st_size,) and raw.device.startswith("DISK")
+  for src in (tmp_path / "ar.tar", str(tmp_path / "ar.tar"), raw, Tensor((tmp_path / "ar.tar").read_bytes())):
+    got = tar_extract(src)
+    assert sorted(got) == sorted(files) and all(bytes(got[k].data()) == v for k, v in files.items())

@@ -4,7 +4,7 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, ctypes, functools, math, pickle
+import contextlib, ctypes, functools, math, os, pathlib, pickle
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
@@ -130,6 +130,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
     elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or _py_dtype([data]), dev, ())
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_of_bytes(bytes(data), dev, dt or dtypes.uint8)
+    elif isinstance(data, pathlib.Path):  # a file's bytes, on the DISK device: read (or copied to a device) when used, as tinygrad's
+      dt = dt or dtypes.uint8
+      uop = Tensor.empty(os.path.getsize(data) // dt.itemsize, dtype=dt, device=f"disk:{data}").uop
     elif isinstance(data, np.ndarray) or np.isscalar(data):
       arr = np.asarray(data)
       uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch

@@ -3,7 +3,7 @@
 safetensors (https://github.com/huggingface/safetensors): 8 bytes little-endian header length N, N bytes of JSON
 {name: {"dtype", "shape", "data_offsets": [begin, end]}, "__metadata__": {str: str}}, then the raw little-endian data."""
 from __future__ import annotations
-import json, os, struct
+import io, json, os, pathlib, struct, tarfile
 from typing import Any
 import numpy as np
 from tg.uop import DType, dtypes, prod
@@ -25,6 +25,15 @@ def get_state_dict(obj: Any, prefix: str = "") -> dict[str, Tensor]:
 def get_parameters(obj: Any) -> list[Tensor]:
   """The distinct tensors of get_state_dict (a tensor shared by two layers once)."""
   return list({id(t): t for t in get_state_dict(obj).values()}.values())
+
+def tar_extract(t: Tensor | str | os.PathLike) -> dict[str, Tensor]:
+  """The regular files of a tar archive (a path, or a 1-d uint8 tensor of its bytes), by name: each a slice of the archive's
+  tensor, read when used (a path is a DISK tensor of the file; tinygrad's)."""
+  path = None if isinstance(t, Tensor) else pathlib.Path(t)
+  if path is not None: t = Tensor(path)
+  if t.ndim != 1 or t.dtype != dtypes.uint8: raise ValueError(f"tar_extract takes a 1-d uint8 tensor of the archive, not {t.dtype} {t.shape}")
+  with tarfile.open(path, mode="r") if path is not None else tarfile.open(fileobj=io.BytesIO(bytes(t.data())), mode="r") as tar:
+    return {m.name: t[m.offset_data:m.offset_data + m.size] for m in tar if m.isreg()}
 
 def _is_counter(name: str) -> bool: return name.rsplit(".", 1)[-1] == "num_batches_tracked"
 
