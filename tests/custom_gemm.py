@@ -10,7 +10,7 @@ def gemm_k(C: UOp, A: UOp, B: UOp) -> UOp:
 
 def gemm_backward(gradient: UOp, kernel: UOp) -> tuple:
   """The gradient as two more gemms, written with tensor ops."""
-  _, a, b = kernel.src
+  _, _, a, b = kernel.src  # the kernel's AST, then its buffers (c, a, b), as tinygrad's
   return None, (Tensor(gradient) @ Tensor(b).T).uop, (Tensor(a).T @ Tensor(gradient)).uop
 
 def check_gemm_custom_backward(device: str, m: int, k: int, n: int, rng: np.random.Generator) -> tuple[Tensor, Tensor]:

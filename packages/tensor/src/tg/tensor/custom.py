@@ -20,7 +20,8 @@ GradFxn = Callable[[UOp, UOp], "tuple[UOp | None, ...] | list[UOp | None]"]
 
 @dataclass(frozen=True)
 class CustomKernel:
-  """The arg of a CUSTOM_KERNEL UOp: the user's AST, and grad_fxn(gradient, kernel) -> a gradient (or None) per kernel.src."""
+  """The arg of a CUSTOM_KERNEL UOp: the user's AST, and grad_fxn(gradient, kernel) -> a gradient (or None) per buffer, where
+  kernel.src[0] is the AST and kernel.src[1:] the buffers (tinygrad's CALL, and Tensor.call's)."""
   ast: UOp
   grad_fxn: GradFxn | None = None
 
@@ -53,6 +54,10 @@ def _evaluate(fxn: UOp, ts: list[Tensor]) -> Tensor:
     else: raise NotImplementedError(f"Tensor.call can't evaluate {u.op} (elementwise expressions over PARAMs only)")
   out = vals[fxn]
   return out if not isinstance(out, (int, float, bool)) else ts[0].full_like(out)
+
+def kernel_of(call: UOp) -> UOp:
+  """The CUSTOM_KERNEL a grad_fxn's kernel argument (gradient.as_call's) stands for: the same UOp, rebuilt from its parts."""
+  return UOp(Ops.CUSTOM_KERNEL, dtypes.void, call.src[1:], call.arg)
 
 class CustomMixin:
   def custom_kernel(self: Tensor, *others: Tensor, fxn: Callable[..., UOp], grad_fxn: GradFxn | None = None) -> list[Tensor]:

@@ -13,6 +13,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 from tg.uop import UOp, Ops, AxisType, AddrSpace, KernelInfo, dtypes, ContextVar, round_up, all_int
+from tg.tensor.custom import kernel_of
 
 if TYPE_CHECKING:
   from tg.tensor.tensor import Tensor
@@ -263,8 +264,8 @@ def attention(q: Tensor, k: Tensor, v: Tensor, attn_mask: Tensor | None, p: Plan
 def _backward(p: Plan, gradient: UOp, kernel: UOp) -> tuple[UOp | None, ...]:
   """Gradients of Q, K and V (the kernel's inputs) from the output's: dq and dk/dv kernels over the saved log-sum-exp."""
   from tg.tensor.tensor import Tensor
-  o_buf, l_buf, *ins = kernel.src
-  O, L = (Tensor(UOp(Ops.AFTER, b.dtype, (b, kernel))) for b in (o_buf, l_buf))
+  _, o_buf, l_buf, *ins = kernel.src  # (src[0]: the kernel's AST)
+  O, L = (Tensor(UOp(Ops.AFTER, b.dtype, (b, kernel_of(kernel)))) for b in (o_buf, l_buf))
   Q, K, V, *masks = (Tensor(u) for u in ins)
   dO = Tensor(gradient)
   Dl = (dO.float() * O.float()).sum(-1)

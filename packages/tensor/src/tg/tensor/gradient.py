@@ -28,6 +28,11 @@ def _reduce_grad(ctx: UOp, ret: UOp) -> tuple[UOp | None, ...]:
     return (ctx.expand(x.shape) * others,)
   raise NotImplementedError(f"no gradient for a reduce of {op}")
 
+def as_call(kernel: UOp) -> UOp:
+  """A CUSTOM_KERNEL as grad_fxn sees it: tinygrad's CALL, src[0] the kernel's AST and src[1:] its buffers (the kernel
+  itself, to read an output after it, is custom.kernel_of(call))."""
+  return UOp(Ops.CALL, kernel.dtype, (kernel.arg.ast, *kernel.src), kernel.arg)
+
 def _user_grad(fxn: Any, ctx: UOp, ret: UOp) -> list[UOp | None]:
   n = len(ret.src) - (ret.op is Ops.CALL)
   if fxn is None: raise RuntimeError(f"no gradient through a {ret.op} without grad_fxn")
@@ -70,7 +75,8 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.DETACH), lambda ctx: (None,)),
   # a custom kernel's output passes its gradient to the kernel, whose grad_fxn (or a CALL's) splits it among the inputs
   (UPat(Ops.AFTER, src=(UPat(), UPat(Ops.CUSTOM_KERNEL))), lambda ctx: (None, ctx)),
-  (UPat(Ops.CUSTOM_KERNEL, name="ret"), lambda ctx, ret: tuple(_user_grad(ret.arg.grad_fxn, ctx, ret))),
+  # grad_fxn sees the kernel as tinygrad's CALL (and tg's Tensor.call) spells it: src[0] its AST, src[1:] its buffers
+  (UPat(Ops.CUSTOM_KERNEL, name="ret"), lambda ctx, ret: tuple(_user_grad(ret.arg.grad_fxn, ctx, as_call(ret)))),
   (UPat(Ops.CALL, name="ret"), lambda ctx, ret: (None, *_user_grad(ret.arg, ctx, ret))),
   (UPat(Ops.COPY, name="ret"), lambda ctx, ret: (UOp(Ops.COPY, ctx.dtype, (ctx, device_uop(device_of(ret.src[0])))), None)),
   (UPat(Ops.MULTI, name="ret"), lambda ctx, ret: shard_grad(ctx, ret)),
