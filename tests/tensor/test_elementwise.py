@@ -135,6 +135,23 @@ def test_a_signed_int_and_uint64_meet_in_the_default_float():
     out = Tensor([100, -1], dtype=dt) + Tensor([3, 3], dtype=dtypes.uint64)
     assert out.dtype == dtypes.float32 and out.tolist() == [103.0, 2.0]
 
+def test_a_tensor_of_a_python_number_meets_tensors_as_the_number():
+  """As PyTorch's 0-d tensors and tinygrad's weak dtypes: Tensor(3) + int8 is int8 (it was int32), Tensor(2.0) + half and
+  Tensor(2).exp() + half are half, Tensor(1).minimum(uint8) is uint8; a float number still makes an int tensor float,
+  and two such tensors, or one with a tensor of data, keep the lattice (a sum's 0-d result is no number)."""
+  i8, f16, u8 = Tensor([5, -7], dtype=dtypes.int8), Tensor([1.5, 2.0], dtype=dtypes.float16), Tensor([2, 9], dtype=dtypes.uint8)
+  for got, dt, want in ((Tensor(3) + i8, dtypes.int8, [8, -4]), (i8 * Tensor(2), dtypes.int8, [10, -14]),
+                        (Tensor(2.0) + f16, dtypes.float16, [3.5, 4.0]), (Tensor(1).minimum(u8), dtypes.uint8, [1, 1]),
+                        (Tensor(2.5) + i8, dtypes.float32, [7.5, -4.5]), (Tensor(True) + i8, dtypes.int8, [6, -6]),
+                        (Tensor(3) + Tensor(4), dtypes.int32, 7), (Tensor([1, 2]).sum() + i8, dtypes.int32, [8, -4]),
+                        (Tensor([True, False]).where(Tensor(1), 2).dot(Tensor([1, 1], dtype=dtypes.int8)), dtypes.int8, 3)):
+    assert got.dtype == dt and got.tolist() == want, (got.dtype, got.tolist())
+  t = Tensor.zeros(2).contiguous().realize()
+  t.assign(Tensor(3))  # (tinygrad's: as t.assign(3); a tensor of int data raises)
+  assert t.dtype == dtypes.float32 and t.tolist() == [3.0, 3.0]
+  e = Tensor(2).exp() + f16
+  assert e.dtype == dtypes.float16 and np.allclose(e.numpy(), np.exp(2) + np.array([1.5, 2.0]), rtol=1e-3)
+
 def test_python_scalars_do_not_upcast():
   assert (Tensor.ones(2, dtype=dtypes.float16) * 3.5).dtype == dtypes.float16
   assert (Tensor.ones(2, dtype=dtypes.int8) + 300).dtype == dtypes.int8

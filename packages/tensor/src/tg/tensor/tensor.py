@@ -48,6 +48,20 @@ def _py_dtype(flat: list) -> DType:
   dt = dtypes.from_py(flat)
   return _int_dtype([v for v in flat if not isinstance(v, bool)]) if dt == dtypes.default_int else dt
 
+def _meet(x: Tensor, y: Tensor) -> DType:
+  """The dtype two tensors compute in: the lattice's least upper bound, but one made of a Python number (_weak) meets the
+  other as that number would (_scalar_dtype)."""
+  if x._weak == y._weak: return least_upper_dtype(x.dtype, y.dtype)
+  weak, strong = (x, y) if x._weak else (y, x)
+  return _scalar_dtype(strong.dtype, weak.dtype)
+
+def _scalar_dtype(dt: DType, scalar: DType) -> DType:
+  """The dtype a tensor of dt and a Python number (or a tensor made of one) of dtype `scalar` meet in: dt, but a float
+  number makes an int or bool tensor float, and an int one a bool tensor the default int."""
+  if dtypes.is_float(scalar) and not dtypes.is_float(dt): return least_upper_float(dt)
+  if scalar != dtypes.bool and dt == dtypes.bool: return dtypes.default_int
+  return dt
+
 def _py_array(flat: list, dt: DType) -> np.ndarray:
   """Python values as an array of dt (numpy's float64 for dtypes numpy lacks). Ints the dtype can't hold wrap, as C and
   PyTorch (uint8 -1 is 255): as ints modulo 2^bits, since numpy made a list of ints past int64 beside small ones float64
@@ -110,6 +124,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   live = LiveTensors()  # the live tensors realize and autograd act on (tg.tensor.live): one per process
   _lazy = False  # is this tensor in live.lazy (LiveTensors.add sets it, pending clears it)
   _settled = False  # is this tensor in live.settled (once in, it stays while it lives)
+  # made of a Python number (Tensor(2), and what is computed from such alone): it meets another tensor as the number
+  # would (Tensor(2) + int8 is int8, Tensor(2.0).exp() + half is half), as PyTorch's 0-d tensors and tinygrad's weak dtypes
+  _weak = False
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
@@ -128,7 +145,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       uop = symbolic_value(data, dt or (dtypes.default_int if data.dtype is dtypes.index else data.dtype), dev, ())
     elif isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
-    elif isinstance(data, (bool, int, float)): uop = const_uop(data, dt or _py_dtype([data]), dev, ())
+    elif isinstance(data, (bool, int, float)):
+      uop = const_uop(data, dt or _py_dtype([data]), dev, ())
+      self._weak = dt is None
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_of_bytes(bytes(data), dev, dt or dtypes.uint8)
     elif isinstance(data, pathlib.Path):  # a file's bytes, on the DISK device: read (or copied to a device) when used, as tinygrad's
       dt = dt or dtypes.uint8
@@ -309,6 +328,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     (or list) takes this tensor's dtype. A write into a view lands in the buffer it views, through detach() and bitcast()
     too (they share its memory, as in PyTorch and tinygrad)."""
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
+    if x.dtype != self.dtype and x._weak: x = x.cast(self.dtype)  # a Python number's tensor: as the number (tinygrad's)
     if x.dtype != self.dtype:
       raise TensorDtypeError(f"assign of a {x.dtype} tensor to a tensor of {self.dtype}: assign doesn't cast (tinygrad's rule, "
                              f"PyTorch's copy_ does); cast it first, x.cast({self.dtype})")
@@ -568,6 +588,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """A new tensor from fn over the UOps of self and others; it needs grad if any input does."""
     out = Tensor(fn(self._uop, *[t._uop for t in others]))
     if (self._requires_grad or any(t._requires_grad for t in others)) and not Tensor.no_grad: out._track_grad()
+    if self._weak and all(t._weak for t in others): out._weak = True
     return out
   def _const(self, v: Scalar, dtype: DType | None = None) -> Tensor:
     return Tensor(const_uop(v, dtype or self.dtype, self.device, self.shape))
@@ -577,9 +598,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     x = self
     if not isinstance(y, Tensor):
       x, c = self._scalar_operand(y)
-      return (Tensor(c), x) if reverse else (x, Tensor(c))
+      (c := Tensor(c))._weak = True  # (a Python number)
+      return (c, x) if reverse else (x, c)
     if y.device != x.device: raise RuntimeError(f"tensors on different devices: {x.device} and {y.device}; move one with .to()")
-    dt = least_upper_dtype(x.dtype, y.dtype)
+    dt = least_upper_dtype(x.dtype, y.dtype) if x._weak is y._weak else _meet(x, y)
     x, y = x.cast(dt), y.cast(dt)
     shape = broadcast_shape(x.shape, y.shape)
     x, y = x._broadcast_to(shape), y._broadcast_to(shape)
@@ -588,9 +610,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """self cast to the dtype a Python scalar operand gives (see _broadcasted) and the scalar as a constant UOp of that
     dtype in self's shape (no broadcast steps: a tiny op's Python time)."""
     if isinstance(y, UOp) and y.dtype is not dtypes.index: raise TypeError("mix Tensors with Tensors, Python numbers or symbolic ints, not UOps")
-    dt = self.dtype
-    if isinstance(y, float) and not dtypes.is_float(dt): dt = least_upper_float(dt)
-    elif isinstance(y, (int, UOp)) and not isinstance(y, bool) and dt == dtypes.bool: dt = dtypes.default_int
+    dt = self.dtype  # (_scalar_dtype, spelled out: every op with a number passes here)
+    if isinstance(y, (float, np.floating)):
+      if not dtypes.is_float(dt): dt = least_upper_float(dt)
+    elif dt == dtypes.bool and not isinstance(y, (bool, np.bool_)): dt = dtypes.default_int
     x = self.cast(dt)
     return x, symbolic_value(y, dt, x.device, x.shape) if isinstance(y, UOp) else const_uop(y, dt, x.device, x.shape)
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
@@ -767,7 +790,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       raise RuntimeError(f"tensors on different devices: {self.device} and {x.device}; move one with .to()")
     shape = broadcast_shape(self.shape, x.shape)
     c, x, y = self.bool()._broadcast_to(shape), x._broadcast_to(shape), y._broadcast_to(shape)
-    return c._apply(lambda cu, xu, yu: UOp(Ops.WHERE, xu.dtype, (cu, xu, yu)), x, y)
+    out = c._apply(lambda cu, xu, yu: UOp(Ops.WHERE, xu.dtype, (cu, xu, yu)), x, y)
+    out._weak = x._weak and y._weak  # (of its values, whatever the condition)
+    return out
   def maximum(self, x: Tensor | Scalar) -> Tensor:
     a, b = self._broadcasted(x)
     return a._apply(lambda p, q: p.alu(Ops.MAX, q), b) if a.dtype != dtypes.bool else a | b
@@ -1037,7 +1062,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not same_size(x.shape[-1], w.shape[-2 if w.ndim > 1 else 0]):
       raise TensorShapeError(f"matmul shapes {shape_text(x.shape)} and {shape_text(w.shape)} don't match: "
                              f"{dim_text(x.shape[-1])} != {dim_text(w.shape[-2 if w.ndim > 1 else 0])}")
-    dt = least_upper_dtype(x.dtype, w.dtype)
+    dt = _meet(x, w)
     x, w = x.cast(dt), w.cast(dt)
     if dtype is not None and (acc := to_dtype(dtype)) != dt: return x._product(w, acc)
     if (kb := _vecmat_block(x, w)) is not None: return _blocked_vecmat(x, w, kb)
