@@ -153,3 +153,10 @@ def test_sink_on_the_class_and_on_a_uop() -> None:
   x, y = UOp.variable("x", 0, 3), UOp.variable("y", 0, 3)
   assert UOp.sink(x, y) is x.sink(y) and UOp.sink(x, y).src == (x, y) and UOp.sink().src == ()
   assert UOp.sink(x, arg=KernelInfo(name="k")).arg.name == "k"
+
+def test_integer_division_by_a_constant_zero_raises() -> None:
+  """As Python's and tinygrad's: a // 0 and a % 0 in index math are ZeroDivisionError (they stayed in the graph)."""
+  a = UOp.variable("a", 0, 7)
+  for f in (lambda: a // 0, lambda: a % 0):
+    with pytest.raises(ZeroDivisionError): f()
+  assert (a // 2).vmax == 3 and (a % 3).vmax == 2

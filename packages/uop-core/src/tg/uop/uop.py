@@ -49,7 +49,7 @@ class _CacheRef(weakref.ref):
   key: tuple
 
 # Ops.X and GroupOp.X are slow lookups on Python 3.11 (Enum's metaclass has a __getattr__): the hot paths use these
-_CONST, _COMPARISON, _INDEX = Ops.CONST, GroupOp.Comparison, dtypes.index
+_CONST, _COMPARISON, _INDEX, _DIVISIONS = Ops.CONST, GroupOp.Comparison, dtypes.index, (Ops.IDIV, Ops.MOD)
 build_uop = UOpMetaClass.__call__  # build_uop(UOp, op, dtype, src, arg) is UOp(op, dtype, src, arg) without the type call's dispatch
 _ucache = UOpMetaClass.ucache
 _ucache_get = _ucache.get
@@ -193,6 +193,7 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
       if not isinstance(x, (int, float, InvalidType)) and hasattr(x, "uop"):  # a Tensor: tinygrad's RuntimeError, and the fix
         raise OperandError(f"{op} of a UOp and a {type(x).__name__}: put the {type(x).__name__} first (t * v), it takes UOps")
       x = self.const_like(x)
+      if op in _DIVISIONS and x.op is _CONST and x.arg == 0 and not reverse: raise ZeroDivisionError(f"{op.name} of a UOp by the constant 0")
     elif x.dtype != self.dtype and _value_dtype(x) != _value_dtype(self):
       # mixed dtypes in index math (a RANGE and an int32 variable): promote both to the upper dtype
       dt = least_upper_dtype(self.dtype, x.dtype)
