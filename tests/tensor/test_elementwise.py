@@ -146,6 +146,11 @@ def test_a_tensor_of_a_python_number_meets_tensors_as_the_number():
                         (Tensor(3) + Tensor(4), dtypes.int32, 7), (Tensor([1, 2]).sum() + i8, dtypes.int32, [8, -4]),
                         (Tensor([True, False]).where(Tensor(1), 2).dot(Tensor([1, 1], dtype=dtypes.int8)), dtypes.int8, 3)):
     assert got.dtype == dt and got.tolist() == want, (got.dtype, got.tolist())
+  # tinygrad's weak results: a tensor whose dtype came from a number (int8 + 0.5, bool + 1) meets the next as a number
+  # (PyTorch computes these in float32 and int64); a tensor of data with a number keeps its own dtype and is no number
+  for got, dt in ((i8 + 0.5 + f16, dtypes.float16), (Tensor([True]) + 1 + i8, dtypes.int8), (i8 + 0.5, dtypes.float32),
+                  (i8 * 2 + Tensor([1], dtype=dtypes.int16), dtypes.int16), (Tensor.zeros(2) + f16, dtypes.float32)):
+    assert got.dtype == dt, (got.dtype, dt)
   t = Tensor.zeros(2).contiguous().realize()
   t.assign(Tensor(3))  # (tinygrad's: as t.assign(3); a tensor of int data raises)
   assert t.dtype == dtypes.float32 and t.tolist() == [3.0, 3.0]

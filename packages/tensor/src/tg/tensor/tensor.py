@@ -614,7 +614,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if isinstance(y, (float, np.floating)):
       if not dtypes.is_float(dt): dt = least_upper_float(dt)
     elif dt == dtypes.bool and not isinstance(y, (bool, np.bool_)): dt = dtypes.default_int
-    x = self.cast(dt)
+    if dt is self.dtype: x = self
+    else:  # the number's dtype, so the result is as weak as a number (tinygrad's: int8 + 0.5, then + half, is half)
+      (x := self.cast(dt))._weak = True
     return x, symbolic_value(y, dt, x.device, x.shape) if isinstance(y, UOp) else const_uop(y, dt, x.device, x.shape)
   def _broadcast_to(self, shape: tuple[int, ...]) -> Tensor:
     if self.shape == shape: return self
