@@ -96,6 +96,9 @@ def test_pad_negative_circular_crops_then_wraps():
     crop = x[max(0, -pads[0][0]):3 + min(0, pads[0][1]), max(0, -pads[1][0]):5 + min(0, pads[1][1])]
     want = np.pad(crop, [(max(0, b), max(0, a)) for b, a in pads], mode="wrap")
     np.testing.assert_array_equal(Tensor(x).pad(pads, mode="circular").numpy(), want)
+  # wrapping more than once (crops leave 0 of the axis, then 3 to wrap): tinygrad's NotImplementedError, PyTorch's error
+  for cls in (NotImplementedError, ValueError):
+    with pytest.raises(cls, match="can't exceed the axis"): Tensor(x).pad(((0, 0), (3, -5)), mode="circular")
 
 def test_sum_prod_dtype():
   h = np.full(3000, 0.5, np.float16)

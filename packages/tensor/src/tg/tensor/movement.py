@@ -182,7 +182,7 @@ class MovementMixin:
       elif mode == "replicate": parts = [piece(0, 1).expand(*[b if i == ax else s for i, s in enumerate(x.shape)]) if b else None, x,
                                          piece(n - 1, n).expand(*[a if i == ax else s for i, s in enumerate(x.shape)]) if a else None]
       elif mode == "circular":
-        if b > n or a > n: raise TensorValueError(f"circular padding {b, a} can't exceed the axis ({n})")
+        if b > n or a > n: raise TensorUnsupportedError(f"circular padding {b, a} can't exceed the axis ({n}): wrapping more than once")
         parts = [piece(n - b, n), x, piece(0, a)]
       else: raise TensorUnsupportedError(f"unknown pad mode {mode!r}: constant, reflect, replicate or circular")
       x = Tensor.cat(*[p for p in parts if p is not None and p.shape[ax] > 0], dim=ax)
