@@ -228,3 +228,16 @@ def test_a_gate_under_a_negated_condition_stays_a_gate():
   gated = j.valid((i < 1).logical_not()).simplify()
   assert gated.op is Ops.WHERE and gated.src[2].arg is Invalid and gated.src[1] is j
   assert (i < 1).logical_not().where(i, j).simplify() is (i < 1).where(j, i)  # a value's branches still swap
+
+@given(st.integers(-12, 12), st.integers(0, 12), st.integers(-9, 9), st.integers(0, 6))
+@settings(max_examples=200, deadline=None)
+def test_mod_bounds_hold_for_divisors_of_either_sign(alo: int, awidth: int, blo: int, bwidth: int) -> None:
+  """C's remainder: |a % b| < |b| for a divisor range of either sign. A negative divisor gave no bound (the whole int
+  range: tinygrad's test_mod_min_max, x % -4 in [0, 3] for x >= 0); every value, computed by truncation, lies inside."""
+  bhi = blo + bwidth
+  if blo <= 0 <= bhi: return
+  a, b = UOp.variable("a", alo, alo + awidth), UOp.variable("b", blo, bhi)
+  e = a % b
+  vals = [int(math.fmod(p, q)) for p in range(alo, alo + awidth + 1) for q in range(blo, bhi + 1)]
+  assert e.vmin <= min(vals) and max(vals) <= e.vmax
+  assert e.vmax - e.vmin <= 2 * max(abs(blo), abs(bhi))  # a bound, not the int range

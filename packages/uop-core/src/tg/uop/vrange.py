@@ -69,10 +69,12 @@ def _idiv(u: UOp) -> Range | None:
   vals = [python_alu[Ops.IDIV](x, y) for x in (a.vmin, a.vmax) for y in (b.vmin, b.vmax)]
   return min(vals), max(vals)
 def _mod(u: UOp) -> Range | None:
+  """C's remainder (the dividend's sign): |a % b| < |b|, so a divisor of either sign bounds it (a range holding 0 doesn't)."""
   a, b = u.src
-  if b.vmin <= 0: return None
-  m = b.vmax - 1
-  if a.vmin >= 0: return (a.vmin, a.vmax) if a.vmax <= b.vmin - 1 else (0, min(a.vmax, m))
+  if b.vmin <= 0 <= b.vmax: return None
+  lo = b.vmin if b.vmin > 0 else -b.vmax  # the smallest |b|
+  m = max(abs(b.vmin), abs(b.vmax)) - 1
+  if a.vmin >= 0: return (a.vmin, a.vmax) if a.vmax <= lo - 1 else (0, min(a.vmax, m))
   if a.vmax <= 0: return max(a.vmin, -m), 0
   return max(a.vmin, -m), min(a.vmax, m)
 def _cmplt(u: UOp) -> Range | None:
