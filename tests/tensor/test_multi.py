@@ -387,7 +387,13 @@ def test_assign_into_a_view_of_a_sharded_tensor_writes_the_shards(axis, view):
   assert t.device == D3
 
 def test_load_state_dict_takes_a_sharded_values_placement():
-  """tinygrad's rule: a sharded state dict tensor keeps its own devices and axis (the model's weight was on D2 by axis 1)."""
+  """tinygrad's rule: a sharded state dict tensor keeps its own devices and axis (the model's weight was on D2 by axis 1),
+  unless the model is on one device: there it is gathered (a model stays unsharded)."""
+  one = nn.Linear(4, 6)
+  wn = rng.standard_normal((6, 4)).astype(np.float32)
+  load_state_dict(one, {"weight": Tensor(wn).shard(D3, axis=1), "bias": Tensor.zeros(6).shard(D2)})
+  assert one.weight.device == "CPU" and one.bias.device == "CPU"
+  np.testing.assert_array_equal(one.weight.numpy(), wn)
   m = nn.Linear(4, 6)
   m.weight.shard_(D2, axis=1)
   w, b = rng.standard_normal((6, 4)).astype(np.float32), rng.standard_normal((6,)).astype(np.float32)
@@ -568,6 +574,7 @@ def test_like_constructors_keep_the_split_and_where_checks_devices():
   r = Tensor.rand_like(t).numpy()
   assert ((r >= 0) & (r < 1)).all() and len(np.unique(r)) > 40
   with pytest.raises(RuntimeError, match="no device="): Tensor.rand_like(t, device=D3)
+  assert Tensor.rand_like(t, requires_grad=True).requires_grad and Tensor.rand_like(t).requires_grad is None
   with pytest.raises(RuntimeError, match="different devices"): (t > 0).where(Tensor.ones(6), 0.0)
   with pytest.raises(RuntimeError, match="different devices"): Tensor.ones(6, dtype=dtypes.bool).where(t, 0.0)
 

@@ -284,10 +284,13 @@ def test_variables_of_int_dtypes_roll_and_indexing_from_the_end():
   big = Tensor(UOp.variable("c", 0, 2**40, dtype=dtypes.int64).bind(2**35 + 3))
   assert big.dtype == dtypes.int64 and big.item() == 2**35 + 3
   with pytest.raises(RuntimeError, match="unbound"): Tensor(UOp.variable("u", 1, 10)).item()
+  wide = Tensor(UOp.variable("w", 0, 2**40).bind(2**35 + 3))  # an index variable past int32 is int64 (it wrapped to 3)
+  assert wide.dtype == dtypes.int64 and wide.item() == 2**35 + 3
+  assert (Tensor(UOp.variable("s", 1, 10).bind(3)) + Tensor([1], dtype=dtypes.int8)).dtype == dtypes.int8  # weak, as a number
   with pytest.raises(RuntimeError, match="put the Tensor first"): UOp.variable("a", 1, 10).bind(3) * Tensor.ones(3)  # (int() of it)
   base = np.arange(8)
   for k in (2, 5, 8):
-    for shift in (-3, 3, 11):
+    for shift in (-3, 3, 11, -2**63 + 1, 2**62):  # (i - s near -2^63 overflowed: roll by 1 for 3)
       got = Tensor(base).realize()[:n(k)].roll(shift, 0)[:k].numpy()  # (a symbolic shape shrunk back to an int to read it)
       np.testing.assert_array_equal(got, np.roll(base[:k], shift))
   a = rng.standard_normal((3, 10)).astype(np.float32)

@@ -245,7 +245,8 @@ class MovementMixin:
       d, n = x._axis(d), x.shape[x._axis(d)]
       if isinstance(n, UOp):  # a symbolic size: index by (i - s) mod n, as one kernel serves every value of n
         from tg.tensor.tensor import Tensor
-        x = x[(slice(None),) * d + ((Tensor.arange(n, device=x.device) - s) % n,)]
+        back = n - s % n  # in (0, 2n): i + back can't overflow, as i - s did for a shift near -2^63
+        x = x[(slice(None),) * d + ((Tensor.arange(n, device=x.device) + back) % n,)]
         continue
       if n == 0 or s % n == 0: continue
       s %= n

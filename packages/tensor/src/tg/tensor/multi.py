@@ -307,12 +307,13 @@ class MultiMixin:
     if "device" in kw: raise RuntimeError(f"*_like of a tensor sharded on {self.device} takes its placement: no device=")
     # (the axis of a lazy graph is known once it is realized: realizing it here, in the middle of a step, lost gradients)
     if self.uop.op is not Ops.MULTI or (ax := self.uop.arg) is None: return make(self.shape, device=self.device, **kw)
+    rg = kw.pop("requires_grad", None)  # (of the whole, not of its pieces)
     if not drawn: pieces = [make(u.shape, device=d, **kw) for u, d in zip(self.uop.src, self.device)]
     else:
       whole = make(self.shape, device=self.device[0], **kw)
       bounds = _bounds([u.shape[ax] for u in self.uop.src])
       pieces = [whole.shrink(tuple(b if i == ax else None for i in range(self.ndim))).to(d) for b, d in zip(bounds, self.device)]
-    return Tensor(UOp(Ops.MULTI, pieces[0].dtype, tuple(p.uop for p in pieces), ax))
+    return Tensor(UOp(Ops.MULTI, pieces[0].dtype, tuple(p.uop for p in pieces), ax), requires_grad=rg)
   def shard_like(self: Tensor, other: Tensor) -> Tensor:
     """This tensor placed as `other` is (tinygrad's): on its one device, or split along its axis over its devices."""
     if not other.is_sharded: return self.to(other.device)

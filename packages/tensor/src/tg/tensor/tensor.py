@@ -141,8 +141,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if data is None: data = []  # tinygrad's empty tensor
     if isinstance(data, UOp) and data.op is _CONST and not data.src:  # UOp.const(dtype, v), on no device (tinygrad's): the default
       uop = const_uop(data.arg, dt or data.dtype, dev, ())
-    elif isinstance(data, UOp) and (data.dtype is dtypes.index or data.op in _VALUES):  # a variable's value
-      uop = symbolic_value(data, dt or (dtypes.default_int if data.dtype is dtypes.index else data.dtype), dev, ())
+    elif isinstance(data, UOp) and (data.dtype is dtypes.index or data.op in _VALUES):  # a variable's value, weak as a number
+      r = data.unbound() if data.op is Ops.BIND else data
+      uop = symbolic_value(data, dt or (_int_dtype([r.vmin, r.vmax]) if data.dtype is dtypes.index else data.dtype), dev, ())
+      self._weak = dt is None
     elif isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
     elif isinstance(data, (bool, int, float)):

@@ -43,8 +43,8 @@ def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = Tr
   prints a line of what loaded, consume takes the loaded entries out of state_dict). A realized tensor of the same dtype
   and placement is written in place (its buffer: an optimizer or a TinyJit holding it sees the values); any other takes
   a copy of the value, as tinygrad's replace: an unrealized one allocates nothing until realized (realize=False), and it
-  gets the state dict's dtype and sharding (half weights make a half model; PyTorch would cast into the model's). A sharded model's tensor
-  shards an unsharded value as it is sharded itself. strict: the names must match exactly. Shapes must match, but () and
+  gets the state dict's dtype and sharding (half weights make a half model; PyTorch would cast into the model's) if the model is sharded; a sharded model's
+  tensor shards an unsharded value as it is sharded itself, and a model on one device gathers a sharded one there. strict: the names must match exactly. Shapes must match, but () and
   (1,) are one shape, and BatchNorm's num_batches_tracked counter (PyTorch saves it 0-d int64, here (1,) int32) is cast;
   a checkpoint without it (as PyTorch's own older ones) leaves it as it is, and one with it loads into a model without it
   (a BatchNorm that tracks no running stats)."""
@@ -60,7 +60,8 @@ def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = Tr
       if {t.shape, v.shape} != {(), (1,)}:
         raise ValueError(f"Shape mismatch in layer `{name}`: Expected shape {t.shape}, but found {v.shape} in state dict.")
       v = v.reshape(t.shape)
-    if not v.is_sharded: v = v.shard_like(t)
+    if not t.is_sharded: v = v.to(t.device)  # (gathered: a model on one device stays there)
+    elif not v.is_sharded: v = v.shard_like(t)
     if v.dtype == t.dtype and v.device == t.device and _realized(t): t.assign(v)
     else: t.replace(v.clone())  # (a copy: the model must not share the state dict's buffers, which it would train)
     if consume: del state_dict[name]
