@@ -43,9 +43,9 @@ def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = Tr
   prints a line of what loaded, consume takes the loaded entries out of state_dict). A realized tensor of the same dtype
   and placement is written in place (its buffer: an optimizer or a TinyJit holding it sees the values); any other takes
   a copy of the value, as tinygrad's replace: an unrealized one allocates nothing until realized (realize=False), and it
-  gets the state dict's dtype and sharding (half weights make a half model; PyTorch would cast into the model's) if the model is sharded; a sharded model's
-  tensor shards an unsharded value as it is sharded itself, and a model on one device gathers a sharded one there. strict: the names must match exactly. Shapes must match, but () and
-  (1,) are one shape, and BatchNorm's num_batches_tracked counter (PyTorch saves it 0-d int64, here (1,) int32) is cast;
+  gets the state dict's dtype (half weights make a half model; PyTorch would cast into the model's). Placement: a model
+  on one device gathers a sharded value there; a sharded model takes a sharded value's devices and axis, and shards an
+  unsharded one as it is sharded itself. strict: the names must match exactly. Shapes must match, but () and (1,) are one shape, and BatchNorm's num_batches_tracked counter (PyTorch saves it 0-d int64, here (1,) int32) is cast;
   a checkpoint without it (as PyTorch's own older ones) leaves it as it is, and one with it loads into a model without it
   (a BatchNorm that tracks no running stats)."""
   own = get_state_dict(model)
