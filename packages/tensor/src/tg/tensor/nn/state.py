@@ -45,8 +45,9 @@ def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = Tr
   a copy of the value, as tinygrad's replace: an unrealized one allocates nothing until realized (realize=False), and it
   gets the state dict's dtype (half weights make a half model; PyTorch would cast into the model's). Placement: a model
   on one device gathers a sharded value there; a sharded model takes a sharded value's devices and axis, and shards an
-  unsharded one as it is sharded itself. strict: the names must match exactly. Shapes must match, but () and (1,) are one shape, and BatchNorm's num_batches_tracked counter (PyTorch saves it 0-d int64, here (1,) int32) is cast;
-  a checkpoint without it (as PyTorch's own older ones) leaves it as it is, and one with it loads into a model without it
+  unsharded one as it is sharded itself. strict: the names must match exactly. Shapes must match, but () and (1,) are
+  one shape, and BatchNorm's num_batches_tracked counter (PyTorch saves it 0-d int64, here (1,) int32) is cast; a
+  checkpoint without it (as PyTorch's own older ones) leaves it as it is, and one with it loads into a model without it
   (a BatchNorm that tracks no running stats)."""
   own = get_state_dict(model)
   missing = sorted(k for k in set(own) - set(state_dict) if not _is_counter(k))
