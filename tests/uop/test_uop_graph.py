@@ -129,6 +129,7 @@ def test_size_is_the_element_count() -> None:
   # tinygrad's arange example loops over range(P.size): 2 (the node count) instead of 256 wrote 2 values
   assert UOp.param(0, dtypes.int32, (16, 16)).size == 256 and UOp.param(1, dtypes.float32, 10).size == 10
   assert UOp.placeholder((2, 3, 4), dtypes.float32, 0, AddrSpace.REG).size == 24 and UOp.variable("x", 0, 3).size == 1
+  assert UOp.param(0, dtypes.int32, (16, 16)).numel() == 256 == UOp.param(0, dtypes.int32, (16, 16)).flatten().numel()  # tinygrad's name
 
 def test_bool_raises_unless_range_analysis_decides() -> None:
   from tg.uop import UndecidableError

@@ -144,6 +144,7 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
   def size(self) -> int | UOp:
     """The element count of a shaped UOp (a buffer, a view, a tensor-level value): the product of its shape; 1 for a scalar."""
     return prod(self.shape)
+  def numel(self) -> int | UOp: return self.size  # (tinygrad's name, as Tensor.numel: kernels written by hand use it)
 
   def __repr__(self) -> str: return pretty(self)
 
