@@ -43,10 +43,11 @@ def _np_dtype(dt: DType) -> Any:
 def _int_dtype(ints: Sequence[int]) -> DType:
   """The default int, or int64 for ints past int32 (as PyTorch's int64; tinygrad widens too): they wrapped silently."""
   return dtypes.default_int if all(-2**31 <= v < 2**31 for v in ints) else dtypes.int64
-def _py_dtype(flat: list) -> DType:
-  """A tensor's dtype for Python values: dtypes.from_py, but int64 for ints past int32 (Tensor(2**40) was 0)."""
-  dt = dtypes.from_py(flat)
-  return _int_dtype([v for v in flat if not isinstance(v, bool)]) if dt == dtypes.default_int else dt
+def _py_dtype(flat: list, arr: np.ndarray) -> DType:
+  """A tensor's dtype for Python values (arr: numpy's array of them): dtypes.from_py, but int64 for ints past int32
+  (Tensor(2**40) was 0)."""
+  if (dt := dtypes.from_py(flat)) != dtypes.default_int: return dt
+  return _int_dtype((int(arr.min()), int(arr.max())) if arr.dtype.kind in "iu" else [v for v in flat if not isinstance(v, bool)])
 
 def _meet(x: Tensor, y: Tensor) -> DType:
   """The dtype two tensors compute in: the lattice's least upper bound, but one made of a Python number (_weak) meets the
@@ -62,14 +63,14 @@ def _scalar_dtype(dt: DType, scalar: DType) -> DType:
   if scalar != dtypes.bool and dt == dtypes.bool: return dtypes.default_int
   return dt
 
-def _py_array(flat: list, dt: DType) -> np.ndarray:
-  """Python values as an array of dt (numpy's float64 for dtypes numpy lacks). Ints the dtype can't hold wrap, as C and
-  PyTorch (uint8 -1 is 255): as ints modulo 2^bits, since numpy made a list of ints past int64 beside small ones float64
-  (uint64 [2**64 - 2, 5] was [0, 5])."""
-  if dtypes.is_int(dt) and all(isinstance(v, int) for v in flat):
+def _py_array(flat: list, arr: np.ndarray, dt: DType) -> np.ndarray:
+  """Python values (arr: numpy's array of them) as an array of dt (float64 for dtypes numpy lacks). Ints the dtype can't
+  hold wrap, as C and PyTorch (uint8 -1 is 255); numpy made ints past int64 beside small ones float64 (uint64
+  [2**64 - 2, 5] was [0, 5]), so those go as ints modulo 2^bits."""
+  if dtypes.is_int(dt) and arr.dtype.kind not in "iub" and all(isinstance(v, int) for v in flat):
     bits = 8 * dt.itemsize
     return np.array([v % (1 << bits) for v in flat], dtype=f"u{dt.itemsize}").view(_np_dtype(dt))
-  return np.array(flat).astype(_np_dtype(dt) if dt.fmt else np.float64)
+  return arr.astype(_np_dtype(dt) if dt.fmt else np.float64)
 
 def _from_np_dtype(d: Any) -> DType:
   d = np.dtype(d)
@@ -82,6 +83,7 @@ def _flatten_py(x: Any) -> tuple[list, tuple[int, ...]]:
   if isinstance(x, np.ndarray): x = x.tolist()
   if not isinstance(x, (list, tuple)): return [x], ()
   if len(x) == 0: return [], (0,)
+  if not any(isinstance(e, (list, tuple, np.ndarray)) for e in x): return list(x), (len(x),)  # (a flat run: 1M ints took 1.5 s)
   parts = [_flatten_py(e) for e in x]
   if any(p[1] != parts[0][1] for p in parts): raise TensorValueError(f"ragged nested sequence: element shapes {sorted({p[1] for p in parts})}")
   return [v for p in parts for v in p[0]], (len(x), *parts[0][1])
@@ -148,7 +150,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(data, UOp): uop = data
     elif isinstance(data, Tensor): uop = data.uop if dt is None else data.cast(dt).uop
     elif isinstance(data, (bool, int, float)):
-      uop = const_uop(data, dt or _py_dtype([data]), dev, ())
+      uop = const_uop(data, dt or (_int_dtype([data]) if type(data) is int else dtypes.from_py(data)), dev, ())
       self._weak = dt is None
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_of_bytes(bytes(data), dev, dt or dtypes.uint8)
     elif isinstance(data, pathlib.Path):  # a file's bytes, on the DISK device: read (or copied to a device) when used, as tinygrad's
@@ -159,8 +161,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch
     elif isinstance(data, (list, tuple)):
       flat, shape = _flatten_py(data)
-      if dt is None: dt = _py_dtype(flat) if flat else dtypes.default_float
-      uop = _buffer_from(_py_array(flat, dt).reshape(shape), dev, dt)
+      arr = np.array(flat)
+      if dt is None: dt = _py_dtype(flat, arr) if flat else dtypes.default_float
+      uop = _buffer_from(_py_array(flat, arr, dt).reshape(shape), dev, dt)
     else: raise TypeError(f"can't make a Tensor from {type(data).__name__}")
     self._init(uop, requires_grad)
   def _init(self, uop: UOp, requires_grad: bool | None) -> None:
@@ -398,8 +401,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def full(shape: Any, fill_value: Scalar, device: str | None = None, dtype: DType | str | None = None, buffer: bool = False,
            **kw: Any) -> Tensor:
-    """A constant, broadcast: a buffer holds it only once something writes into it. buffer=True: a buffer of its own at
-    once (tinygrad's default; the values are the same either way)."""
+    """A constant, broadcast: a buffer holds it only once something writes into it. buffer=True: a copy into a buffer of
+    its own, made when realized (tinygrad's default; the values are the same either way)."""
     shp = _shape((shape,) if isinstance(shape, int) else shape, symbolic=True)
     if isinstance(fill_value, UOp):  # a bound variable (tinygrad's Tensor.full((3,), v))
       ret = Tensor(symbolic_value(fill_value, to_dtype(dtype or dtypes.default_int), canonical(device or Device.DEFAULT), shp), **kw)
