@@ -29,7 +29,7 @@ import functools, itertools, time, weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Generic, Iterator, TypeVar
 import numpy as np
-from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, graph_rewrite, ContextVar, DEBUG, getenv, dedup, exec_uop
+from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, graph_rewrite, ContextVar, DEBUG, getenv, dedup, exec_uop, all_int
 from tg.codegen import profile
 from tg.codegen.device import Buffer, Device, Graph
 from tg.codegen.pipeline import CompiledRunner
@@ -52,7 +52,7 @@ _VALUES = (bool, int, float, complex, str, bytes, type(None), np.generic)  # bak
 def _leaves(args: tuple, kwargs: dict) -> Iterator[tuple[str, Any]]:
   """Every argument that isn't a list, tuple or dict, with its path ("argument 1[0]", "argument 'x'['w']"), in order:
   positional, then keyword arguments and dict entries sorted by name."""
-  stack = ([(f"argument {i}", a) for i, a in enumerate(args)] + [(f"argument {k!r}", v) for k, v in sorted(kwargs.items())])[::-1]
+  stack = ([(_arg_name(i), a) for i, a in enumerate(args)] + [(f"argument {k!r}", v) for k, v in sorted(kwargs.items())])[::-1]
   while stack:
     path, x = stack.pop()
     if isinstance(x, (list, tuple)): stack.extend((f"{path}[{i}]", v) for i, v in reversed(list(enumerate(x))))
@@ -68,6 +68,9 @@ class _Args:
   @staticmethod
   def of(args: tuple, kwargs: dict) -> _Args:
     ret = _Args([], [], {})
+    if not kwargs and all(type(x) is Tensor and all_int(x.shape) for x in args):  # the common call: f(x, y), each a tensor
+      ret.tensors = [(_arg_name(i), x) for i, x in enumerate(args)]
+      return ret
     for path, x in _leaves(args, kwargs):
       if isinstance(x, Tensor):
         ret.tensors.append((path, x))
@@ -79,10 +82,19 @@ class _Args:
   def signature(self) -> tuple:
     """What must match the capture: the inputs' shapes (symbolic sizes as their variables, whatever value they are
     bound to), dtypes and devices, the plain values, the bound variables' names."""
-    shapes = [tuple(d if isinstance(d, int) else d.unbound() for d in t.shape) for _, t in self.tensors]
-    return (tuple((n, sh, t.dtype, t.device) for (n, t), sh in zip(self.tensors, shapes)), tuple(self.values), tuple(sorted(self.var_vals)))
+    return (tuple((n, _unbound(t.shape), t.dtype, t.device) for n, t in self.tensors), tuple(self.values), tuple(sorted(self.var_vals)))
+
+def _unbound(shape: tuple) -> tuple:
+  return shape if all_int(shape) else tuple(d if isinstance(d, int) else d.unbound() for d in shape)
+
+@functools.cache
+def _arg_name(i: int) -> str: return f"argument {i}"
 
 def _buffer(t: Tensor) -> Buffer: return buffers[view_base(t.uop)]
+
+def _whole_buffer(t: Tensor) -> bool:
+  """Is t a realized buffer (or a reshape of one): nothing to realize, not a view to copy."""
+  return (u := t.uop).op is Ops.BUFFER or u.op is Ops.RESHAPE and u.src[0].op is Ops.BUFFER
 
 def _buffers(t: Tensor) -> list[Buffer]:
   """A realized tensor's buffers: one, or a sharded tensor's one per device."""
@@ -209,17 +221,17 @@ def _by_device(steps: list[_Step]) -> list[_Step]:
   return out
 
 def _batched(steps: list[_Step]) -> list[_Step | _Batch]:
-  """Each device's kernels gathered into runs (_by_device), and runs of two or more kernels on one device become a batch
-  where the device can launch them together. Measured on the CPU: a launch from Python costs ~10-20 us, inside a batch
-  ~2 us. Kernels alone (no copy) on several devices that can run them all together (Compiled.graph_many: CPU:n with a
-  core each) are one batch, in the order captured."""
+  """Each device's kernels gathered into runs (_by_device), and each run becomes a batch where the device can launch its
+  kernels together. Measured on the CPU: a launch from Python costs ~10-20 us, inside a batch ~2 us (a run of one kernel
+  too: its arguments are ready, 7 -> 3 us). Kernels alone (no copy) on several devices that can run them all together
+  (Compiled.graph_many: CPU:n with a core each) are one batch, in the order captured."""
   devs = {_device(st) for st in steps}
   if len(devs) > 1 and None not in devs:
     if (graph := Device[_device(steps[0])].graph_many([(st.runner, st.item.bufs) for st in steps])) is not None: return [_batch(graph, steps)]
   out: list[_Step | _Batch] = []
   for dev, run in itertools.groupby(_by_device(steps), _device):
     group = list(run)
-    graph = Device[dev].graph([(st.runner, st.item.bufs) for st in group]) if dev is not None and len(group) > 1 else None
+    graph = Device[dev].graph([(st.runner, st.item.bufs) for st in group]) if dev is not None else None
     if graph is None: out.extend(group)
     else: out.append(_batch(graph, group))
   return out
@@ -304,7 +316,7 @@ class TinyJit(Generic[R]):
                                  "call the inner function's plain version (.fxn) inside the outer one")
     if not JIT and self.fxn is not None: return self.fxn(*args, **kwargs)
     a = _Args.of(args, kwargs)
-    Tensor.realize_all(*[_own(t) for _, t in a.tensors])  # inputs are buffers from here on (nothing to do when they already are)
+    Tensor.realize_all(*[_own(t) for _, t in a.tensors if not _whole_buffer(t)])  # inputs are buffers from here on
     named = [(name, b) for name, t in a.tensors for b in _buffers(t)]
     bufs = [b for _, b in named]
     seen: dict[int, str] = {}
