@@ -344,6 +344,22 @@ def test_short_rows_take_a_vector_of_accumulators():
   got, _ = run(ast, "CPU", [np.zeros(64, np.float32), x])
   np.testing.assert_allclose(got, x.sum(1), rtol=1e-4, atol=1e-4)
 
+@pytest.mark.parametrize("panels", [True, False])
+def test_panel_pack_reads_rows_in_order(panels):
+  """Packing B (256 x 1024) into 32-wide panels walks the rows outside the panels (SWAP): each row is read whole, in
+  order, where the panel-major loop read 128 bytes a row, a page apart. A copy in its own order keeps its loops."""
+  from tg.codegen.opt.kernel import globalize
+  out, a = UOp.param(0, dtypes.float, (32 * 256 * 32,)), UOp.param(1, dtypes.float, (256 * 1024,))
+  p, k, l = UOp.range(32, 0), UOp.range(256, 1), UOp.range(32, 2)
+  src = a[k * 1024 + p * 32 + l] if panels else a[(p * 256 + k) * 32 + l]
+  ast = globalize(out[(p * 256 + k) * 32 + l].store(src).end(p, k, l).sink(arg=KernelInfo(name="pack")))
+  spec = get_program(ast, Device["CPU"].renderer)
+  assert (Opt(OptOps.SWAP, 0, 1) in spec.applied_opts) == panels
+  x = rng.standard_normal(256 * 1024).astype(np.float32)
+  got, _ = run(ast, "CPU", [np.zeros(32 * 256 * 32, np.float32), x])
+  want = x.reshape(256, 32, 32).transpose(1, 0, 2) if panels else x.reshape(32, 256, 32)
+  np.testing.assert_array_equal(got, want.reshape(-1))
+
 # ***** vector compares, max, selects and casts in C (GCC/clang vector extensions) *****
 
 @pytest.mark.parametrize("device", DEVICES)

@@ -5,9 +5,10 @@ store's as well (the line is read before it is written). Such an access gets a p
 `ahead` steps later, for writing if it stores: enough steps that about AHEAD_OPS operations run in between. A transpose
 of a 2048x256 matrix written by the kernel before read 8 GB/s without."""
 from __future__ import annotations
-import functools, math
+import math
 from collections import Counter
-from tg.uop import UOp, Ops, PtrDType, dtypes, graph_rewrite, symbolic
+from tg.uop import UOp, Ops, PtrDType, dtypes
+from tg.codegen.ranges import shifted, stride
 
 PAGE = 4096
 AHEAD_OPS = 2000  # operations that run while a line arrives (~300 ns from memory at ~3 per cycle and 3 GHz)
@@ -44,20 +45,9 @@ def _ahead(work: int) -> int:
   """Steps ahead to prefetch in a loop doing `work` operations a step."""
   return max(1, min(MAX_AHEAD, math.ceil(AHEAD_OPS / max(work, 1))))
 
-def _shifted(expr: UOp, r: UOp, n: int) -> UOp:
-  """expr at the step of loop r n steps later (through a stand-in: a rewrite of r into r + n would find r again)."""
-  at = UOp.variable("tg_step", r.vmin, r.vmax, r.dtype)
-  return expr.substitute({r: at}).substitute({at: r + n})
-
-@functools.lru_cache(maxsize=4096)
-def _stride(expr: UOp, r: UOp) -> int | None:
-  """How far expr moves when r steps by one, if that is a constant."""
-  step = graph_rewrite(_shifted(expr, r, 1) - expr, symbolic, name="prefetch stride")
-  return step.arg if step.op is Ops.CONST else None
-
 def _spans_pages(index: UOp, buf: PtrDType) -> bool:
   """Can an index into buf move a page per step for 4 steps (the fewest a prefetched loop runs)? A cheap test before
-  _stride's rewrite, which cost 20 ms a kernel in small kernels of many loads."""
+  stride's rewrite, which cost 20 ms a kernel in small kernels of many loads."""
   return (index.vmax - index.vmin) * buf.base.itemsize >= 3 * PAGE if isinstance(index.vmax, int) and isinstance(index.vmin, int) else True
 
 def add_prefetches(uops: list[UOp], read: str, write: str) -> list[UOp]:
@@ -78,14 +68,14 @@ def add_prefetches(uops: list[UOp], read: str, write: str) -> list[UOp]:
       deps = idx.src[1].toposort()
       r = next((r for r in reversed(loops) if r in deps), None)
       if r is not None and _trips(r) >= 4 * _ahead(work[r]) and _spans_pages(idx.src[1], buf) and \
-         (step := _stride(idx.src[1], r)) is not None and (moved := abs(step) * buf.base.itemsize) >= PAGE: found[u] = (idx, r, moved)
+         (step := stride(idx.src[1], r)) is not None and (moved := abs(step) * buf.base.itemsize) >= PAGE: found[u] = (idx, r, moved)
   per_loop = Counter(r for _, r, _ in found.values())
   out, have = [], set(uops)
   for u in uops:
     if u in found and (work[r := found[u][1]] >= MIN_WORK * per_loop[r] or _trips(r) * found[u][2] >= FAR):
       ahead = _ahead(work[r])
       idx = found[u][0]
-      at = idx.replace(src=(idx.src[0], _shifted(idx.src[1], r, ahead)))  # ungated: a prefetch can't fault
+      at = idx.replace(src=(idx.src[0], shifted(idx.src[1], r, ahead)))  # ungated: a prefetch can't fault
       pf = UOp(Ops.CUSTOM, dtypes.void, (at,), write if u.op is Ops.STORE else read)
       out += (new := [x for x in pf.toposort() if x not in have])
       have.update(new)

@@ -44,7 +44,8 @@
 - elementwise: UPCAST the innermost axis to the widest vector the device has; a transpose (no load contiguous along the
   innermost axis, one along another) on a CPU upcasts that other axis by 16 first: a 16 x 16 tile uses each cache line it
   loads whole (1024 x 2048 float32: 7.3 -> 1.4 ms; reading down a column, the lines 8 KB apart left the caches before
-  the next column came back for them);
+  the next column came back for them); a copy that reads a row's next piece every step (a matmul's B packed into
+  panels) walks the rows outside instead, reading each whole (_rows_in_order);
 - on devices with workgroups: a LOCAL split of the innermost global axis; a long reduce to few outputs (a sum, a
   row-sum of a short matrix) is shared by a workgroup (GROUPTOP, partial sums in shared memory), or one thread would
   do all of it;
@@ -57,7 +58,7 @@ from typing import Iterable
 from tg.uop import UOp, Ops, AxisType, GroupOp, dtypes, simplify_given_valid, split_terms
 from tg.codegen.renderer import Renderer, VectorISA
 from tg.codegen.opt.kernel import Opt, OptOps, KernelOptError, apply_opt
-from tg.codegen.ranges import output_axes, reduce_axes, range_size
+from tg.codegen.ranges import output_axes, reduce_axes, range_size, stride
 from tg.codegen.opt.tc import USE_TC, tc_candidates
 
 STREAM_REGISTERS = 8  # vector registers of accumulators a streaming reduce takes (AVX2 has 16: loads and compares need the rest)
@@ -314,9 +315,22 @@ def _unroll_reduce(K: _Kernel, f: _Facts) -> bool:
   if f.red_size is None: return False
   return bool(K.first((Opt(OptOps.UNROLL, 0, amt),) for amt in (8, 4, 2) if f.red_size % amt == 0 and f.red_size >= 4 * amt))
 
+def _rows_in_order(K: _Kernel, f: _Facts) -> None:
+  """On a CPU, a copy whose loads continue along the outer of its two loop axes where the vector (innermost) axis ends,
+  and jump a row along the inner one (packing a matmul's B into panels: each step the next row's 128 bytes): the two loop
+  axes swapped, so it reads whole rows in order and writes a stream per panel. Reads missing the caches stall the loop,
+  writes don't. Packing 2048 x 768 float32 into 32-wide panels, from DRAM: 0.86 -> 0.46 ms; 2048 x 1024: 1.1 -> 0.75
+  (a GPT step's weight-gradient packs 8.7 -> 5.2 ms); rows of 1 KB: 0.37 -> 0.33."""
+  if K.ren.isa is None or len(f.outs) < 3 or not f.loads: return
+  (i, j), run = f.outs[-3:-1], f.sizes[-1]
+  steps = [(stride(ld.src[1], i), stride(ld.src[1], j)) for ld in f.loads]
+  if all(f.outs[-1] in unit_stride_axes(ld) for ld in f.loads) and all(a == run and b is not None and b > a for a, b in steps):
+    K.attempt(Opt(OptOps.SWAP, len(f.outs) - 3, len(f.outs) - 2))
+
 def _upcast_elementwise(K: _Kernel, f: _Facts) -> bool:
   """The innermost axis in the widest vector the device has; first, in a transpose (a load contiguous along another output
-  axis), a tile of that axis too."""
+  axis), a tile of that axis too; rows read in order (_rows_in_order)."""
+  _rows_in_order(K, f)
   across = [i for i, r in enumerate(f.outs[:-1]) if _unit_stride(r, f.loads) and not _unit_stride(f.outs[-1], f.loads)]
   if across and K.ren.isa is not None:
     i = across[-1]
