@@ -249,3 +249,21 @@ def test_only_float_tensors_have_gradients():
   x = Tensor([1, 2, 3])
   for loss in (x.sum(), x.float().sum()):
     with pytest.raises(RuntimeError, match="only float tensors have gradients"): loss.gradient(x)
+
+def test_an_assign_passes_its_gradient_to_the_value_it_writes():
+  """After y.assign(v), y is v: d y / d v is 1, and the contents v overwrote get none (they sent theirs before: 0 for x
+  where y = x.clone(); y.assign(x * 3) gives 3, not 1). The same in PyTorch (copy_) and tinygrad."""
+  x = Tensor([2.0])
+  y = Tensor.zeros(1).contiguous().realize()
+  y.assign(x * 3)
+  assert y.sum().gradient(x)[0].tolist() == [3.0]
+  x = Tensor([2.0], requires_grad=True)
+  y = x.clone()
+  y.assign(x * 3)
+  y.sum().backward()
+  assert x.grad.tolist() == [3.0]
+  x = Tensor([2.0], requires_grad=True)
+  y = x.clone()
+  y.assign(y * y)  # reads the clone: d (x*x) / dx = 2x
+  y.sum().backward()
+  assert x.grad.tolist() == [4.0]

@@ -71,7 +71,9 @@ pm_gradient = PatternMatcher([
   (UPat(Ops.POW, name="ret"), lambda ctx, ret: (
     ctx * ret.src[1] * ret / ret.src[0], ctx * ret * ret.src[0].log2() * _c(ret, math.log(2)))),
   (UPat(Ops.REDUCE_AXIS, name="ret"), _reduce_grad),
-  (UPat((Ops.CONTIGUOUS, Ops.ASSIGN), name="ret"), lambda ctx, ret: (ctx,) + (None,) * (len(ret.src) - 1)),
+  (UPat(Ops.CONTIGUOUS, name="ret"), lambda ctx, ret: (ctx,) + (None,) * (len(ret.src) - 1)),
+  # an assign's value is what its target holds after it: the gradient goes to the value, none to the contents it overwrote
+  (UPat(Ops.ASSIGN, name="ret"), lambda ctx, ret: (None, ctx) + (None,) * (len(ret.src) - 2)),
   (UPat(Ops.DETACH), lambda ctx: (None,)),
   # a custom kernel's output passes its gradient to the kernel, whose grad_fxn (or a CALL's) splits it among the inputs
   (UPat(Ops.AFTER, src=(UPat(), UPat(Ops.CUSTOM_KERNEL))), lambda ctx: (None, ctx)),
