@@ -202,3 +202,19 @@ def test_a_tensor_of_a_bare_constant_uop():
   c = Tensor(UOp.const(dtypes.float32, 1.5))
   assert c.dtype == dtypes.float32 and c.shape == () and c.item() == 1.5
   assert (Tensor([1.0, 2.0]) + Tensor(UOp.const(dtypes.float32, 1.0))).tolist() == [2.0, 3.0]
+
+@pytest.mark.parametrize("make", [lambda **k: Tensor.eye(3, **k), lambda **k: Tensor.arange(3.0, **k), lambda **k: Tensor.linspace(0, 1, 3, **k)])
+def test_eye_arange_linspace_take_requires_grad_and_refuse_other_keywords(make):
+  """requires_grad=True makes a leaf (it was dropped: Tensor.eye(3, requires_grad=True) got no gradient), as ones() and
+  PyTorch; a keyword they don't take is a TypeError, as in tinygrad and PyTorch (it was ignored)."""
+  t = make(requires_grad=True)
+  (t * Tensor([1.0, 2.0, 3.0])).sum().backward()
+  np.testing.assert_array_equal(t.grad.numpy(), np.broadcast_to([1.0, 2.0, 3.0], t.shape))
+  with pytest.raises(TypeError, match="bogus"): make(bogus=1)
+
+def test_two_eye_leaves_get_a_gradient_each():
+  """Equal constants are one UOp: as leaves each gets its own gradient (d sum(a @ b) / da = ones @ b.T), not their sum."""
+  a, b = Tensor.eye(3, requires_grad=True), Tensor.eye(3, requires_grad=True)
+  (a @ b).sum().backward()
+  np.testing.assert_array_equal(a.grad.numpy(), np.ones((3, 3)))
+  np.testing.assert_array_equal(b.grad.numpy(), np.ones((3, 3)))

@@ -425,16 +425,23 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def ones_like(self, **kw: Any) -> Tensor: return self.full_like(1, **kw)
   def empty_like(self, **kw: Any) -> Tensor: return self._placed_like(Tensor.empty, **{"dtype": self.dtype, **kw})
   @staticmethod
-  def arange(start: Scalar, stop: Scalar | None = None, step: Scalar = 1, **kw: Any) -> Tensor:
+  def arange(start: Scalar, stop: Scalar | None = None, step: Scalar = 1, device: str | None = None, dtype: DType | str | None = None,
+             requires_grad: bool | None = None) -> Tensor:
+    """requires_grad as PyTorch's, as for every creation function here (tinygrad's arange, eye and linspace raise TypeError
+    for it); other keywords raise TypeError in both."""
     if stop is None: start, stop = 0, start
-    if any(isinstance(v, UOp) for v in (start, stop, step)): return Tensor._symbolic_arange(start, stop, step, **kw)
+    if any(isinstance(v, UOp) for v in (start, stop, step)):
+      return Tensor._symbolic_arange(start, stop, step, device=device, dtype=dtype)._leaf(requires_grad)
     if step == 0: raise TensorValueError(f"arange({start}, {stop}, step=0): the step must not be 0")
     n = max(0, math.ceil((stop - start) / step))
     ends = (start, start + (n - 1) * step) if n else ()
-    dt = kw.pop("dtype", None) or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else _int_dtype(ends))
-    if n == 0: return Tensor.empty(0, dtype=dt, **kw)
-    idx = _iota(n, to_dtype(dt), kw.get("device"))
-    return (idx * step + start).cast(dt) if (step != 1 or start != 0) else idx
+    dt = dtype or (dtypes.default_float if any(isinstance(x, float) for x in (start, stop, step)) else _int_dtype(ends))
+    if n == 0: return Tensor.empty(0, dtype=dt, device=device, requires_grad=requires_grad)
+    idx = _iota(n, to_dtype(dt), device)
+    return ((idx * step + start).cast(dt) if (step != 1 or start != 0) else idx)._leaf(requires_grad)
+  def _leaf(self, requires_grad: bool | None) -> Tensor:
+    """self, made a leaf that requires grad if asked (a creation function's requires_grad=)."""
+    return self.requires_grad_(requires_grad) if requires_grad is not None else self
   @staticmethod
   def _symbolic_arange(start: int | UOp, stop: int | UOp, step: int | UOp, **kw: Any) -> Tensor:
     """arange with bound variables among its (int) arguments: the arange of the most elements it can have, shrunk to
@@ -447,18 +454,22 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     idx = Tensor.arange(most, **kw).shrink(((0, n),))
     return idx if isinstance(start, int) and start == 0 and isinstance(step, int) and step == 1 else idx * step + start
   @staticmethod
-  def linspace(start: float, stop: float, steps: int, **kw: Any) -> Tensor:
-    dt = to_dtype(kw.pop("dtype", None) or dtypes.default_float)
+  def linspace(start: float, stop: float, steps: int, device: str | None = None, dtype: DType | str | None = None,
+               requires_grad: bool | None = None) -> Tensor:
+    """requires_grad as arange's."""
+    dt = to_dtype(dtype or dtypes.default_float)
     if dt == dtypes.bool: raise TensorValueError("linspace of bools: give a number dtype")
     if steps < 0: raise TensorValueError(f"linspace needs a non-negative number of steps, got {steps}")
-    if steps == 1: return Tensor([float(start)], **kw).cast(dt)
-    return (Tensor.arange(steps, **kw).float() * ((stop - start) / (steps - 1)) + start).cast(dt)
+    if steps == 1: return Tensor([float(start)], device).cast(dt)._leaf(requires_grad)
+    return (Tensor.arange(steps, device=device).float() * ((stop - start) / (steps - 1)) + start).cast(dt)._leaf(requires_grad)
   @staticmethod
-  def eye(n: int, m: int | None = None, **kw: Any) -> Tensor:
+  def eye(n: int, m: int | None = None, device: str | None = None, dtype: DType | str | None = None,
+          requires_grad: bool | None = None) -> Tensor:
+    """requires_grad as arange's."""
     m = n if m is None else m
     if n < 0 or m < 0: raise TensorValueError(f"eye needs non-negative sizes, got {n} and {m}")
-    return (Tensor.arange(n, device=kw.get("device")).unsqueeze(1) == Tensor.arange(m, device=kw.get("device"))).cast(kw.get("dtype") or
-                                                                                                                        dtypes.default_float)
+    eye = Tensor.arange(n, device=device).unsqueeze(1) == Tensor.arange(m, device=device)
+    return eye.cast(dtype or dtypes.default_float)._leaf(requires_grad)
 
   # ***** random numbers: threefry on a counter, the same on every device *****
   @staticmethod
