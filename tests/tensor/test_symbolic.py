@@ -299,3 +299,12 @@ def test_variables_of_int_dtypes_roll_and_indexing_from_the_end():
     np.testing.assert_array_equal(t[:, -1].numpy(), a[:, :k][:, -1])
     tail = t[:, -3:]  # max(k - 3, 0) to k: as long as Python's
     np.testing.assert_array_equal(tail.shrink((None, (0, min(k, 3)))).numpy(), a[:, :k][:, -3:])
+
+def test_one_variable_bound_to_two_values_in_one_graph():
+  """A graph can hold a variable at one value: two raise the error both tinygrad (RuntimeError) and tg's other argument
+  errors (ValueError) are caught as."""
+  a = Tensor.arange(1000).reshape(100, 10).contiguous()
+  vi = UOp.variable("i", 0, 99)
+  for cls in (RuntimeError, ValueError):
+    with pytest.raises(cls, match="bind mismatch.*'i'.*12 and 76"): a[vi.bind(12)].cat(a[vi.bind(76)]).tolist()
+  np.testing.assert_array_equal(a[vi.bind(12)].cat(a[vi.bind(12)]).numpy(), np.tile(np.arange(120, 130), 2))

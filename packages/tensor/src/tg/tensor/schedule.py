@@ -14,6 +14,7 @@ from tg.uop import UOp, Ops, GroupOp, AxisType, KernelInfo, dtypes, prod, all_in
   flat_index, move_index, track, split_and, PatternMatcher, UPat, graph_rewrite_map
 from tg.codegen.device import Buffer
 from tg.tensor.graph import buffers, new_buffer, device_of, dim_text
+from tg.tensor.errors import TensorSymbolicError
 
 @dataclass
 class ExecItem:
@@ -490,7 +491,8 @@ def _unbind_arg(x: Any, var_vals: dict[str, int]) -> Any:
   if not isinstance(x, UOp) or not (binds := [u for u in x.toposort() if u.op is Ops.BIND]): return x
   for b in binds:
     name, val = b.src[0].arg[0], b.src[1].arg
-    if var_vals.setdefault(name, val) != val: raise ValueError(f"variable {name!r} is bound to both {var_vals[name]} and {val}")
+    if var_vals.setdefault(name, val) != val:  # (tinygrad raises RuntimeError, "bind mismatch")
+      raise TensorSymbolicError(f"bind mismatch: variable {name!r} is bound to both {var_vals[name]} and {val} in one graph")
   return x.substitute({b: b.src[0] for b in binds})
 
 def _unbind_movement(x: UOp) -> UOp | None:
