@@ -1,5 +1,5 @@
 """State dicts (names, strict loading with shape and dtype checks) and safetensors files, both ways with the reference package."""
-import json, struct
+import io, json, struct
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as hst
@@ -214,3 +214,18 @@ def test_a_pickled_tensor_holds_its_data():
   sharded = pickle.loads(pickle.dumps(Tensor(vals).shard(("CPU", "CPU:1"), 0).realize()))
   assert sharded.device == ("CPU", "CPU:1")
   np.testing.assert_array_equal(sharded.numpy(), vals)
+
+def test_tensor_io_reads_and_seeks_like_a_file_clamped_at_its_ends():
+  """tinygrad's TensorIO over the bytes of Tensor(b"Hello World!"): reads as io.BytesIO of the same bytes would; a seek
+  past an end stops at it (BytesIO's would go past the end)."""
+  from tg.tensor.nn.state import TensorIO
+  data = b"Hello World!"
+  f, ref = TensorIO(Tensor(data)), io.BytesIO(data)
+  for size in (1, 5, 100, 100):
+    assert f.read(size) == ref.read(size)
+  assert (f.seek(2), f.read()) == (2, data[2:])
+  assert [f.seek(1), f.seek(-2, 2), f.seek(1, 1), f.seek(10, 1), f.seek(10, 2), f.seek(-10, 0), f.tell()] == [1, 10, 11, 12, 12, 0, 0]
+  buf = bytearray(4)
+  assert (f.readinto(buf), bytes(buf), f.tell()) == (4, b"Hell", 4)
+  for bad in (Tensor(data).reshape(1, -1), Tensor([1, 2])):
+    with pytest.raises(ValueError, match="1-d uint8"): TensorIO(bad)

@@ -36,6 +36,29 @@ def tar_extract(t: Tensor | str | os.PathLike) -> dict[str, Tensor]:
   with tarfile.open(path, mode="r") if path is not None else tarfile.open(fileobj=io.BytesIO(bytes(t.data())), mode="r") as tar:
     return {m.name: t[m.offset_data:m.offset_data + m.size] for m in tar if m.isreg()}
 
+class TensorIO(io.RawIOBase):
+  """A read-only file over a 1-d uint8 tensor, as tinygrad's: read reads only the bytes it returns. The position stays
+  within [0, len]: a seek past either end stops there (tinygrad's; a disk file's would go past the end)."""
+  def __init__(self, t: Tensor):
+    if t.ndim != 1 or t.dtype != dtypes.uint8: raise ValueError(f"TensorIO reads a 1-d uint8 tensor, not {t.dtype} of shape {t.shape}")
+    super().__init__()
+    self.t, self.pos = t, 0
+  def readable(self) -> bool: return True
+  def seekable(self) -> bool: return True
+  def tell(self) -> int: return self.pos
+  def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+    self.pos = min(max({io.SEEK_SET: 0, io.SEEK_CUR: self.pos, io.SEEK_END: self.t.shape[0]}[whence] + offset, 0), self.t.shape[0])
+    return self.pos
+  def read(self, size: int | None = -1) -> bytes:
+    end = self.t.shape[0] if size is None or size < 0 else min(self.pos + size, self.t.shape[0])
+    out = bytes(self.t[self.pos:end].data()) if end > self.pos else b""
+    self.pos = max(end, self.pos)
+    return out
+  def readinto(self, buffer: Any) -> int:
+    data = self.read(len(view := memoryview(buffer).cast("B")))
+    view[:len(data)] = data
+    return len(data)
+
 def _is_counter(name: str) -> bool: return name.rsplit(".", 1)[-1] == "num_batches_tracked"
 
 def load_state_dict(model: Any, state_dict: dict[str, Tensor], strict: bool = True, verbose: bool = False, consume: bool = False,
