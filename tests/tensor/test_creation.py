@@ -160,6 +160,9 @@ def test_creation_keywords_of_tinygrad():
   moved = a.clone(device="CPU:1")
   assert moved.device == "CPU:1" and moved.tolist() == [1.0, 2.0]
   with pytest.raises(TypeError, match="generator"): Tensor.rand(5, generator="foo")
+  inv = Tensor.invalids(2, 3, dtype=dtypes.int16)  # an anonymous buffer a kernel writes
+  inv.assign(Tensor.arange(6, dtype=dtypes.int16).reshape(2, 3))
+  assert inv.shape == (2, 3) and inv.dtype == dtypes.int16 and inv.tolist() == [[0, 1, 2], [3, 4, 5]]
 
 def test_none_is_an_empty_tensor_and_a_dtype_must_be_one():
   assert Tensor(None).shape == (0,) and Tensor(None).numpy().size == 0

@@ -389,6 +389,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if isinstance(device, tuple): return Tensor(UOp(Ops.MULTI, dt, tuple(_empty(d, shp, dt) for d in canonical(device)), None), **kw)
     return Tensor(_empty(device or Device.DEFAULT, shp, dt), **kw)
   @staticmethod
+  def invalids(*shape: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None) -> Tensor:
+    """tinygrad's anonymous buffer for a kernel to write (a custom kernel's output): Tensor.empty, whose default dtype is
+    default_float (tinygrad 0.14's is bool)."""
+    return Tensor.empty(*shape, device=device, dtype=dtype)
+  @staticmethod
   def from_blob(ptr: int, shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     """A tensor on memory you own at host address ptr, not copied: kernels read and write it there, so it must outlive the
     tensor. Only host devices (CPU, PYTHON) take a host address."""
