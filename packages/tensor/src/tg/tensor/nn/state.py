@@ -11,6 +11,7 @@ from tg.tensor.tensor import Tensor
 from tg.tensor.schedule import is_buffer_view
 from tg.tensor.multi import realized_multi
 from tg.tensor.nn.torch_checkpoint import torch_load, TorchCheckpointError  # noqa: F401  (nn.state.torch_load, as tinygrad's)
+from tg.tensor.nn.gguf import gguf_load, ggml_data_to_tensor, GGUFError  # noqa: F401  (and gguf_load)
 
 def get_state_dict(obj: Any, prefix: str = "") -> dict[str, Tensor]:
   """Every Tensor reachable through attributes, lists, tuples and dicts, named by its path ("layers.0.weight")."""
