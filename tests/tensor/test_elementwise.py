@@ -232,3 +232,14 @@ def test_integer_true_division_by_a_scalar_it_cant_hold(dt, vals, scalar):
   assert got.dtype == dtypes.float32
   np.testing.assert_allclose(got.numpy(), a.astype(np.float64) / scalar, rtol=1e-6)
   np.testing.assert_allclose((scalar / Tensor(a)).numpy(), scalar / a.astype(np.float64), rtol=1e-6)
+
+@pytest.mark.parametrize("dt", [np.int8, np.uint8, np.int32, np.uint64, np.int64])
+def test_shifts_by_a_tensor_match_numpy(dt):
+  """Elementwise << and >> by amounts in 0..bits-1 as numpy's; << by an amount outside that range is 0 (what x * 2**s
+  wraps to; C leaves the shift undefined)."""
+  rng, bits = np.random.default_rng(3), np.dtype(dt).itemsize * 8
+  a = rng.integers(np.iinfo(dt).min, np.iinfo(dt).max, 64, dtype=dt, endpoint=True)
+  s = rng.integers(0, bits, 64).astype(dt)
+  np.testing.assert_array_equal((Tensor(a) << Tensor(s)).numpy(), np.left_shift(a, s))
+  np.testing.assert_array_equal((Tensor(a) >> Tensor(s)).numpy(), np.right_shift(a, s))
+  assert (Tensor(a[:2]) << Tensor(np.array([bits, bits + 3], dt))).tolist() == [0, 0]

@@ -795,8 +795,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def logical_or(self, x: Any) -> Tensor: return self.bool().bitwise_or(x if not isinstance(x, Tensor) else x.bool())
   def logical_xor(self, x: Any) -> Tensor: return self.bool().bitwise_xor(x if not isinstance(x, Tensor) else x.bool())
   def lshift(self, x: int | Tensor) -> Tensor:
+    """self * 2**x, wrapping: by an int a multiply; elementwise by an integer tensor a shift, where an amount outside
+    0..bits-1 gives 0 (as 2**x wraps to; C leaves such a shift undefined). (2**x of a tensor was 64 squarings a shift.)"""
     if not dtypes.is_int(self.dtype): raise TensorDtypeError(f"shift needs an integer tensor, got {self.dtype}")
-    return self * (2 ** x)
+    if not isinstance(x, Tensor): return self * (2 ** x)
+    a, b = self._broadcasted(x)
+    bits = a.dtype.itemsize * 8
+    shifted = a._apply(lambda p, q: p.alu(Ops.SHL, q), b & (bits - 1))
+    return ((b >= 0) & (b < bits)).where(shifted, 0)
   def rshift(self, x: int | Tensor) -> Tensor:
     """An arithmetic shift for signed integers (-128 >> 1 is -64), by an int or elementwise by an integer tensor."""
     if not dtypes.is_int(self.dtype): raise TensorDtypeError(f"shift needs an integer tensor, got {self.dtype}")
