@@ -221,3 +221,9 @@ def test_two_eye_leaves_get_a_gradient_each():
   (a @ b).sum().backward()
   np.testing.assert_array_equal(a.grad.numpy(), np.ones((3, 3)))
   np.testing.assert_array_equal(b.grad.numpy(), np.ones((3, 3)))
+
+def test_a_list_of_byte_strings_is_rows_of_bytes():
+  """tinygrad's Tensor([b"abc", b"def"]): one row of uint8 per string; strings of other lengths don't make a shape."""
+  assert Tensor([b"abc", b"dez"]).tolist() == [[97, 98, 99], [100, 101, 122]]
+  assert Tensor([b"abc", b"dez"], dtype=dtypes.uint8).shape == (2, 3)
+  with pytest.raises(ValueError, match="different lengths"): Tensor([b"ab", b"abc"])

@@ -25,6 +25,7 @@ from tg.tensor.mathops import MathMixin, in_float32, narrow_float, log1p, _signb
 from tg.tensor.ordering import OrderingMixin
 from tg.tensor.sampling import SamplingMixin
 from tg.tensor.linalg import LinalgMixin
+from tg.tensor.hashing import HashMixin
 from tg.tensor.multi import MultiMixin, has_multi, schedule_multi, realized_multi
 from tg.tensor.errors import TensorBroadcastError, TensorDtypeError, TensorShapeError, TensorValueError
 from tg.tensor.live import LiveTensors, settled
@@ -118,7 +119,7 @@ class _TensorType(type):
   def training(cls, mode: bool) -> None: TRAINING.value = int(mode)
 
 class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, OrderingMixin, SamplingMixin, MultiMixin, LinalgMixin,
-             metaclass=_TensorType):
+             HashMixin, metaclass=_TensorType):
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   no_grad: bool = False
   _seed: int = 0
@@ -159,6 +160,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     elif isinstance(data, np.ndarray) or np.isscalar(data):
       arr = np.asarray(data)
       uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch
+    elif isinstance(data, (list, tuple)) and data and all(isinstance(d, (bytes, bytearray, memoryview)) for d in data):
+      if len(lengths := {len(d) for d in data}) > 1: raise TensorShapeError(f"rows of bytes of different lengths {sorted(lengths)}")
+      rows = _buffer_of_bytes(b"".join(map(bytes, data)), dev, dt or dtypes.uint8)  # (tinygrad's Tensor([b"abc", b"def"]))
+      uop = rows.reshape((len(data), rows.shape[0] // len(data)))
     elif isinstance(data, (list, tuple)):
       flat, shape = _flatten_py(data)
       arr = np.array(flat)
