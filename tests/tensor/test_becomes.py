@@ -422,3 +422,27 @@ def test_an_assign_to_a_slice_that_is_the_whole_tensor_writes_it():
   np.testing.assert_array_equal(b.numpy(), A - 1)
   b[0:1].assign(a[1:2] * 2)
   np.testing.assert_array_equal(b.numpy(), np.stack([A[1] * 2, A[1] - 1]))
+
+@settings(max_examples=25, deadline=None)
+@given(ops=st.lists(st.sampled_from(["read", "assign", "assign a read", "setitem a read"]), min_size=1, max_size=6),
+       order=st.randoms(use_true_random=False))
+def test_reads_used_by_a_write_keep_the_value_they_read(ops, order):
+  """A lazy read that a later write into the buffer consumes (t2 = t1.sum(); t1[1] = t2 * 2) is still the value it read:
+  it was fused into the write and, still lazy, computed again from the new buffer (43, not 10)."""
+  a, ref = Tensor([1.0, 2.0]).realize(), np.array([1.0, 2.0], np.float32)
+  reads = []
+  for op in ops:
+    if op == "read": reads.append((a.sum() * 2, ref.sum() * 2))
+    elif op == "assign": a.assign(a + 1); ref = ref + 1
+    elif reads and op == "assign a read": a.assign(reads[-1][0] + a); ref = reads[-1][1] + ref
+    elif reads:
+      a[1] = reads[-1][0] * 0.5
+      ref = ref.copy()
+      ref[1] = reads[-1][1] * 0.5
+  order.shuffle(reads)
+  for t, want in reads: np.testing.assert_array_equal(t.numpy(), want)
+  np.testing.assert_array_equal(a.numpy(), ref)
+  t1 = Tensor([[1.0, 2.0], [3.0, 4.0]]).clone()
+  t2 = t1.sum()
+  t1[1] = t2 * 2.0
+  assert (t2.item(), t1.tolist()) == (10.0, [[1.0, 2.0], [20.0, 20.0]])

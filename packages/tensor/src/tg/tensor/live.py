@@ -161,11 +161,10 @@ class LiveTensors:
     """The live lazy tensors that read a buffer the ASSIGNs and custom kernels among ts write (and not through them): they
     are realized in the same schedule, before the writes (and their own writes' readers before those: the caller asks
     again until none is new), so that a loss realized after opt.step() is the loss of the
-    weights it was built on, and x * 10 built before a kernel that adds one to x in place is ten times the old x. What the
-    writes themselves consume (the gradients of a step) is left to fuse into them, as it was; a view of a written buffer
-    shares its memory (as PyTorch's views do) and shows the new values."""
+    weights it was built on, and x * 10 built before a kernel that adds one to x in place is ten times the old x. Those the
+    writes consume too: t2 = t1.sum(); t1[1] = t2 * 2 left t2 fused into the write and lazy, computed again later from
+    the new t1. A view of a written buffer shares its memory (as PyTorch's views do) and shows the new values."""
     assigns = {u for t in ts for u in t.uop.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
-    consumed = {u for a in assigns for u in a.toposort()}
     writers: dict[UOp, set[UOp]] = {}  # buffer -> the writes to it
     for a in assigns:
       if a.op is Ops.ASSIGN: writers.setdefault(a.src[0] if a.src[0].op in (Ops.BUFFER, Ops.MULTI) else a.src[0].src[0], set()).add(a)
@@ -173,7 +172,7 @@ class LiveTensors:
         for i, s in enumerate(a.src):
           if i in stored_params(a.arg.ast) and (b := view_base(s)) is not None: writers.setdefault(b, set()).add(a)
     mine = {id(t) for t in ts}
-    readers = [t for t in self.pending() if id(t) not in mine and t.uop not in consumed and
+    readers = [t for t in self.pending() if id(t) not in mine and
                (under := view_chain(t.uop, GroupOp.Movement, symbolic=True)[1]) not in writers and view_base(under) not in writers]  # (a view)
     # t reads a written buffer old if one of the writes to it isn't in t's graph: a read of another buffer's new value (a
     # pending a *= 2 in r = b * 2 + a), or of this one's after an earlier write (r = b.sum() after b *= 2, then b += 1),
