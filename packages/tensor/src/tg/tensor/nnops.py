@@ -170,9 +170,12 @@ class NNMixin:
     out = prod.sum([3] + list(range(4 + nd, 4 + 2 * nd)), dtype=dtype).reshape(bs, cout, *osz)
     if narrow: out = out.cast(out_dt)
     if bias is not None: out = out + bias.reshape(1, cout, *[1] * nd)
+    # the gradient's closure holds plain values: holding the product tensor kept it alive as long as the output, and a
+    # write to the weight then realized it as a reader of the old weight (a 300 MB product, every step)
+    grad_dt, has_bias = out_dt if narrow else prod.dtype, bias is not None
 
     def grad_fxn(g: UOp, call: UOp) -> tuple[UOp, ...]:
-      gt, wt = Tensor(g).cast(out_dt if narrow else prod.dtype), Tensor(call.src[2])
+      gt, wt = Tensor(g).cast(grad_dt), Tensor(call.src[2])
       xt = Tensor(call.src[1]).pad([(0, 0), (0, 0)] + pads)
       # stride 1: the adjoint conv, as fast as the forward, no products summed in memory (ResNet's 64->64 56x56 single-
       # threaded 38 ms vs 42 + 42 for the matmul and the taps; the small CNN's padding-0 conv does 36% more multiplies
@@ -192,7 +195,7 @@ class NNMixin:
       gw = prods.reshape(p, bs // p, *prods.shape[1:]).sum(list(range(1, 2 + nd)))  # partial sums of p batch chunks
       gw = gw.reshape(p, cout, *k, cin_g).permute(0, 1, nd + 2, *range(2, nd + 2))
       gw = gw.contiguous().sum(0) if p > 1 else gw.reshape(gw.shape[1:])
-      gb = (gl.sum([0, *range(2, 2 + nd)]).uop,) if bias is not None else ()
+      gb = (gl.sum([0, *range(2, 2 + nd)]).uop,) if has_bias else ()
       return gx.uop, gw.uop, *gb
     return Tensor(UOp(Ops.CALL, out.dtype, (out.detach().uop, src.uop, weight.uop, *(() if bias is None else (bias.uop,))), grad_fxn))
 

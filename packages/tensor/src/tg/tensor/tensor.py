@@ -993,8 +993,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def _shared_max(self, out: Tensor, axes: tuple[int, ...]) -> Tensor:
     """out, a staged max of self, with the gradient shared equally among all of self's maxima: through the stages, a
     stage's share went to its own maxima, so of three tied maxima two in one stage got 1/4 each and the third 1/2."""
+    kept = self._reduced_shape(axes, True)  # (a value: the closure holding self kept the tensor reduced alive)
     def grad_fxn(g: UOp, call: UOp) -> tuple[UOp]:
-      x, m = Tensor(call.src[1]), Tensor(call.src[0]).reshape(self._reduced_shape(axes, True))
+      x, m = Tensor(call.src[1]), Tensor(call.src[0]).reshape(kept)
       hit = x == m
       acc = sum_acc_dtype(g.dtype)  # (the count of 70,000 ties is inf in half)
       share = Tensor(g).reshape(m.shape).cast(acc) / hit.sum(axes, keepdim=True, dtype=acc)
