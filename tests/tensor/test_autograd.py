@@ -267,3 +267,18 @@ def test_an_assign_passes_its_gradient_to_the_value_it_writes():
   y.assign(y * y)  # reads the clone: d (x*x) / dx = 2x
   y.sum().backward()
   assert x.grad.tolist() == [4.0]
+
+def test_an_assign_into_a_realized_clone_leaves_the_leaf_and_a_reduce_target_backpropagates():
+  """t = a.clone() (realized by the assign) then t.assign(a * 2): the gradient's graph held the write with t's old graph
+  (a's) as its target, and realizing a.grad wrote a * 2 into a. An assign into a reduce of the leaf crashed the
+  schedule. Values as PyTorch's."""
+  a = Tensor([1.0, 2.0, 3.0], requires_grad=True)
+  t = a.clone()
+  t.assign(a * 2.0)
+  (t * t).sum().backward()
+  assert a.grad.tolist() == [8.0, 16.0, 24.0] and a.tolist() == [1.0, 2.0, 3.0]
+  c = Tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]], requires_grad=True)
+  s = c.sum(0)
+  s.assign(Tensor([1.0, 2.0, 3.0]))
+  (c * s).sum().backward()
+  assert c.grad.tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]

@@ -132,6 +132,11 @@ class LiveTensors:
     reaching, restored = self._reaching(uops, targets | was_target.keys()), {}
     new = graph_rewrite(UOp.sink(*uops), _unbecome, ctx=(self.realized, reaching, was_target, restored), bottom_up=True, name="for grad")
     if not restored: return list(new.src), set()
+    # an ASSIGN's target is a buffer written, not a value read: one restored to its old graph (t1 = a.clone() realized,
+    # then t1.assign(a * 2)) made the gradient's graph write into the buffer under that graph, a's
+    back = {was: x for x, was in restored.items()}
+    if targets_back := {u: u.replace(src=(back[u.src[0]], *u.src[1:])) for u in new.toposort() if u.op is Ops.ASSIGN and u.src[0] in back}:
+      new = new.substitute(targets_back)
     out = UOp.sink(*new.src, *restored.values())
     if stand_ins := {s: x for x, was in restored.items() if _kernel_output(was) and (s := _stand_in(x)) in was.toposort()}:
       out = out.substitute(stand_ins)  # the buffers back, in the graphs and in the restored writes alike
@@ -162,8 +167,9 @@ class LiveTensors:
     are realized in the same schedule, before the writes (and their own writes' readers before those: the caller asks
     again until none is new), so that a loss realized after opt.step() is the loss of the
     weights it was built on, and x * 10 built before a kernel that adds one to x in place is ten times the old x. Those the
-    writes consume too: t2 = t1.sum(); t1[1] = t2 * 2 left t2 fused into the write and lazy, computed again later from
-    the new t1. A view of a written buffer shares its memory (as PyTorch's views do) and shows the new values."""
+    writes consume too, but autograd's: t2 = t1.sum(); t1[1] = t2 * 2 left t2 fused into the write and lazy, computed
+    again later from the new t1. A view of a written buffer shares its memory (as PyTorch's views do) and shows the new
+    values."""
     assigns = {u for t in ts for u in t.uop.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
     writers: dict[UOp, set[UOp]] = {}  # buffer -> the writes to it
     for a in assigns:
@@ -172,7 +178,10 @@ class LiveTensors:
         for i, s in enumerate(a.src):
           if i in stored_params(a.arg.ast) and (b := view_base(s)) is not None: writers.setdefault(b, set()).add(a)
     mine = {id(t) for t in ts}
-    readers = [t for t in self.pending() if id(t) not in mine and
+    # (a reader the writes consume is realized first too, unless autograd's: a step's gradients and activations fuse into
+    # its updates, and realized apart they materialized a conv gradient's unreduced product, 4.8 GB)
+    consumed = {u for a in assigns for u in a.toposort()}
+    readers = [t for t in self.pending() if id(t) not in mine and (t.uop not in consumed or not self._reaches_grad(t.uop)) and
                (under := view_chain(t.uop, GroupOp.Movement, symbolic=True)[1]) not in writers and view_base(under) not in writers]  # (a view)
     # t reads a written buffer old if one of the writes to it isn't in t's graph: a read of another buffer's new value (a
     # pending a *= 2 in r = b * 2 + a), or of this one's after an earlier write (r = b.sum() after b *= 2, then b += 1),
