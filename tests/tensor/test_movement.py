@@ -185,3 +185,13 @@ def test_nested_stack_then_index_lowers_each_level_once():
   b = Tensor([1.0, 2.0, 3.0])
   for _ in range(24): b = Tensor.stack(b, b * 2)[1]
   np.testing.assert_array_equal(b.numpy(), np.array([1.0, 2.0, 3.0], np.float32) * 2.0 ** 24)
+
+def test_movement_ops_take_their_shape_or_order_by_keyword():
+  """tinygrad's signatures (reshape(shape, *args), permute(order, *args), ...) take the first argument by name too:
+  its MNIST example calls x.reshape(shape=(-1, 1, 28, 28))."""
+  t = Tensor(np.arange(24, dtype=np.float32).reshape(2, 3, 4))
+  assert t.reshape(shape=(6, 4)).shape == t.reshape(6, 4).shape == t.reshape((6, 4)).shape == (6, 4)
+  np.testing.assert_array_equal(t.permute(order=(2, 0, 1)).numpy(), np.arange(24).reshape(2, 3, 4).transpose(2, 0, 1))
+  assert t.expand(shape=(5, 2, 3, 4)).shape == (5, 2, 3, 4) and t.view(4, 6).shape == (4, 6)
+  assert t.shrink_to(shape=(1, 2, 3)).tolist() == [[[0, 1, 2], [4, 5, 6]]] and t.pad_to(shape=(3, 3, 4)).shape == (3, 3, 4)
+  assert Tensor(3.0).reshape().shape == ()

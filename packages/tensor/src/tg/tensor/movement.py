@@ -52,8 +52,8 @@ class MovementMixin:
     a new tensor on the same graph took an assign for itself, and b[0:2].assign(x) of a 2-row b was lost with it."""
     return self if (u := mop(op, self._uop, arg)) is self._uop else self._apply(lambda _: u)
 
-  def reshape(self: Tensor, *shape: Any) -> Tensor:
-    shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+  def reshape(self: Tensor, shape: Any = (), *more: Any) -> Tensor:
+    shp = _dims(shape, more)
     if None in shp: shp = tuple(self.shape[i] if s is None else s for i, s in enumerate(shp))  # None keeps that dimension
     if shp.count(-1) > 1: raise TensorValueError(f"reshape to {shp}: only one dimension can be -1")
     if -1 in shp:
@@ -64,7 +64,7 @@ class MovementMixin:
     if not same_size(prod(shp), self.numel()):
       raise TensorShapeError(f"can't reshape {shape_text(self.shape)} ({dim_text(self.numel())} elements) to {shape_text(shp)}")
     return self._mop(Ops.RESHAPE, shp)
-  def view(self: Tensor, *shape: Any) -> Tensor: return self.reshape(*shape)
+  def view(self: Tensor, shape: Any = (), *more: Any) -> Tensor: return self.reshape(shape, *more)
   def rearrange(self: Tensor, formula: str, **sizes: int) -> Tensor:
     """einops' rearrange, as tinygrad has it: "b c (h w) -> b (c h) w" splits, reorders and merges axes by name; `sizes`
     give the parts of a split the shape doesn't fix, "..." the axes no name takes, "1" or "()" a unit axis."""
@@ -85,16 +85,15 @@ class MovementMixin:
       if prod(dims[x] for x in g) != n: raise TensorShapeError(f"rearrange {formula!r}: an axis of {n} doesn't split as {g} with {sizes}")
     x = self.reshape([dims[n] for n in names]).permute([names.index(n) for g in rhs for n in g])
     return x.reshape([prod(dims[n] for n in g) for g in rhs])
-  def expand(self: Tensor, *shape: Any) -> Tensor:
-    shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+  def expand(self: Tensor, shape: Any = (), *more: Any) -> Tensor:
+    shp = _dims(shape, more)
     x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
     new = tuple(s if n == -1 or same_size(s, n) else n for s, n in zip(x.shape, shp))
     if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)):
       raise TensorShapeError(f"can't expand {shape_text(self.shape)} to {shape_text(shp)}")
     return x._mop(Ops.EXPAND, new)
-  def permute(self: Tensor, *order: Any) -> Tensor:
-    o = tuple(order[0]) if len(order) == 1 and isinstance(order[0], (tuple, list)) else tuple(order)
-    o = tuple(self._axis(a) for a in o)
+  def permute(self: Tensor, order: Any = (), *more: Any) -> Tensor:
+    o = tuple(self._axis(a) for a in _dims(order, more))
     if sorted(o) != list(range(self.ndim)): raise TensorShapeError(f"permute order {o} is not a permutation of {self.ndim} axes")
     return self._mop(Ops.PERMUTE, o)
   def transpose(self: Tensor, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -129,15 +128,15 @@ class MovementMixin:
     if any(not _fits(b, e, s) for (b, e), s in zip(full, self.shape)):
       raise TensorValueError(f"shrink ({', '.join(f'({dim_text(b)}, {dim_text(e)})' for b, e in full)}) is out of bounds of {shape_text(self.shape)}")
     return self._mop(Ops.SHRINK, full)
-  def shrink_to(self: Tensor, *shape: int | None) -> Tensor:
+  def shrink_to(self: Tensor, shape: Any = (), *more: int | None) -> Tensor:
     """The first shape[i] elements of each axis (None keeps the axis)."""
-    new = _target_shape(self.shape, shape, "shrink_to")
+    new = _target_shape(self.shape, _dims(shape, more), "shrink_to")
     if any(n > s for n, s in zip(new, self.shape)):
       raise TensorShapeError(f"shrink_to {shape_text(new)} is bigger than the tensor's shape {shape_text(self.shape)}")
     return self.shrink([(0, n) for n in new])
-  def pad_to(self: Tensor, *shape: int | None) -> Tensor:
+  def pad_to(self: Tensor, shape: Any = (), *more: int | None) -> Tensor:
     """Zeros after the elements of each axis up to shape[i] (None keeps the axis)."""
-    new = _target_shape(self.shape, shape, "pad_to")
+    new = _target_shape(self.shape, _dims(shape, more), "pad_to")
     if any(n < s for n, s in zip(new, self.shape)):
       raise TensorShapeError(f"pad_to {shape_text(new)} is smaller than the tensor's shape {shape_text(self.shape)}")
     return self.pad([(0, n - s) for n, s in zip(new, self.shape)])
@@ -304,8 +303,11 @@ class MovementMixin:
       out.append(t.reshape([-1 if j == pos else 1 for j in range(len(ts))]).expand(shape))
     return tuple(out)
 
-def _target_shape(shape: tuple[int, ...], args: tuple, name: str) -> tuple[int, ...]:
-  """shrink_to/pad_to's shape from f(2, 3) or f((2, 3)), None meaning the axis's own size."""
-  new = tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
+def _dims(first: Any, more: tuple) -> tuple:
+  """A shape or an order given as f(2, 3), f((2, 3)) or, as tinygrad's signatures allow, f(shape=(2, 3))."""
+  return tuple(first) if not more and isinstance(first, (tuple, list)) else (first, *more)
+
+def _target_shape(shape: tuple[int, ...], new: tuple, name: str) -> tuple[int, ...]:
+  """shrink_to/pad_to's shape, None meaning the axis's own size."""
   if len(new) != len(shape): raise TensorShapeError(f"{name} {shape_text(new)} has {len(new)} axes, the tensor {len(shape)} {shape_text(shape)}")
   return tuple(s if n is None else n for n, s in zip(new, shape))
