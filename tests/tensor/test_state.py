@@ -160,7 +160,7 @@ def test_load_state_dict_num_batches_tracked():
   sd = {"weight": Tensor([1.0, 2.0, 3.0]), "bias": Tensor.zeros(3), "running_mean": Tensor.zeros(3), "running_var": Tensor.ones(3),
         "num_batches_tracked": Tensor(np.array(7, np.int64))}
   load_state_dict(bn, sd)
-  assert bn.num_batches_tracked.shape == (1,) and bn.num_batches_tracked.dtype == dtypes.int32 and bn.num_batches_tracked.item() == 7
+  assert bn.num_batches_tracked.shape == () and bn.num_batches_tracked.dtype == dtypes.int64 and bn.num_batches_tracked.item() == 7
   del sd["num_batches_tracked"]
   load_state_dict(bn, sd)
   assert bn.num_batches_tracked.item() == 7 and bn.weight.tolist() == [1.0, 2.0, 3.0]

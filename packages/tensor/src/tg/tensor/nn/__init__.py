@@ -75,7 +75,7 @@ class BatchNorm:
     self.weight, self.bias = (Tensor.ones(sz), Tensor.zeros(sz)) if affine else (None, None)
     if track_running_stats:
       self.running_mean, self.running_var = Tensor.zeros(sz, requires_grad=False), Tensor.ones(sz, requires_grad=False)
-      self.num_batches_tracked = Tensor.zeros(1, dtype=dtypes.int32, requires_grad=False)
+      self.num_batches_tracked = Tensor.zeros((), dtype=dtypes.int64, requires_grad=False)  # (0-d int64: PyTorch's and tinygrad's)
   def __call__(self, x: Tensor) -> Tensor:
     axes = tuple(i for i in range(x.ndim) if i != 1)
     if Tensor.training or not self.track_running_stats:
