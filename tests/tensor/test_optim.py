@@ -224,3 +224,10 @@ def test_classic_momentum_on_half_params(make, ref):
     expect = step(expect)
   assert w.dtype == dtypes.half
   np.testing.assert_allclose(w.numpy(), expect, rtol=2e-2, atol=2e-2)
+
+def test_a_parameter_without_a_gradient_is_an_error_of_tinygrads_class():
+  """tinygrad asserts (AssertionError), tg's error is a RuntimeError too; the message says what to do."""
+  a, b = Tensor([1.0], requires_grad=True), Tensor([2.0], requires_grad=True)
+  (a * 3).sum().backward()
+  for cls in (AssertionError, RuntimeError):
+    with pytest.raises(cls, match="no gradient: call backward"): optim.SGD([a, b]).step()

@@ -4,6 +4,7 @@ step count live in tensors, so changing them needs no new kernels."""
 from __future__ import annotations
 from tg.uop import dtypes
 from tg.tensor.tensor import Tensor
+from tg.tensor.errors import TensorValueError
 
 def _non_negative(**values: float) -> None:
   """PyTorch's and tinygrad's argument checks: a negative learning rate, momentum, weight decay or epsilon is a mistake."""
@@ -34,7 +35,8 @@ class Optimizer:
                          "or step inside `with Tensor.train():` (or tinygrad's `with Context(TRAINING=1):`)")
     grads = []
     for p in self.params:
-      if p.grad is None: raise RuntimeError(f"parameter {p} has no gradient: call backward() first")
+      if p.grad is None:  # (an AssertionError too, as tinygrad's; PyTorch skips the parameter)
+        raise TensorValueError(f"parameter {p} has no gradient: call backward() first, or leave it out of the optimizer")
       grads.append(p.grad)
     self._step([g.detach() for g in grads])
     return self.params + self.buffers + grads
