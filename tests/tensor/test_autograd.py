@@ -282,3 +282,19 @@ def test_an_assign_into_a_realized_clone_leaves_the_leaf_and_a_reduce_target_bac
   s.assign(Tensor([1.0, 2.0, 3.0]))
   (c * s).sum().backward()
   assert c.grad.tolist() == [[1.0, 2.0, 3.0], [1.0, 2.0, 3.0]]
+
+def test_chained_in_place_updates_of_a_computed_value_pass_every_gradient():
+  """t = a * 1; t += a; t += a is 3a: autograd saw t's value before the first write at the second one (a got 2). As
+  PyTorch and tinygrad."""
+  a = Tensor([1.0, 2.0], requires_grad=True)
+  t = a * 1.0
+  t += a
+  t += a
+  t.sum().backward()
+  assert a.grad.tolist() == [3.0, 3.0]
+  a = Tensor([1.0, 2.0], requires_grad=True)
+  t = a.clone()
+  t *= 3.0
+  t += a
+  (t * t).sum().backward()
+  assert a.grad.tolist() == [32.0, 64.0] and t.tolist() == [4.0, 8.0]

@@ -32,6 +32,10 @@ class LiveTensors:
     # by id: a WeakSet compares a tensor added twice with itself by ==, an elementwise Tensor, and raised on its truth
     self.grad: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
     self.realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
+    # the write a view's remembered graph last took in (schedule number, ASSIGN): remember sees a write once per tensor
+    # holding it, and one ASSIGN UOp may run in many schedules (t += a twice builds it twice)
+    self.schedules = 0
+    self.applied: weakref.WeakKeyDictionary[UOp, tuple[int, UOp]] = weakref.WeakKeyDictionary()
 
   def add(self, t: Tensor) -> None:
     t._lazy = True
@@ -70,6 +74,13 @@ class LiveTensors:
     if not self._reaches_grad(was): return
     if not names_buffer(was): self.realized[view] = was
     elif _kernel_output(was): self.realized[view] = was.substitute({view: _stand_in(view)}) if view in was.toposort() else was
+    elif (written := _assign_value(was)) is not None and (prev := self.realized.get(view)) is not None and \
+         ((seen := self.applied.get(view)) is None or seen[0] != self.schedules or seen[1] is not was) and self._reaches_grad(prev):
+      # a write into a computed value (t = a * 1; t += a; t += a): the view is now the written value, its reads of the view
+      # the value before (else autograd saw t as a * 1 at the second +=, and a got 2, not 3). Only a value computed from a
+      # tensor that requires grad: not a leaf's own value (an optimizer's update of a weight initialized lazily)
+      self.applied[view] = (self.schedules, was)
+      self.realized[view] = written.substitute({view: prev})
 
   def _reaches_grad(self, was: UOp) -> bool:
     """Does `was` hold the graph of a live tensor that requires grad, or a view remembered as reaching one?"""
@@ -213,6 +224,12 @@ def _marks(roots: list[UOp], bits: dict[UOp, int]) -> dict[UOp, int]:
         for s in u.src: m |= memo[s]
         memo[u] = m
   return memo
+
+def _assign_value(was: UOp) -> UOp | None:
+  """The value an ASSIGN (under reshapes) writes, in was's shape; None if was is no ASSIGN."""
+  u = was
+  while u.op is _RESHAPE: u = u.src[0]
+  return u.src[1].reshape(was.shape) if u.op is Ops.ASSIGN else None
 
 def _kernel_output(was: UOp) -> bool:
   """`was` is (a reshape of) a custom kernel's output."""

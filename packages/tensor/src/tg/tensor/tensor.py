@@ -243,6 +243,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     for t, o in zip(ts, outs):
       if o is not t.uop: becomes[t.uop] = buffer_view(view_base(becomes[o]), t.shape)
     Counters.scheduled += len(items)
+    Tensor.live.schedules += 1
     for t in ts:  # (remembered: loss.item() then loss.backward() still reaches the weights)
       Tensor.live.remember(t.uop, becomes[t.uop])
       t.uop = becomes[t.uop]
