@@ -1,6 +1,6 @@
 """Movement: views of a tensor that become index math in kernels (never copies), and what is built from them."""
 from __future__ import annotations
-import re
+import re, weakref
 from typing import TYPE_CHECKING, Any, Sequence
 from tg.uop import UOp, Ops, dtypes, prod, cdiv
 from tg.tensor.graph import dim_text, mop, same_size, shape_text
@@ -50,7 +50,11 @@ class MovementMixin:
   def _mop(self: Tensor, op: Ops, arg: Any) -> Tensor:
     """A movement op; one that changes nothing (x[0:n], a reshape to the same shape) is the tensor itself, as tinygrad's:
     a new tensor on the same graph took an assign for itself, and b[0:2].assign(x) of a 2-row b was lost with it."""
-    return self if (u := mop(op, self._uop, arg)) is self._uop else self._apply(lambda _: u)
+    if (u := mop(op, self._uop, arg)) is self._uop: return self
+    out = self._apply(lambda _: u)
+    # the first tensor of a chain of views, while it lives (a matmul's result is a reshape of a temporary, gone at once)
+    out._view_of = ref if (ref := self._view_of) is not None and ref() is not None else weakref.ref(self)
+    return out
 
   def reshape(self: Tensor, shape: Any = (), *more: Any) -> Tensor:
     shp = _dims(shape, more)

@@ -4,7 +4,7 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, ctypes, functools, math, os, pathlib, pickle
+import contextlib, ctypes, functools, math, os, pathlib, pickle, weakref
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
@@ -130,6 +130,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # made of a Python number (Tensor(2), and what is computed from such alone): it meets another tensor as the number
   # would (Tensor(2) + int8 is int8, Tensor(2.0).exp() + half is half), as PyTorch's 0-d tensors and tinygrad's weak dtypes
   _weak = False
+  _view_of: weakref.ref | None = None  # the tensor movement ops made this one a view of (a write through it goes there)
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
@@ -1226,7 +1227,7 @@ def _writable_base(t: Tensor) -> UOp | None:
   if base.op in GroupOp.Movement and not symbolic_prefix(base) or base.op is Ops.CONST: return None
   if base.op is not Ops.BUFFER:  # the tensor the view was taken of (or a new one) is realized, and LiveTensors.become
     # points every tensor holding it, t among them, at its buffer
-    _owner(base).realize()
+    _viewed(t, base).realize()
     chain, base = view_chain(t.uop, symbolic=True)
   return base if base.op is Ops.BUFFER or symbolic_prefix(base) or realized_multi(base) else None
 
@@ -1288,6 +1289,16 @@ def _write_through(u: UOp, base: UOp, x: Tensor) -> None:
     return
   x = x if mask is None else mask.where(x, Tensor(base))  # the new value of all of base, then of its source
   assign_now(_owner(src), x if base.op is Ops.DETACH else x.detach().bitcast(src.dtype))
+
+def _viewed(t: Tensor, base: UOp) -> Tensor:
+  """The tensor view t was taken of (the first of a chain of views) if it lives and its graph is base under reshapes, else
+  _owner(base). Realized, it and its views see the write, and an equal tensor built on its own keeps its value: t1 =
+  a @ a.T; t2 = a @ a.T; t1[-1].assign(v) wrote into t2 too (a new tensor of base was realized, and both were pointed
+  at its buffer)."""
+  if t._view_of is not None and (s := t._view_of()) is not None:
+    chain, b = view_chain(s.uop, symbolic=True)
+    if b is base and all(v.op is Ops.RESHAPE for v in chain): return s
+  return _owner(base)
 
 def _owner(u: UOp) -> Tensor:
   """The live tensor whose graph is u (the first, if equal graphs made several), else a new one: a write into it (a
