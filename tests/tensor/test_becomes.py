@@ -446,3 +446,14 @@ def test_reads_used_by_a_write_keep_the_value_they_read(ops, order):
   t2 = t1.sum()
   t1[1] = t2 * 2.0
   assert (t2.item(), t1.tolist()) == (10.0, [[1.0, 2.0], [20.0, 20.0]])
+
+def test_a_read_consumed_by_a_write_keeps_its_value_in_an_autograd_graph_too():
+  """t2 = t1 + 0 (t1 computed from a leaf) consumed by t1.assign(t2 * 3): t2 was left fused into the write for autograd's
+  graphs, and read the written value later ([3, -6], not [1, -2]); the gradient stays a's."""
+  a = Tensor([1.0, -2.0], requires_grad=True)
+  t1 = a * 1.0
+  t2 = t1 + 0.0
+  t1.assign(t2 * 3.0)
+  assert t1.tolist() == [3.0, -6.0] and t2.tolist() == [1.0, -2.0]
+  t1.sum().backward()
+  assert a.grad.tolist() == [3.0, 3.0]

@@ -178,9 +178,8 @@ class LiveTensors:
     are realized in the same schedule, before the writes (and their own writes' readers before those: the caller asks
     again until none is new), so that a loss realized after opt.step() is the loss of the
     weights it was built on, and x * 10 built before a kernel that adds one to x in place is ten times the old x. Those the
-    writes consume too, but autograd's: t2 = t1.sum(); t1[1] = t2 * 2 left t2 fused into the write and lazy, computed
-    again later from the new t1. A view of a written buffer shares its memory (as PyTorch's views do) and shows the new
-    values."""
+    writes consume too: t2 = t1.sum(); t1[1] = t2 * 2 left t2 fused into the write and lazy, computed again later from
+    the new t1. A view of a written buffer shares its memory (as PyTorch's views do) and shows the new values."""
     assigns = {u for t in ts for u in t.uop.toposort() if u.op in (Ops.ASSIGN, Ops.CUSTOM_KERNEL)}
     writers: dict[UOp, set[UOp]] = {}  # buffer -> the writes to it
     for a in assigns:
@@ -189,10 +188,7 @@ class LiveTensors:
         for i, s in enumerate(a.src):
           if i in stored_params(a.arg.ast) and (b := view_base(s)) is not None: writers.setdefault(b, set()).add(a)
     mine = {id(t) for t in ts}
-    # (a reader the writes consume is realized first too, unless autograd's: a step's gradients and activations fuse into
-    # its updates, and realized apart they materialized a conv gradient's unreduced product, 4.8 GB)
-    consumed = {u for a in assigns for u in a.toposort()}
-    readers = [t for t in self.pending() if id(t) not in mine and (t.uop not in consumed or not self._reaches_grad(t.uop)) and
+    readers = [t for t in self.pending() if id(t) not in mine and
                (under := view_chain(t.uop, GroupOp.Movement, symbolic=True)[1]) not in writers and view_base(under) not in writers]  # (a view)
     # t reads a written buffer old if one of the writes to it isn't in t's graph: a read of another buffer's new value (a
     # pending a *= 2 in r = b * 2 + a), or of this one's after an earlier write (r = b.sum() after b *= 2, then b += 1),
