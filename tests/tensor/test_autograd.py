@@ -298,3 +298,17 @@ def test_chained_in_place_updates_of_a_computed_value_pass_every_gradient():
   t += a
   (t * t).sum().backward()
   assert a.grad.tolist() == [32.0, 64.0] and t.tolist() == [4.0, 8.0]
+
+def test_a_read_realized_between_two_writes_keeps_the_value_it_read():
+  """t2 = t1 * 3 taken before t1 += 1; t1 += t2: t2 is 3a (not 3(a + 1)), so d sum(t1) / da = 1 + 3 = 4 (it was 1). The
+  history autograd kept made a loop, and every later backward in the process raised. As PyTorch and tinygrad."""
+  a = Tensor([1.0, 2.0], requires_grad=True)
+  t1 = a * 1.0
+  t2 = t1 * 3.0
+  t1 += 1.0
+  t1 += t2
+  t1.sum().backward()
+  assert a.grad.tolist() == [4.0, 4.0] and t1.tolist() == [5.0, 9.0]
+  b = Tensor([5.0, 6.0], requires_grad=True)
+  (b * 4.0).sum().backward()
+  assert b.grad.tolist() == [4.0, 4.0]

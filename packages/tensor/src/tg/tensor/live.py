@@ -36,6 +36,7 @@ class LiveTensors:
     # holding it, and one ASSIGN UOp may run in many schedules (t += a twice builds it twice)
     self.schedules = 0
     self.applied: weakref.WeakKeyDictionary[UOp, tuple[int, UOp]] = weakref.WeakKeyDictionary()
+    self.before: tuple[int, dict[UOp, UOp]] = (-1, {})  # (schedule number, what the views it wrote were before it)
 
   def add(self, t: Tensor) -> None:
     t._lazy = True
@@ -72,7 +73,11 @@ class LiveTensors:
     its own view, a loop. Only a graph that reaches a tensor requiring grad: the old graph holds every buffer upstream of
     the view, which an inference's intermediates must not outlive (h1 freed while h2 = f(h1) lives)."""
     if not self._reaches_grad(was): return
-    if not names_buffer(was): self.realized[view] = was
+    if not names_buffer(was):
+      # a value realized in the schedule that wrote a view it reads read the view before the write (old value readers run
+      # first): it holds what the view was
+      old = self.before[1] if self.before[0] == self.schedules and not any(u.op is Ops.ASSIGN for u in was.toposort()) else {}
+      self.realized[view] = was.substitute({v: g for v, g in old.items() if v in was.toposort()}) if old else was
     elif _kernel_output(was): self.realized[view] = was.substitute({view: _stand_in(view)}) if view in was.toposort() else was
     elif (written := _assign_value(was)) is not None and (prev := self.realized.get(view)) is not None and \
          ((seen := self.applied.get(view)) is None or seen[0] != self.schedules or seen[1] is not was) and self._reaches_grad(prev):
@@ -80,6 +85,12 @@ class LiveTensors:
       # the value before (else autograd saw t as a * 1 at the second +=, and a got 2, not 3). Only a value computed from a
       # tensor that requires grad: not a leaf's own value (an optimizer's update of a weight initialized lazily)
       self.applied[view] = (self.schedules, was)
+      if self.before[0] != self.schedules: self.before = (self.schedules, {})
+      self.before[1].setdefault(view, prev)
+      # graphs remembered before hold the view as it was then: they keep that value (t2 = t1 * 3 realized before t1 += t2
+      # held t1, which became t1 + t2: a loop, and every later backward raised)
+      for k, g in list(self.realized.items()):
+        if k is not view and view in g.toposort(): self.realized[k] = g.substitute({view: prev})
       self.realized[view] = written.substitute({view: prev})
 
   def _reaches_grad(self, was: UOp) -> bool:
