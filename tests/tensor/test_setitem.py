@@ -379,3 +379,18 @@ def test_a_write_through_a_view_of_a_lazy_tensor_leaves_an_equal_tensor_alone(wr
   want[1, 1:] = 9.0
   if write == "assign": want[1] = 9.0
   np.testing.assert_allclose(t1.numpy(), want, rtol=1e-6)
+
+def test_a_write_through_a_reshape_of_a_lazy_tensor_reaches_it():
+  """t1.reshape(4).assign(v), t1.reshape(4) += 1 and t1.unsqueeze(0).assign(v) of a lazy t1 went into a buffer of the
+  view's own, and t1 never saw them; PyTorch writes t1, as tg's other views of a lazy tensor already did."""
+  a = Tensor([[1.0, 2.0], [3.0, 4.0]])
+  t1 = a.clone()
+  t1.reshape(4).assign(Tensor([5.0, 6.0, 7.0, 8.0]))
+  assert t1.tolist() == [[5.0, 6.0], [7.0, 8.0]] and a.tolist() == [[1.0, 2.0], [3.0, 4.0]]
+  t1 = a * 1
+  v = t1.reshape(4)
+  v += 1
+  assert t1.tolist() == [[2.0, 3.0], [4.0, 5.0]] and v.tolist() == [2.0, 3.0, 4.0, 5.0]
+  t1 = a.clone()
+  t1.unsqueeze(0).assign(Tensor([[[9.0, 9.0], [9.0, 9.0]]]))
+  assert t1.tolist() == [[9.0, 9.0], [9.0, 9.0]]

@@ -1223,7 +1223,13 @@ def _writable_base(t: Tensor) -> UOp | None:
     raise RuntimeError("assign into a view of a padded tensor that shows its padding (x.pad(...)[i]): the padding is no memory "
                        "to write, and a write into a copy would be lost; make the padded tensor one first, x.pad(...).contiguous()")
   if _write_source(base) is not None: return base
-  if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded: return None
+  if not chain or all(v.op is Ops.RESHAPE for v in chain) and not t.is_sharded:
+    # a reshape of a lazy tensor (t1.reshape(4).assign(v)): the tensor it was taken of is realized first and the write
+    # goes into its buffer at once, as through any other view (it went into a buffer of t's own, and t1 never saw it)
+    if chain and base.op is not Ops.BUFFER and all_int(t.shape) and (src := _viewed(t, base)) is not t and src._view_of is None:
+      src.realize()
+      return view_base(t.uop)
+    return None
   if base.op in GroupOp.Movement and not symbolic_prefix(base) or base.op is Ops.CONST: return None
   if base.op is not Ops.BUFFER:  # the tensor the view was taken of (or a new one) is realized, and LiveTensors.become
     # points every tensor holding it, t among them, at its buffer
