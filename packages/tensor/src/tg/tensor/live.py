@@ -67,8 +67,9 @@ class LiveTensors:
     return [t for ref in [*self.lazy, *self.settled] if (t := ref()) is not None]
 
   def remember(self, was: UOp, view: UOp) -> None:
-    """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives. Not an ASSIGN's target (it
-    holds no value the ASSIGN didn't write). A custom kernel's output may be the very buffer the kernel wrote, which
+    """Autograd sees `was` where a graph holds `view` (for_grad), as long as the view lives. An ASSIGN's target only when
+    the view holds a computed value already (then it becomes the written value, below); else the target holds no value
+    the ASSIGN didn't write. A custom kernel's output may be the very buffer the kernel wrote, which
     `was` holds as the kernel's source: there it is a stand-in (for_grad puts the buffer back), else `was` would hold
     its own view, a loop. Only a graph that reaches a tensor requiring grad: the old graph holds every buffer upstream of
     the view, which an inference's intermediates must not outlive (h1 freed while h2 = f(h1) lives)."""

@@ -57,7 +57,7 @@ class MovementMixin:
     return out
 
   def reshape(self: Tensor, shape: Any = (), *more: Any) -> Tensor:
-    shp = _dims(shape, more)
+    shp = shape_args((shape, *more))
     if None in shp: shp = tuple(self.shape[i] if s is None else s for i, s in enumerate(shp))  # None keeps that dimension
     if shp.count(-1) > 1: raise TensorValueError(f"reshape to {shp}: only one dimension can be -1")
     if -1 in shp:
@@ -90,14 +90,14 @@ class MovementMixin:
     x = self.reshape([dims[n] for n in names]).permute([names.index(n) for g in rhs for n in g])
     return x.reshape([prod(dims[n] for n in g) for g in rhs])
   def expand(self: Tensor, shape: Any = (), *more: Any) -> Tensor:
-    shp = _dims(shape, more)
+    shp = shape_args((shape, *more))
     x = self.reshape((1,) * (len(shp) - self.ndim) + self.shape) if len(shp) > self.ndim else self
     new = tuple(s if n == -1 or same_size(s, n) else n for s, n in zip(x.shape, shp))
     if len(new) != x.ndim or any(s != n and s != 1 for s, n in zip(x.shape, new)):
       raise TensorShapeError(f"can't expand {shape_text(self.shape)} to {shape_text(shp)}")
     return x._mop(Ops.EXPAND, new)
   def permute(self: Tensor, order: Any = (), *more: Any) -> Tensor:
-    o = tuple(self._axis(a) for a in _dims(order, more))
+    o = tuple(self._axis(a) for a in shape_args((order, *more)))
     if sorted(o) != list(range(self.ndim)): raise TensorShapeError(f"permute order {o} is not a permutation of {self.ndim} axes")
     return self._mop(Ops.PERMUTE, o)
   def transpose(self: Tensor, dim0: int = 1, dim1: int = 0) -> Tensor:
@@ -134,13 +134,13 @@ class MovementMixin:
     return self._mop(Ops.SHRINK, full)
   def shrink_to(self: Tensor, shape: Any = (), *more: int | None) -> Tensor:
     """The first shape[i] elements of each axis (None keeps the axis)."""
-    new = _target_shape(self.shape, _dims(shape, more), "shrink_to")
+    new = _target_shape(self.shape, shape_args((shape, *more)), "shrink_to")
     if any(n > s for n, s in zip(new, self.shape)):
       raise TensorShapeError(f"shrink_to {shape_text(new)} is bigger than the tensor's shape {shape_text(self.shape)}")
     return self.shrink([(0, n) for n in new])
   def pad_to(self: Tensor, shape: Any = (), *more: int | None) -> Tensor:
     """Zeros after the elements of each axis up to shape[i] (None keeps the axis)."""
-    new = _target_shape(self.shape, _dims(shape, more), "pad_to")
+    new = _target_shape(self.shape, shape_args((shape, *more)), "pad_to")
     if any(n < s for n, s in zip(new, self.shape)):
       raise TensorShapeError(f"pad_to {shape_text(new)} is smaller than the tensor's shape {shape_text(self.shape)}")
     return self.pad([(0, n - s) for n, s in zip(new, self.shape)])
@@ -307,9 +307,9 @@ class MovementMixin:
       out.append(t.reshape([-1 if j == pos else 1 for j in range(len(ts))]).expand(shape))
     return tuple(out)
 
-def _dims(first: Any, more: tuple) -> tuple:
-  """A shape or an order given as f(2, 3), f((2, 3)) or, as tinygrad's signatures allow, f(shape=(2, 3))."""
-  return tuple(first) if not more and isinstance(first, (tuple, list)) else (first, *more)
+def shape_args(args: tuple) -> tuple:
+  """A shape or an order from f's arguments: f(2, 3), f((2, 3)), or as tinygrad's signatures allow, f(shape=(2, 3))."""
+  return tuple(args[0]) if len(args) == 1 and isinstance(args[0], (tuple, list)) else tuple(args)
 
 def _target_shape(shape: tuple[int, ...], new: tuple, name: str) -> tuple[int, ...]:
   """shrink_to/pad_to's shape, None meaning the axis's own size."""

@@ -17,7 +17,7 @@ from tg.tensor.schedule import schedule, ExecItem, is_buffer_view, view_base, vi
   symbolic_prefix, VIEWS
 from tg.tensor.realize import run_schedule, Counters, unrun, capturing
 from tg.tensor.gradient import compute_gradient
-from tg.tensor.movement import MovementMixin
+from tg.tensor.movement import MovementMixin, shape_args
 from tg.tensor.nnops import NNMixin
 from tg.tensor.indexing import IndexingMixin
 from tg.tensor.custom import CustomMixin
@@ -1326,7 +1326,7 @@ def _empty(device: str, shp: tuple, dt: DType) -> UOp:
 def _shape(shape: tuple, symbolic: bool = False) -> tuple[int, ...]:
   """Shape from f(2, 3) or f((2, 3)); `symbolic`: its sizes may be bound variables' expressions too, non-negative for every
   value of the variables (the kernels built on them run for every value)."""
-  shp = tuple(shape[0]) if len(shape) == 1 and isinstance(shape[0], (tuple, list)) else tuple(shape)
+  shp = shape_args(shape)
   if not all(isinstance(s, int) and s >= 0 or symbolic and isinstance(s, UOp) and s.dtype is _INDEX and s.unbound().vmin >= 0 for s in shp):
     raise TensorValueError(f"a shape is non-negative ints{' or expressions of bound variables' if symbolic else ''}, got {shape_text(shp)}")
   return shp
