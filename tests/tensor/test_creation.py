@@ -50,7 +50,8 @@ def test_rand_compiles_once():
 @pytest.mark.parametrize("make", [Tensor.rand, Tensor.randn])
 def test_rng_is_one_flat_kernel_whatever_the_shape(make):
   """A draw is computed flat and reshaped: the same numbers as a flat draw from the same seed, and one kernel beside the
-  counter's two (the reshape of the numbers' buffer is a view of it, not a second kernel's copy)."""
+  counter's three: its snapshot, the draw's key hashed from it, and its advance (the reshape of the numbers' buffer is a
+  view of it, not a second kernel's copy)."""
   from tg.tensor import Counters
   Tensor.manual_seed(5)
   flat = make(1000).numpy()
@@ -59,7 +60,7 @@ def test_rng_is_one_flat_kernel_whatever_the_shape(make):
   Tensor.manual_seed(5)
   Counters.reset()
   shaped = make(20, 5, 10).realize()
-  assert Counters.kernels == 3 and shaped.shape == (20, 5, 10)
+  assert Counters.kernels == 4 and shaped.shape == (20, 5, 10)
   np.testing.assert_array_equal(shaped.numpy(), flat.reshape(20, 5, 10))
 
 def test_a_reshape_of_a_contiguous_is_a_view_of_its_buffer():
@@ -227,3 +228,62 @@ def test_a_list_of_byte_strings_is_rows_of_bytes():
   assert Tensor([b"abc", b"dez"]).tolist() == [[97, 98, 99], [100, 101, 122]]
   assert Tensor([b"abc", b"dez"], dtype=dtypes.uint8).shape == (2, 3)
   with pytest.raises(ValueError, match="different lengths"): Tensor([b"ab", b"abc"])
+
+# JAX's threefry_2x32 under the key (0, 1337) of the counter pairs (n, n + 10), n < 10: first words, then second words
+# (the published values tinygrad's test_threefry_against_reference checks)
+JAX_KEY_0_1337 = [2221762175, 1752107825, 653745012, 1967534793, 1395205442, 3840423848, 2159346757, 603508235, 3319473678, 3363866483,
+                  3544324138, 1436466838, 2169858556, 2570072943, 2387150698, 3678370550, 2911697663, 403244401, 2560861638, 1692360114]
+
+def test_threefry_random_bits_are_jaxs():
+  counts = Tensor.arange(20, dtype=dtypes.uint32)
+  bits = Tensor._threefry_random_bits(Tensor([0, 1337], dtype=dtypes.uint32), counts[:10], counts[10:])
+  assert bits.dtype == dtypes.uint32 and bits.tolist() == JAX_KEY_0_1337
+
+def _stream(seed: int, device_index: int, counter: int, n: int) -> np.ndarray:
+  """The words a draw of n takes at `counter`, from tg.uop's threefry (checked against Random123's known answers): the
+  device's key is (the low word of sha256 of its index, the seed); the draw's key is the hash of the counter under it;
+  the words are the hashes of the pairs (i, i + half) under that, first words then second words."""
+  import hashlib
+  from tg.uop.ops import _threefry2x32
+  pack = lambda lo, hi: (hi << 32) | lo
+  dev_key = pack(int.from_bytes(hashlib.sha256(device_index.to_bytes(4, "big")).digest()[-4:], "big"), seed)
+  key = _threefry2x32(pack(counter & 0xFFFFFFFF, counter >> 32), dev_key)
+  half = (n + 1) // 2
+  r = [_threefry2x32(pack(i, i + half), key) for i in range(half)]
+  return np.array([w & 0xFFFFFFFF for w in r] + [w >> 32 for w in r], dtype=np.uint32)[:n]
+
+def test_rand_draws_tinygrads_stream():
+  """The same numbers as tinygrad (and JAX) for a seed: mantissa bits under 1.0's exponent, minus 1. The first draw
+  after manual_seed(1337) begins 0.45735931, 0.63115275, as tinygrad's test_threefry_against_reference_full has it."""
+  Tensor.manual_seed(1337)
+  first, second, odd = Tensor.rand(20).numpy(), Tensor.rand(4, 5).numpy(), Tensor.rand(7).numpy()
+  to_float = lambda w: ((w >> 9) | np.uint32(0x3F800000)).view(np.float32) - np.float32(1)
+  np.testing.assert_array_equal(first, to_float(_stream(1337, 0, 0, 20)))
+  np.testing.assert_allclose(first[:2], [0.45735931396484375, 0.6311527490615845])
+  np.testing.assert_array_equal(second, to_float(_stream(1337, 0, 20, 20)).reshape(4, 5))
+  np.testing.assert_array_equal(odd, to_float(_stream(1337, 0, 40, 7)))
+  Tensor.manual_seed(1337)
+  halves = Tensor.rand(5, dtype=dtypes.float16).numpy()  # two per word, low half first
+  words = _stream(1337, 0, 0, 3).view(np.uint16)[:5]
+  np.testing.assert_array_equal(halves, ((words >> 6) | np.uint16(0x3C00)).view(np.float16) - np.float16(1))
+  Tensor.manual_seed(1337)
+  u = to_float(_stream(1337, 0, 0, 6)).astype(np.float64).reshape(2, 3)
+  np.testing.assert_allclose(Tensor.randn(3).numpy(), np.cos(2 * np.pi * u[0]) * np.sqrt(-2 * np.log(1 - u[1])), rtol=1e-5, atol=1e-6)
+
+def test_rng_counter_is_two_words_that_carry():
+  Tensor.manual_seed(1337)
+  Tensor.rand(1).realize()
+  counter = Tensor._device_rng_counters["CPU"]
+  counter.assign(Tensor([2**32 - 6, 0], dtype=dtypes.uint32)).realize()
+  Tensor.rand(10).realize()
+  assert counter.tolist() == [4, 1]
+  assert Tensor.rand(3).numpy().tobytes() == (((_stream(1337, 0, 2**32 + 4, 3) >> 9) | np.uint32(0x3F800000)).view(np.float32) - 1).tobytes()
+  assert counter.tolist() == [7, 1] and len(Tensor._device_seeds) == 1
+  Tensor.manual_seed(2)
+  assert not Tensor._device_rng_counters and not Tensor._device_seeds
+
+def test_bad_random_ranges_raise_value_error():
+  with pytest.raises(ValueError, match="std >= 0"): Tensor.normal(3, 4, std=-1)
+  with pytest.raises(ValueError, match="low < high"): Tensor.uniform(3, low=5.0, high=3.0)
+  with pytest.raises(ValueError, match="low < high"): Tensor.uniform(3, low=1.0, high=1.0)
+  with pytest.raises(ValueError, match="randint"): Tensor.rand(3, dtype=dtypes.int32)

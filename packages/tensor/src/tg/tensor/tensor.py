@@ -4,11 +4,12 @@ Nothing runs until realize() (or numpy(), tolist(), item()): then the graph is s
 The core is here: creation, data out, elementwise math with broadcasting, movement, reductions and autograd;
 tg.tensor.movement and tg.tensor.nnops add the rest as mixins."""
 from __future__ import annotations
-import contextlib, ctypes, functools, math, os, pathlib, pickle, weakref
+import contextlib, ctypes, functools, hashlib, math, os, pathlib, pickle, weakref
 from typing import Any, Callable, Iterator, Sequence
 import numpy as np
 from tg.uop import UOp, Ops, GroupOp, DType, dtypes, least_upper_dtype, least_upper_float, sum_acc_dtype, to_dtype, prod, getenv, EnvError, all_int
 from tg.uop import cdiv, round_up, move_index, ContextVar
+from tg.uop.dtype import float_to_bits
 from tg.codegen.device import Buffer, Device, MallocAllocator, GlobalCounters
 from tg.codegen import matmul_panel, vecmat_block
 from tg.tensor.graph import buffers, new_buffer, const_uop, symbolic_value, device_of, device_uop, canonical, private_copy, same_size, \
@@ -123,7 +124,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   """A lazy tensor. `uop` is its graph; requires_grad marks a leaf whose .grad backward() fills."""
   no_grad: bool = False
   _seed: int = 0
-  _rng_counters: dict[str, Tensor] = {}  # per device: the next threefry counter, in a buffer
+  _device_seeds: dict[str, Tensor] = {}  # per device: its threefry key, two uint32 words
+  _device_rng_counters: dict[str, Tensor] = {}  # per device: the next counter, (low, high) uint32 words
   live = LiveTensors()  # the live tensors realize and autograd act on (tg.tensor.live): one per process
   _lazy = False  # is this tensor in live.lazy (LiveTensors.add sets it, pending clears it)
   _settled = False  # is this tensor in live.settled (once in, it stays while it lives)
@@ -483,33 +485,47 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     eye = Tensor.arange(n, device=device).unsqueeze(1) == Tensor.arange(m, device=device)
     return eye.cast(dtype or dtypes.default_float)._leaf(requires_grad)
 
-  # ***** random numbers: threefry on a counter, the same on every device *****
+  # ***** random numbers: JAX's threefry-2x32 stream, drawn as tinygrad draws it (the same numbers for the same seed) *****
   @staticmethod
-  def manual_seed(seed: int = 0) -> None: Tensor._seed, Tensor._rng_counters = seed, {}
+  def manual_seed(seed: int = 0) -> None: Tensor._seed, Tensor._device_seeds, Tensor._device_rng_counters = seed, {}, {}
+  @staticmethod
+  def _threefry_random_bits(key: Tensor, counts0: Tensor, counts1: Tensor) -> Tensor:
+    """JAX's threefry_2x32 under key (two uint32 words) of each counter pair (counts0[i], counts1[i]): the first words of
+    every pair's result, then the second words."""
+    return _hashed_words(counts0, counts1, _words_u64(key))
   @staticmethod
   def _random_bits(n: int, device: str | None) -> Tensor:
-    """n uniformly random uint32 values from threefry-2x32 of (counter, seed). The counter lives in a device buffer
-    that two tiny kernels snapshot and advance right away: every call is the same compiled kernels, later calls
-    never see an earlier counter, and a TinyJit replay (which re-runs those kernels) draws new numbers each step."""
+    """n uniformly random uint32 words. Each call hashes the device's counter into a key of its own, then counts from 0
+    under it (tinygrad's draw). The key is computed, and the counter advanced, by kernels that run right away: every call
+    is the same compiled kernels, later calls never see an earlier counter, and a TinyJit replay (which re-runs those
+    kernels) draws new numbers each step."""
     if isinstance(device, tuple): return Tensor._random_bits(n, device[0]).shard(device)  # sharded: the same numbers
-    dev = Device.canonicalize(device or Device.DEFAULT)
-    if (counter := Tensor._rng_counters.get(dev)) is None: counter = Tensor._rng_counters[dev] = Tensor([0], dev, dtypes.uint64)
-    start = counter.clone()
-    Tensor.realize_all(start, counter.assign(counter + n))
-    ctr = _iota(n, dtypes.uint64, dev) + start.expand(n)
-    key = const_uop(Tensor._seed & 0xFFFFFFFFFFFFFFFF, dtypes.uint64, dev, (n,))
-    return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (ctr.uop, key))).cast(dtypes.uint32)
+    dev, u32 = Device.canonicalize(device or Device.DEFAULT), dtypes.uint32
+    if dev not in Tensor._device_seeds:  # a device's key: (a hash of how many devices drew before it, the seed)
+      digest = hashlib.sha256(len(Tensor._device_seeds).to_bytes(4, "big")).digest()
+      Tensor._device_seeds[dev] = Tensor([int.from_bytes(digest[-4:], "big"), Tensor._seed & 0xFFFFFFFF], dev, u32)
+      Tensor._device_rng_counters[dev] = Tensor([0, 0], dev, u32)
+    counter = Tensor._device_rng_counters[dev]
+    at = _words_u64(counter).contiguous().realize()  # (a snapshot: the write of the counter doesn't read itself shifted)
+    key = _threefry(at, _words_u64(Tensor._device_seeds[dev])).contiguous()
+    nxt = at.expand(2) + n
+    Tensor.realize_all(key, counter.assign((Tensor.arange(2, device=dev) == 0).where(nxt, nxt >> 32).cast(u32)))
+    half = Tensor.arange((n + 1) // 2, device=dev, dtype=u32)
+    return _hashed_words(half, half + (n + 1) // 2, key).shrink(((0, n),))
   @staticmethod
   def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
-    """Uniform in [0, 1): as many random bits as dt's mantissa holds exactly (float32's 24 at most), so rounding to a
-    narrow float (float16) never gives 1.0. contiguous (tinygrad's default): the numbers are computed once into their
-    own buffer; lazily, threefry would be recomputed inside every kernel that reads them, once per use (a reduce over a
-    broadcast reads each element many times: LayerNorm's backward on a randn input compiled for minutes)."""
+    """Uniform in [0, 1): random mantissa bits under the exponent of 1.0, minus 1 (tinygrad's; never 1.0, in any float
+    dtype). contiguous (tinygrad's default): the numbers are computed once into their own buffer; lazily, threefry would be
+    recomputed inside every kernel that reads them, once per use (a reduce over a broadcast reads each element many times:
+    LayerNorm's backward on a randn input compiled for minutes)."""
     if unknown := kw.keys() - {"requires_grad"}: raise TypeError(f"rand() got unexpected keyword arguments {sorted(unknown)}")
     shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
-    bits = Tensor._random_bits(prod(shp), device)
-    nb = min(24, dtypes.finfo(dt)[1] + 1) if dtypes.is_float(dt) else 24
-    out = ((bits >> (32 - nb)).cast(dtypes.float32) * (2.0 ** -nb)).cast(dt)
+    if not dtypes.is_float(dt): raise TensorValueError(f"rand draws floats, not {dt}: Tensor.randint for integers")
+    n, size = prod(shp), dt.itemsize
+    words = Tensor._random_bits(-(-n * size // 4), device)
+    uint = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[size]
+    bits = (words.bitcast(uint) if size != 4 else words).shrink(((0, n),))
+    out = ((bits >> (8 * size - dtypes.finfo(dt)[1])) | float_to_bits(1.0, dt)).bitcast(dt) - 1
     return (out.contiguous() if contiguous else out).reshape(shp).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randn(*shape: Any, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
@@ -517,8 +533,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     a flat run of numbers, then reshape: the kernel's lanes don't depend on the shape's innermost axis (a 10 wide one took
     2 lanes, and sin and log one lane at a time)."""
     shp = _shape(shape)
-    u = Tensor.rand(2, prod(shp), contiguous=False, **{k: v for k, v in kw.items() if k != "requires_grad"})
-    r = ((1 - u[0]).log() * -2).sqrt() * (u[1] * (2 * math.pi)).cos()
+    u = Tensor.rand(2, prod(shp), dtype=dtypes.float32, contiguous=False, **{k: v for k, v in kw.items() if k != "requires_grad"})
+    r = (u[0] * (2 * math.pi)).cos() * ((1 - u[1]).log() * -2).sqrt()  # (tinygrad's order: its numbers for a seed)
     r = r.cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
     return (r.contiguous() if contiguous else r).reshape(shp).requires_grad_(kw.get("requires_grad"))
   @staticmethod
@@ -531,12 +547,15 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   @staticmethod
   def uniform(*shape: Any, low: float = 0.0, high: float = 1.0, **kw: Any) -> Tensor:
     """Uniform in [low, high), drawn in float32 (or the float dtype asked for) and then cast: an integer dtype gives each
-    integer in [low, high) with equal chance (floor, as numpy's randint; tinygrad truncates toward 0, doubling 0's)."""
+    integer in [low, high) with equal chance (floor, as numpy's randint; tinygrad truncates toward 0, doubling 0's).
+    low >= high raises ValueError, as tinygrad's (PyTorch allows low == high)."""
+    if not low < high: raise TensorValueError(f"uniform needs low < high, got {low} and {high}")
     rg, dt = kw.pop("requires_grad", None), to_dtype(kw.pop("dtype", None) or dtypes.default_float)
     x = Tensor.rand(*shape, dtype=dt if dtypes.is_float(dt) else dtypes.float32, **kw) * (high - low) + low
     return (x if dtypes.is_float(dt) else x.floor().cast(dt)).requires_grad_(rg)
   @staticmethod
   def normal(*shape: Any, mean: float = 0.0, std: float = 1.0, **kw: Any) -> Tensor:
+    if std < 0: raise TensorValueError(f"normal needs std >= 0, got {std}")
     rg = kw.pop("requires_grad", None)
     return (Tensor.randn(*shape, **kw) * std + mean).requires_grad_(rg)
   @staticmethod
@@ -1311,6 +1330,19 @@ def _owner(u: UOp) -> Tensor:
   realize) reaches the tensor a view of u was taken of. A new tensor on a computed u would get a buffer of its own."""
   owner = next((s for s in Tensor.live.pending({u: None}.keys()) if s.uop is u), None)
   return Tensor(u) if owner is None else owner
+
+def _words_u64(words: Tensor) -> Tensor:
+  """Two uint32 words, low first, as one uint64 (shape (1,))."""
+  return (words.shrink(((1, 2),)).cast(dtypes.uint64) << 32) | words.shrink(((0, 1),)).cast(dtypes.uint64)
+
+def _threefry(x: Tensor, key: Tensor) -> Tensor: return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (x.uop, key.expand(x.shape).uop)))
+
+def _hashed_words(counts0: Tensor, counts1: Tensor, key: Tensor) -> Tensor:
+  """threefry under key (a uint64) of each pair (counts0[i], counts1[i]), as uint32 words: every pair's first word, then
+  every pair's second. One threefry per word: each pair is hashed twice, for a kernel without a cat."""
+  n, u64 = counts0.shape[0], dtypes.uint64
+  r = _threefry(((counts1.cast(u64) << 32) | counts0.cast(u64)).repeat(2), key)
+  return (Tensor.arange(2 * n, device=r.device) < n).where(r, r >> 32).cast(dtypes.uint32)
 
 def assign_now(t: Tensor, x: Tensor) -> None:
   """t.assign(x), run at once. A write through a view ran already and left t as it was: realizing t then would copy the view
