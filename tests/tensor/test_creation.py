@@ -287,3 +287,9 @@ def test_bad_random_ranges_raise_value_error():
   with pytest.raises(ValueError, match="low < high"): Tensor.uniform(3, low=5.0, high=3.0)
   with pytest.raises(ValueError, match="low < high"): Tensor.uniform(3, low=1.0, high=1.0)
   with pytest.raises(ValueError, match="randint"): Tensor.rand(3, dtype=dtypes.int32)
+
+def test_randn_draws_its_uniforms_itself(monkeypatch):
+  """randn takes its uniform numbers from the stream, not through Tensor.rand (tinygrad's test swaps rand for zeros to
+  check randn of u = 0 is finite: that swap must not break randn)."""
+  monkeypatch.setattr(Tensor, "rand", Tensor.zeros)
+  assert np.isfinite(Tensor.randn(16).numpy()).all()

@@ -519,13 +519,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     recomputed inside every kernel that reads them, once per use (a reduce over a broadcast reads each element many times:
     LayerNorm's backward on a randn input compiled for minutes)."""
     if unknown := kw.keys() - {"requires_grad"}: raise TypeError(f"rand() got unexpected keyword arguments {sorted(unknown)}")
-    shp, dt = _shape(shape), to_dtype(dtype) if dtype is not None else dtypes.default_float
-    if not dtypes.is_float(dt): raise TensorValueError(f"rand draws floats, not {dt}: Tensor.randint for integers")
-    n, size = prod(shp), dt.itemsize
-    words = Tensor._random_bits(-(-n * size // 4), device)
-    uint = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[size]
-    bits = (words.bitcast(uint) if size != 4 else words).shrink(((0, n),))
-    out = ((bits >> (8 * size - dtypes.finfo(dt)[1])) | float_to_bits(1.0, dt)).bitcast(dt) - 1
+    shp = _shape(shape)
+    out = _uniform(prod(shp), to_dtype(dtype) if dtype is not None else dtypes.default_float, device)
     return (out.contiguous() if contiguous else out).reshape(shp).requires_grad_(kw.get("requires_grad"))
   @staticmethod
   def randn(*shape: Any, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
@@ -533,7 +528,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     a flat run of numbers, then reshape: the kernel's lanes don't depend on the shape's innermost axis (a 10 wide one took
     2 lanes, and sin and log one lane at a time)."""
     shp = _shape(shape)
-    u = Tensor.rand(2, prod(shp), dtype=dtypes.float32, contiguous=False, **{k: v for k, v in kw.items() if k != "requires_grad"})
+    if unknown := kw.keys() - {"requires_grad", "device"}: raise TypeError(f"randn() got unexpected keyword arguments {sorted(unknown)}")
+    u = _uniform(2 * prod(shp), dtypes.float32, kw.get("device")).reshape(2, prod(shp))
     r = (u[0] * (2 * math.pi)).cos() * ((1 - u[1]).log() * -2).sqrt()  # (tinygrad's order: its numbers for a seed)
     r = r.cast(to_dtype(dtype) if dtype is not None else dtypes.default_float)
     return (r.contiguous() if contiguous else r).reshape(shp).requires_grad_(kw.get("requires_grad"))
@@ -1330,6 +1326,14 @@ def _owner(u: UOp) -> Tensor:
   realize) reaches the tensor a view of u was taken of. A new tensor on a computed u would get a buffer of its own."""
   owner = next((s for s in Tensor.live.pending({u: None}.keys()) if s.uop is u), None)
   return Tensor(u) if owner is None else owner
+
+def _uniform(n: int, dt: DType, device: str | None) -> Tensor:
+  """n uniform numbers in [0, 1) of float dtype dt, lazily: Tensor.rand's, and randn's before Box-Muller."""
+  if not dtypes.is_float(dt): raise TensorValueError(f"rand draws floats, not {dt}: Tensor.randint for integers")
+  words = Tensor._random_bits(-(-n * dt.itemsize // 4), device)
+  uint = {1: dtypes.uint8, 2: dtypes.uint16, 4: dtypes.uint32, 8: dtypes.uint64}[dt.itemsize]
+  bits = (words.bitcast(uint) if dt.itemsize != 4 else words).shrink(((0, n),))
+  return ((bits >> (8 * dt.itemsize - dtypes.finfo(dt)[1])) | float_to_bits(1.0, dt)).bitcast(dt) - 1
 
 def _words_u64(words: Tensor) -> Tensor:
   """Two uint32 words, low first, as one uint64 (shape (1,))."""
