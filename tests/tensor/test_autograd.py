@@ -312,3 +312,34 @@ def test_a_read_realized_between_two_writes_keeps_the_value_it_read():
   b = Tensor([5.0, 6.0], requires_grad=True)
   (b * 4.0).sum().backward()
   assert b.grad.tolist() == [4.0, 4.0]
+
+def test_backward_again_without_requires_grad_accumulates():
+  """tinygrad's backward (no tensor requires grad) run three times adds the gradient three times, as one with
+  requires_grad does. Reading the first gradient realized the graph's max (a shared part of log_softmax) into a buffer,
+  and nothing remembered what it was: the second and third backward found no path to x and added 0."""
+  rng = np.random.default_rng(0)
+  xs, ws, ms = (rng.standard_normal(s).astype(np.float32) for s in ((1, 3), (3, 3), (1, 3)))
+  x, w, m = Tensor(xs), Tensor(ws), Tensor(ms)
+  out = x.dot(w).relu().log_softmax().mul(m).add(m).sum()
+  grads = []
+  for _ in range(3):
+    out.backward()
+    grads.append((x.grad.numpy(), w.grad.numpy()))
+  ref_x, ref_w = (Tensor(v, requires_grad=True) for v in (xs, ws))
+  ref_x.dot(ref_w).relu().log_softmax().mul(Tensor(ms)).add(Tensor(ms)).sum().backward()
+  for k, (gx, gw) in enumerate(grads, 1):
+    np.testing.assert_allclose(gx, k * ref_x.grad.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(gw, k * ref_w.grad.numpy(), rtol=1e-6, atol=1e-6)
+
+def test_gradient_asked_twice_without_requires_grad():
+  x = Tensor([3.0, 1.0, 2.0])
+  out = x.max()
+  first = out.gradient(x)[0].numpy()
+  np.testing.assert_array_equal(first, [1, 0, 0])
+  np.testing.assert_array_equal(out.gradient(x)[0].numpy(), first)
+
+def test_two_clones_of_one_value_are_two_leaves():
+  """Tensor(3.5).clone() twice: equal graphs were one UOp, so backward gave each clone the gradient of both (2, not 1)."""
+  w1, w2 = Tensor(3.5).clone(), Tensor(3.5).clone()
+  (w1 * 2 + w2 * 5).backward()
+  assert (w1.grad.item(), w2.grad.item()) == (2.0, 5.0)

@@ -22,15 +22,17 @@ class LiveTensors:
   """`lazy`: the live tensors that may be unrealized. A tensor is added (`add`) when its graph is set to an unrealized
   one, unless its `_lazy` flag says it is in already (a weak reference compares its tensor elementwise, so a tensor must
   not be in twice), and dropped when a walk finds it realized: realized tensors cost a realize nothing. `grad`: the live
-  tensors with requires_grad by id, backward's candidate leaves. `settled`: the live tensors dropped from `lazy` or made on
-  a buffer, which with `lazy` is every live tensor (backward's candidates when none in its graph requires grad). `realized`:
-  a buffer view `become` put in graphs -> what it replaced."""
+  tensors with requires_grad by id, backward's candidate leaves. `asked`: the live tensors a gradient was taken for
+  without requires_grad (gradient()'s targets, what tinygrad's fallback backward filled): they are leaves too. `settled`:
+  the live tensors dropped from `lazy` or made on a buffer, which with `lazy` is every live tensor (backward's candidates
+  when none in its graph requires grad). `realized`: a buffer view `become` put in graphs -> what it replaced."""
   def __init__(self) -> None:
     self.lazy: set[weakref.ref[Tensor]] = set()
     self._discard = self.lazy.discard
     self.settled: set[weakref.ref[Tensor]] = set()
     # by id: a WeakSet compares a tensor added twice with itself by ==, an elementwise Tensor, and raised on its truth
     self.grad: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+    self.asked: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
     self.realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
     # the write a view's remembered graph last took in (schedule number, ASSIGN): remember sees a write once per tensor
     # holding it, and one ASSIGN UOp may run in many schedules (t += a twice builds it twice)
@@ -96,7 +98,9 @@ class LiveTensors:
 
   def _reaches_grad(self, was: UOp) -> bool:
     """Does `was` hold the graph of a live tensor that requires grad, or a view remembered as reaching one?"""
-    if not self.grad or not (leaves := {t.uop for t in self.grad.values() if t.requires_grad}): return False  # (iterating it is slow)
+    if not self.grad and not self.asked: return False  # (iterating them is slow)
+    leaves = {t.uop for t in self.grad.values() if t.requires_grad} | {t.uop for t in self.asked.values()}
+    if not leaves: return False
     topo = was.toposort()
     return not leaves.isdisjoint(topo) or any(u in self.realized for u in topo if u.op is _BUFFER or u.op is _RESHAPE)
 

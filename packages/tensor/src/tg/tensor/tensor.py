@@ -326,7 +326,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """A copy in a buffer of its own (on `device`, else self's), with a copy of .grad (tinygrad's; PyTorch's clone leaves
     .grad None)."""
     src = self if device is None or canonical(device) == self.device else self.to(device)
-    ret = Tensor(UOp(Ops.CONTIGUOUS, src.dtype, (src._uop,)), requires_grad=self.requires_grad)
+    ret = Tensor(private_copy(src._uop), requires_grad=self.requires_grad)  # (two clones of one value: two leaves, not one UOp)
     if self.grad is not None: ret.grad = self.grad.clone(device)
     return ret
   def contiguous(self) -> Tensor:
@@ -1150,6 +1150,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if ints := [t.dtype for t in targets if not dtypes.is_float(t.dtype)]:
       raise TensorDtypeError(f"only float tensors have gradients, a target is {ints[0]}: .float() it first")
     (root, *keys), ran = Tensor.live.for_grad([self._uop, *(t.uop for t in targets)], {t.uop for t in targets})
+    Tensor.live.asked.update({id(t): t for t in targets if t.requires_grad is None})  # (asked again: the graphs realized since)
     return self._gradients(root, keys, targets, gradient, ran)
   def _gradients(self, root: UOp, keys: Sequence[UOp], targets: Sequence[Tensor], gradient: Tensor | None, ran: set[UOp]) -> list[Tensor]:
     """gradient's work on the graphs for_grad gave: root (self's) and keys (the targets')."""
@@ -1167,6 +1168,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     root, ran, leaves = self._grad_leaves([t for t in list(Tensor.live.grad.values()) if t.requires_grad])
     if not leaves:
       root, ran, leaves = self._grad_leaves([t for t in Tensor.live.everything() if t.requires_grad is None and dtypes.is_float(t.dtype)])
+      Tensor.live.asked.update({id(t): t for t, _ in leaves})  # (a second backward needs the graphs realized since)
     if not leaves: raise RuntimeError("backward found no float tensor that may require grad in the graph")
     for (t, _), g in zip(leaves, self._gradients(root, [k for _, k in leaves], [t for t, _ in leaves], gradient, ran)):
       if g.shape != t.shape: raise TensorShapeError(f"gradient shape {shape_text(g.shape)} != tensor shape {shape_text(t.shape)}")
