@@ -44,7 +44,8 @@ def test_load_state_dict_as_tinygrad():
   before = GlobalCounters.mem_used
   loaded = load_state_dict(layer, {"weight": Tensor.ones(256, 256) * 0.5}, realize=False)
   assert GlobalCounters.mem_used <= before and loaded == [layer.weight]
-  assert (layer.weight.numpy() == 0.5).all()
+  assert not layer.weight.uop.is_realized  # (tinygrad's name: nothing left to compute)
+  assert (layer.weight.numpy() == 0.5).all() and layer.weight.uop.is_realized and layer.weight.T.uop.is_realized
   scale = type("Scale", (), {})()
   scale.s = Tensor([2.0])
   load_state_dict(scale, {"s": Tensor(3.0)})

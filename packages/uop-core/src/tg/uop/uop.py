@@ -302,6 +302,12 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
     op = {AddrSpace.GLOBAL: Ops.PARAM, AddrSpace.LOCAL: Ops.DEFINE_LOCAL, AddrSpace.REG: Ops.DEFINE_REG}[addrspace]
     return UOp(op, dtype.ptr(prod(shape), addrspace), (), slot).reshape(tuple(shape))
   @property
+  def is_realized(self) -> bool:
+    """Values that exist, nothing left to compute: a BUFFER, or movement ops of one (tinygrad's name, as t.uop.is_realized)."""
+    u = self
+    while u.op in GroupOp.Movement: u = u.src[0]
+    return u.op is Ops.BUFFER
+  @property
   def buffer_base(self) -> UOp:
     """The PARAM/DEFINE_* under shape views and AFTERs."""
     u = self
