@@ -313,6 +313,23 @@ def test_a_read_realized_between_two_writes_keeps_the_value_it_read():
   (b * 4.0).sum().backward()
   assert b.grad.tolist() == [4.0, 4.0]
 
+def test_a_write_through_a_view_of_a_2d_value_reaches_the_gradient():
+  """t2 = t1[1]; t2 *= 3 with t1 = b * 1 of shape (2, 2): the row's gradient is 21, not 7. t1's value was remembered under
+  its 2-d view of the buffer, and the write, which targets the bare buffer, didn't find it (a 1-d t1 was right). As
+  PyTorch and tinygrad; the written value's gradient (t2 += a) reached a only then too."""
+  b = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+  t1 = b * 1.0
+  t2 = t1[1]
+  t2 *= 3.0
+  (t2 * 7.0).sum().backward()
+  assert b.grad.tolist() == [[0.0, 0.0], [21.0, 21.0]] and t1.tolist() == [[1.0, 2.0], [9.0, 12.0]]
+  a, b = Tensor([1.0, 1.0], requires_grad=True), Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+  t1 = b * 1.0
+  t2 = t1[:, 1]
+  t2 += a
+  (t2 * 7.0).sum().backward()
+  assert a.grad.tolist() == [7.0, 7.0] and b.grad.tolist() == [[0.0, 7.0], [0.0, 7.0]]
+
 def test_backward_again_without_requires_grad_accumulates():
   """tinygrad's backward (no tensor requires grad) run three times adds the gradient three times, as one with
   requires_grad does. Reading the first gradient realized the graph's max (a shared part of log_softmax) into a buffer,

@@ -82,19 +82,28 @@ class LiveTensors:
       old = self.before[1] if self.before[0] == self.schedules and not any(u.op is Ops.ASSIGN for u in was.toposort()) else {}
       self.realized[view] = was.substitute({v: g for v, g in old.items() if v in was.toposort()}) if old else was
     elif _kernel_output(was): self.realized[view] = was.substitute({view: _stand_in(view)}) if view in was.toposort() else was
-    elif (written := _assign_value(was)) is not None and (prev := self.realized.get(view)) is not None and \
-         ((seen := self.applied.get(view)) is None or seen[0] != self.schedules or seen[1] is not was) and self._reaches_grad(prev):
+    elif (written := _assign_value(was)) is not None and (olds := self._values_before(view, was)) and \
+         ((seen := self.applied.get(view)) is None or seen[0] != self.schedules or seen[1] is not was) and self._reaches_grad(olds[view]):
       # a write into a computed value (t = a * 1; t += a; t += a): the view is now the written value, its reads of the view
       # the value before (else autograd saw t as a * 1 at the second +=, and a got 2, not 3). Only a value computed from a
       # tensor that requires grad: not a leaf's own value (an optimizer's update of a weight initialized lazily)
       self.applied[view] = (self.schedules, was)
       if self.before[0] != self.schedules: self.before = (self.schedules, {})
-      self.before[1].setdefault(view, prev)
+      for v, prev in olds.items(): self.before[1].setdefault(v, prev)
       # graphs remembered before hold the view as it was then: they keep that value (t2 = t1 * 3 realized before t1 += t2
       # held t1, which became t1 + t2: a loop, and every later backward raised)
       for k, g in list(self.realized.items()):
-        if k is not view and view in g.toposort(): self.realized[k] = g.substitute({view: prev})
-      self.realized[view] = written.substitute({view: prev})
+        if k not in olds and not olds.keys().isdisjoint(g.toposort()): self.realized[k] = g.substitute(olds)
+      new = written.substitute(olds)
+      for v in olds: self.realized[v] = new if v is view else new.reshape(v.shape)
+
+  def _values_before(self, view: UOp, was: UOp) -> dict[UOp, UOp]:
+    """What `view` (the target of the write `was`) and the reshapes of it that `was` reads were remembered to hold: a
+    2-d tensor's value is remembered under RESHAPE(BUFFER), and a write through a view of it (t2 = t1[1]; t2 *= 3)
+    targets the bare BUFFER (its gradient was lost). Empty when neither was remembered."""
+    olds = {r: g for r in was.toposort() if r.op is _RESHAPE and r.src[0] is view and (g := self.realized.get(r)) is not None}
+    if (prev := self.realized.get(view)) is None and olds: prev = next(iter(olds.items()))[1].reshape(view.shape)
+    return {} if prev is None else {view: prev, **olds}
 
   def _reaches_grad(self, was: UOp) -> bool:
     """Does `was` hold the graph of a live tensor that requires grad, or a view remembered as reaching one?"""
