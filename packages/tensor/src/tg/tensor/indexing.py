@@ -198,7 +198,7 @@ class IndexingMixin:
     from tg.tensor.tensor import assign_now
     v = value if isinstance(value, Tensor) else Tensor(value, device="CPU" if self._on_disk() else self.device, dtype=self.dtype)
     if v.dtype != self.dtype:
-      raise TensorDtypeError(f"setitem of a {v.dtype} tensor into a tensor of {self.dtype}: setitem doesn't cast (tinygrad's rule, "
+      raise TensorDtypeError(f"setitem dtype mismatch: a {v.dtype} tensor into a tensor of {self.dtype}; setitem doesn't cast (tinygrad's rule, "
                              f"PyTorch's does); cast it first, v.cast({self.dtype})")
     if self.requires_grad or v.requires_grad: raise NotImplementedError("setitem of a tensor that requires grad, or with a value that does")
     if self._on_disk():  # DISK runs no kernels: its assign writes the file from a CPU copy

@@ -344,7 +344,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
     if x.dtype != self.dtype and x._weak: x = x.cast(self.dtype)  # a Python number's tensor: as the number (tinygrad's)
     if x.dtype != self.dtype:
-      raise TensorDtypeError(f"assign of a {x.dtype} tensor to a tensor of {self.dtype}: assign doesn't cast (tinygrad's rule, "
+      raise TensorDtypeError(f"assign dtype mismatch: a {x.dtype} tensor to a tensor of {self.dtype}; assign doesn't cast (tinygrad's rule, "
                              f"PyTorch's copy_ does); cast it first, x.cast({self.dtype})")
     if x.shape != self.shape:
       try: x = x._broadcast_to(self.shape)
