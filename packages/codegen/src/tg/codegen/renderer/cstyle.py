@@ -51,9 +51,11 @@ VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHE
 class _Kernel:
   """What rendering one kernel accumulates: a C name per value, the body's lines at their depth, the vector types used,
   CHECK_OOB's list of checked accesses."""
-  def __init__(self, ren: CRenderer, cpu_abi: bool):
+  def __init__(self, ren: CRenderer, cpu_abi: bool, uops: list[UOp] = ()):  # type: ignore[assignment]
     self.ren, self.cpu_abi = ren, cpu_abi
     self.r: dict[UOp, str] = {}
+    self.transposes = _transposes(uops)
+    self.unread = _lanes_only_transposed(uops, self.transposes)  # (the shuffles read their vectors whole)
     self.lines: list[str] = []
     self.vec_types: set[DType] = set()
     self.depth, self.threaded, self.nontemporal = 1, False, False
@@ -112,7 +114,40 @@ def _store(k: _Kernel, u: UOp, s: list[str]) -> None:
     k.emit(f"{'if (' + gate + ') ' if gate else ''}tg_nt_store({s[1]}, {s[0]});")
   else: k.emit(f"{'if (' + gate + ') ' if gate else ''}*{s[0]} = {s[1]};")
 
+def _transposes(uops: Iterable[UOp]) -> dict[UOp, tuple[UOp, ...]]:
+  """The VECTORIZEs that together transpose n vectors of n lanes (n a power of two): column c gathers lane c of each
+  vector, for every c. Each maps to its group's vectors. A tile of a transpose (x.T.contiguous()) comes out as these."""
+  columns: dict[tuple[UOp, ...], dict[int, UOp]] = {}
+  for u in uops:
+    if u.op is not Ops.VECTORIZE or (n := len(u.src)) < 4 or n & (n - 1) or \
+       not all(g.op is Ops.GEP and len(g.arg) == 1 and g.arg[0] == u.src[0].arg[0] and g.src[0].dtype == u.dtype for g in u.src): continue
+    if len(rows := tuple(g.src[0] for g in u.src)) == len(set(rows)): columns.setdefault(rows, {})[u.src[0].arg[0]] = u
+  return {u: rows for rows, cols in columns.items() if len(cols) == len(rows) for u in cols.values()}
+
+def _lanes_only_transposed(uops: Iterable[UOp], transposes: dict[UOp, tuple[UOp, ...]]) -> set[UOp]:
+  """The lanes (GEPs) the transposes' columns read that nothing else reads: they aren't rendered."""
+  if not transposes: return set()
+  other = {x for u in uops if u not in transposes for x in u.src}
+  return {x for u in transposes for x in u.src if x not in other}
+
+def _vectorize(k: _Kernel, u: UOp, s: list[str]) -> None:
+  """A vector of the given values; a column of a transpose (_transposes) as a network of shuffles, made at the group's
+  first column: in log2(n) steps, each swaps the off-diagonal blocks of size b between vector pairs r and r + b (n log n
+  two-vector shuffles, where lane by lane is n^2 extracts and inserts: a 16 x 16 float tile 2.2x faster)."""
+  if (rows := k.transposes.get(u)) is None: return k.val(u, f"(({k.ren.ctype(u.dtype)}){{{', '.join(s)}}})")
+  if u in k.r: return
+  n, cur, b = len(rows), [k.r[x] for x in rows], 1
+  while b < n:
+    nxt = list(cur)
+    for r in (r for r in range(n) if not r & b):
+      for i, lanes in ((r, [x if not x & b else n + x - b for x in range(n)]), (r + b, [x + b if not x & b else n + x for x in range(n)])):
+        nxt[i] = f"t{len(k.lines)}"
+        k.emit(f"{k.ren.ctype(u.dtype)} {nxt[i]} = __builtin_shufflevector({cur[r]}, {cur[r + b]}, {', '.join(map(str, lanes))});")
+    cur, b = nxt, b * 2
+  for col in (x for x, group in k.transposes.items() if group is rows): k.r[col] = cur[col.src[0].arg[0]]
+
 def _gep(k: _Kernel, u: UOp, s: list[str]) -> None:
+  if u in k.unread: return
   k.val(u, f"{s[0]}[{u.arg[0]}]" if len(u.arg) == 1 else f"(({k.ren.ctype(u.dtype)}){{{', '.join(f'{s[0]}[{i}]' for i in u.arg)}}})")
 
 def _cast(k: _Kernel, u: UOp, s: list[str]) -> None:
@@ -135,7 +170,7 @@ STATEMENTS: dict[Ops, Callable[[_Kernel, UOp, list[str]], None]] = {
   Ops.CUSTOM: lambda k, u, s: k.emit(u.arg.format(*s) + ";"),  # a statement: {0}, {1}... its sources (a prefetch)
   Ops.RANGE: _range, Ops.END: _close, Ops.ENDIF: _close, Ops.IF: _if, Ops.AFTER: lambda k, u, s: _name(k, u, s[0]),
   Ops.INDEX: lambda k, u, s: _name(k, u, f"({s[0]}+{s[1]})"), Ops.LOAD: _load, Ops.STORE: _store,
-  Ops.VECTORIZE: lambda k, u, s: k.val(u, f"(({k.ren.ctype(u.dtype)}){{{', '.join(s)}}})"), Ops.GEP: _gep, Ops.CAST: _cast,
+  Ops.VECTORIZE: _vectorize, Ops.GEP: _gep, Ops.CAST: _cast,
   Ops.BITCAST: _bitcast, Ops.BARRIER: _nothing, Ops.NOOP: _nothing, Ops.SINK: _nothing, Ops.GROUP: _nothing,
   **{op: lambda k, u, s: k.val(u, k.ren.render_alu(u, s, k)) for op in GroupOp.ALU},
 }
@@ -190,7 +225,7 @@ class CRenderer(Renderer):
   def render_parts(self, uops: list[UOp], name: str, cpu_abi: bool) -> tuple[list[str], list[str], list[str]]:
     """(typedefs and helpers, the function, its NAME_job entry). With cpu_abi the function ends in `int core_id, int n_cores`
     (the outermost GLOBAL loop is split over them) and has a NAME_job; without, its arguments are the buffers and variables alone."""
-    k = _Kernel(self, cpu_abi)
+    k = _Kernel(self, cpu_abi, uops)
     for u in uops:
       k.note_types(u)
       if (fn := STATEMENTS.get(u.op)) is None: raise NotImplementedError(f"the C renderer can't render {u.op}")
