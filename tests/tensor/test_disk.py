@@ -75,3 +75,25 @@ def test_tar_extract_and_a_tensor_of_a_path(tmp_path):
   for src in (tmp_path / "ar.tar", str(tmp_path / "ar.tar"), raw, Tensor((tmp_path / "ar.tar").read_bytes())):
     got = tar_extract(src)
     assert sorted(got) == sorted(files) and all(bytes(got[k].data()) == v for k, v in files.items())
+
+def test_bitcast_and_contiguous_of_a_run_of_the_file_read_it_in_place(tmp_path):
+  """DISK runs no kernels: a bitcast (to any item size) or a contiguous() of a run of the file is a tensor of those bytes
+  (tinygrad's), where tg computed them and raised "runs no kernels"; an assign through a bitcast writes the file. Other
+  views' contiguous() is a copy on the default device; the reference is numpy's view of the same bytes."""
+  path = tmp_path / "b.bin"
+  raw = np.arange(32, dtype=np.uint8)
+  raw.tofile(path)
+  t = Tensor.empty(32, dtype=dtypes.uint8, device=f"disk:{path}")
+  assert t.bitcast(dtypes.uint16).tolist() == raw.view(np.uint16).tolist()
+  assert t[4:12].bitcast(dtypes.int32).tolist() == raw[4:12].view(np.int32).tolist()
+  assert t.bitcast(dtypes.float16)[3:5].numpy().tobytes() == raw.view(np.float16)[3:5].tobytes()
+  assert t.reshape(4, 8)[1:3].bitcast(dtypes.uint32).tolist() == raw.reshape(4, 8)[1:3].view(np.uint32).tolist()
+  assert t.reshape(4, 8)[1:3].contiguous().device == t.device and t[5:9].contiguous().tolist() == [5, 6, 7, 8]
+  assert t.reshape(4, 8).T.contiguous().tolist() == raw.reshape(4, 8).T.tolist()
+  t[8:16].bitcast(dtypes.int64).assign([-12345]).realize()
+  assert np.fromfile(path, np.uint8)[8:16].view(np.int64).tolist() == [-12345] and np.fromfile(path, np.uint8)[:8].tolist() == list(range(8))
+  t[28:32].assign([9, 9, 9, 9]).realize()  # a Python value was made into a buffer on DISK: the file's, written at byte 0 too
+  assert np.fromfile(path, np.uint8)[:8].tolist() == list(range(8)) and np.fromfile(path, np.uint8)[28:].tolist() == [9] * 4
+  with pytest.raises(NotImplementedError, match="runs no kernels"): t.cast(dtypes.float16).realize()  # (tinygrad's class)
+  cpu = Tensor(path, device="CPU")  # a path's tensor on the device asked for (it stayed on DISK)
+  assert cpu.device == "CPU" and cpu.tolist()[:8] == list(range(8))

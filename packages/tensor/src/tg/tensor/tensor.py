@@ -157,9 +157,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       uop = const_uop(data, dt or (_int_dtype([data]) if type(data) is int else dtypes.from_py(data)), dev, ())
       self._weak = dt is None
     elif isinstance(data, (bytes, bytearray, memoryview)): uop = _buffer_of_bytes(bytes(data), dev, dt or dtypes.uint8)
-    elif isinstance(data, pathlib.Path):  # a file's bytes, on the DISK device: read (or copied to a device) when used, as tinygrad's
+    elif isinstance(data, pathlib.Path):  # a file's bytes, on the DISK device (or copied to `device`) when used, as tinygrad's
       dt = dt or dtypes.uint8
-      uop = Tensor.empty(os.path.getsize(data) // dt.itemsize, dtype=dt, device=f"disk:{data}").uop
+      disk = Tensor.empty(os.path.getsize(data) // dt.itemsize, dtype=dt, device=f"disk:{data}")
+      uop = (disk if device is None else disk.to(dev)).uop
     elif isinstance(data, np.ndarray) or np.isscalar(data):
       arr = np.asarray(data)
       uop = _buffer_from(arr, dev, dt or _from_np_dtype(arr.dtype))  # float64 stays float64, as tinygrad and PyTorch
@@ -281,6 +282,21 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     compute device (a safetensors blob's tensor is such a view)."""
     return self._on_disk() and not self._as_one_view()
   def _on_disk(self) -> bool: return isinstance(self.device, str) and self.device.startswith("DISK")
+  def _file_bytes(self, dt: DType) -> Tensor | None:
+    """This DISK tensor's bytes as a tensor of dt (the last axis scaled by the item sizes) of a buffer of their own on the
+    same file, when they are one run of it (reshapes, and slices whose inner axes are whole); else None. DISK runs no
+    kernels: a bitcast or a contiguous() of such a view is the file's bytes, read in place, as tinygrad's."""
+    chain, base = view_chain(self.uop, GroupOp.Movement)
+    if base.op is not _BUFFER or not all_int(self.shape) or not self.shape or (self.shape[-1] * self.dtype.itemsize) % dt.itemsize: return None
+    start, shape = 0, (base.arg,)
+    for v in reversed(chain):  # (from the buffer up)
+      if v.op is Ops.RESHAPE: shape = v.shape
+      elif v.op is Ops.SHRINK and len(cut := [i for i, ((b, e), n) in enumerate(zip(v.arg, shape)) if (b, e) != (0, n)]) <= 1 and \
+           all(n == 1 for n in v.shape[:cut[0] if cut else 0]):
+        start, shape = start + (v.arg[cut[0]][0] * prod(shape[cut[0] + 1:]) if cut else 0), v.shape
+      else: return None
+    view = buffers[base].view(self.numel() * self.dtype.itemsize // dt.itemsize, dt, start * base.dtype.itemsize)
+    return Tensor(new_buffer(self.device, view.size, dt, view)).reshape(*self.shape[:-1], self.shape[-1] * self.dtype.itemsize // dt.itemsize)
   def _buffer(self) -> Buffer:
     if capturing:  # (every read of data comes here: .numpy(), .item(), .tolist(), masked_select's count...)
       from tg.tensor.jit import JitError
@@ -331,6 +347,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     return ret
   def contiguous(self) -> Tensor:
     if self._as_one_view(): return self
+    if self._disk_view():  # DISK runs no kernels: a run of the file is itself, another view is copied to the default device
+      return on_file if (on_file := self._file_bytes(self.dtype)) is not None else self.to(Device.DEFAULT)
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
   def contiguous_backward(self) -> Tensor:
     """self, whose gradient is made contiguous (a buffer) on the way back, as tinygrad's: its readers read it, not redo it."""
@@ -341,7 +359,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     tensor x of another dtype raises TensorDtypeError, as tinygrad's (PyTorch's copy_ casts): cast it first; a Python value
     (or list) takes this tensor's dtype. A write into a view lands in the buffer it views, through detach() and bitcast()
     too (they share its memory, as in PyTorch and tinygrad)."""
-    x = x if isinstance(x, Tensor) else Tensor(x, self.device, self.dtype)
+    # (a Python value for a DISK tensor is made on the CPU: a buffer made on DISK maps the file, and it was written at byte 0)
+    x = x if isinstance(x, Tensor) else Tensor(x, "CPU" if self._on_disk() else self.device, self.dtype)
     if x.dtype != self.dtype and x._weak: x = x.cast(self.dtype)  # a Python number's tensor: as the number (tinygrad's)
     if x.dtype != self.dtype:
       raise TensorDtypeError(f"assign dtype mismatch: a {x.dtype} tensor to a tensor of {self.dtype}; assign doesn't cast (tinygrad's rule, "
@@ -599,6 +618,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     a tensor that requires one raises, as tinygrad (PyTorch allows float-to-float views)."""
     dt, old = to_dtype(dtype), self.dtype
     if self.requires_grad: raise TensorDtypeError("bitcast of a tensor that requires grad: no gradient goes through a bitcast; detach() it")
+    if self._on_disk() and dt != old and (on_file := self._file_bytes(dt)) is not None: return on_file
     if dt.itemsize == old.itemsize: return self if dt == old else self._apply(lambda x: x.bitcast(dt))
     if not self.shape or (self.shape[-1] * old.itemsize) % dt.itemsize:
       raise TensorShapeError(f"bitcast of shape {shape_text(self.shape)} from {old} to {dt}: the last axis's {self.shape[-1:] or 'scalar'} x "

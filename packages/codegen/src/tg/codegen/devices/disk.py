@@ -7,8 +7,9 @@ import mmap, os
 from typing import Any
 from tg.codegen.device import Allocator, Compiled, Compiler
 
-class DiskError(RuntimeError):
-  """Something the DISK device can't do: run a kernel, or map its file."""
+class DiskError(NotImplementedError):
+  """Something the DISK device can't do: run a kernel, or map its file (a NotImplementedError, tinygrad's class, and so a
+  RuntimeError)."""
 
 class DiskAllocator(Allocator):
   def __init__(self, path: str):
