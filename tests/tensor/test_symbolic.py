@@ -308,3 +308,14 @@ def test_one_variable_bound_to_two_values_in_one_graph():
   for cls in (RuntimeError, ValueError):
     with pytest.raises(cls, match="bind mismatch.*'i'.*12 and 76"): a[vi.bind(12)].cat(a[vi.bind(76)]).tolist()
   np.testing.assert_array_equal(a[vi.bind(12)].cat(a[vi.bind(12)]).numpy(), np.tile(np.arange(120, 130), 2))
+
+def test_a_symbolic_length_copies_to_another_device():
+  """b[9:9+v].to("CPU:1") of a bound v: the scheduler asked bool() of the symbolic element count (UndecidableError).
+  The copy moves the buffer's room for the largest v; the values are the bound length's, jitted too."""
+  b = Tensor.arange(24).float().realize()
+  moved = TinyJit(lambda v: b.shrink(((9, 9 + v),)).to("CPU:1").sum().realize())
+  for n in (1, 3, 4, 2):
+    v = UOp.variable("v", 1, 4).bind(n)
+    assert b.shrink(((9, 9 + v),)).to("CPU:1").sum().item() == sum(range(9, 9 + n))
+    assert b.to("CPU:1").shrink(((3, 3 + v),)).to("CPU").sum().item() == sum(range(3, 3 + n))
+    assert moved(v).item() == sum(range(9, 9 + n))

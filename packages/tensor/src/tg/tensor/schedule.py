@@ -585,7 +585,7 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     if p.op is Ops.ASSIGN:
       bufmap[p] = tb = _target(p)
     else: bufmap[p] = tb = new_buffer(device_of(p), max_elements(p.shape), p.dtype)
-    if p.op is Ops.COPY and prod(p.shape):
+    if p.op is Ops.COPY and max_elements(p.shape):  # (a symbolic length: its buffers have room for the largest)
       items.append(ExecItem(p, [buffers[tb], buffers[_buffer_of(p.src[0], bufmap)]]))
       continue
     if prod(p.shape) == 0 or (members := groups.get(p, [p]))[-1] is not p: continue  # nothing to compute / with its group's last
