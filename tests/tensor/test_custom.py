@@ -81,6 +81,25 @@ def test_elementwise_add_and_two_outputs():
   np.testing.assert_array_equal(s.numpy(), a + b)
   np.testing.assert_array_equal(p.numpy(), a * b)
 
+def test_grad_fxn_takes_a_gradient_per_output_the_loss_reads():
+  """s = a + b and p = a * b from one kernel: grad_fxn(grad_s, grad_p, call), tinygrad's form, where tg summed the outputs'
+  gradients into one (so (s * p).sum() got grad_s + grad_p in both places, a wrong gradient). An output the loss doesn't
+  read gets no argument; the reference is the product rule in numpy."""
+  def both(grad_s: UOp, grad_p: UOp, call: UOp) -> tuple:
+    a, b = (Tensor(u) for u in call.src[3:])
+    gs, gp = Tensor(grad_s), Tensor(grad_p)
+    return None, None, (gs + gp * b).uop, (gs + gp * a).uop
+  def first(grad_s: UOp, call: UOp) -> tuple: return None, None, grad_s, grad_s
+  a, b = rand(9), rand(9)
+  ta, tb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+  s, p, _, _ = Tensor.custom_kernel(Tensor.empty(9), Tensor.empty(9), ta, tb, fxn=add_mul_k, grad_fxn=both)
+  (s * p).sum().backward()
+  np.testing.assert_allclose(ta.grad.numpy(), a * b + (a + b) * b, rtol=1e-5, atol=1e-6)
+  np.testing.assert_allclose(tb.grad.numpy(), a * b + (a + b) * a, rtol=1e-5, atol=1e-6)
+  ta, tb = Tensor(a, requires_grad=True), Tensor(b, requires_grad=True)
+  (Tensor.custom_kernel(Tensor.empty(9), Tensor.empty(9), ta, tb, fxn=add_mul_k, grad_fxn=first)[0] * 3).sum().backward()
+  assert ta.grad.tolist() == [3.0] * 9 and tb.grad.tolist() == [3.0] * 9
+
 def test_chained_kernels_and_tensor_ops_around_them():
   x = rand(8)
   t = Tensor(x) * 2  # lazy input: realized into a buffer for the kernel

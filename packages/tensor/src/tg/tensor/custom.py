@@ -20,8 +20,9 @@ GradFxn = Callable[[UOp, UOp], "tuple[UOp | None, ...] | list[UOp | None]"]
 
 @dataclass(frozen=True)
 class CustomKernel:
-  """The arg of a CUSTOM_KERNEL UOp: the user's AST, and grad_fxn(gradient, kernel) -> a gradient (or None) per buffer, where
-  kernel.src[0] is the AST and kernel.src[1:] the buffers (tinygrad's CALL, and Tensor.call's)."""
+  """The arg of a CUSTOM_KERNEL UOp: the user's AST, and grad_fxn(*gradients, kernel) -> a gradient (or None) per buffer,
+  given a gradient for each output the loss reads (in buffer order), where kernel.src[0] is the AST and kernel.src[1:] the
+  buffers (tinygrad's CALL, and Tensor.call's)."""
   ast: UOp
   grad_fxn: GradFxn | None = None
 

@@ -33,10 +33,10 @@ def as_call(kernel: UOp) -> UOp:
   itself, to read an output after it, is custom.kernel_of(call))."""
   return UOp(Ops.CALL, kernel.dtype, (kernel.arg.ast, *kernel.src), kernel.arg)
 
-def _user_grad(fxn: Any, ctx: UOp, ret: UOp) -> list[UOp | None]:
+def _user_grad(fxn: Any, ctx: UOp | tuple[UOp, ...], ret: UOp) -> list[UOp | None]:
   n = len(ret.src) - (ret.op is Ops.CALL)
   if fxn is None: raise RuntimeError(f"no gradient through a {ret.op} without grad_fxn")
-  grads = list(fxn(ctx, ret))
+  grads = list(fxn(*ctx, ret) if isinstance(ctx, tuple) else fxn(ctx, ret))
   if len(grads) != n: raise TensorValueError(f"grad_fxn returned {len(grads)} gradients for {n} inputs")
   return grads
 
@@ -75,9 +75,9 @@ pm_gradient = PatternMatcher([
   # an assign's value is what its target holds after it: the gradient goes to the value, none to the contents it overwrote
   (UPat(Ops.ASSIGN, name="ret"), lambda ctx, ret: (None, ctx) + (None,) * (len(ret.src) - 2)),
   (UPat(Ops.DETACH), lambda ctx: (None,)),
-  # a custom kernel's output passes its gradient to the kernel, whose grad_fxn (or a CALL's) splits it among the inputs
-  (UPat(Ops.AFTER, src=(UPat(), UPat(Ops.CUSTOM_KERNEL))), lambda ctx: (None, ctx)),
-  # grad_fxn sees the kernel as tinygrad's CALL (and tg's Tensor.call) spells it: src[0] its AST, src[1:] its buffers
+  # a custom kernel's grad_fxn (or a CALL's) splits its outputs' gradients among the inputs: it takes one per output the root
+  # reads (compute_gradient keeps them apart; tinygrad's grad_fxn(grad_c, grad_d, call)), and sees the kernel as tinygrad's
+  # CALL (and tg's Tensor.call) spells it: src[0] its AST, src[1:] its buffers
   (UPat(Ops.CUSTOM_KERNEL, name="ret"), lambda ctx, ret: tuple(_user_grad(ret.arg.grad_fxn, ctx, as_call(ret)))),
   (UPat(Ops.CALL, name="ret"), lambda ctx, ret: (None, *_user_grad(ret.arg, ctx, ret))),
   (UPat(Ops.COPY, name="ret"), lambda ctx, ret: (UOp(Ops.COPY, ctx.dtype, (ctx, device_uop(device_of(ret.src[0])))), None)),
@@ -96,10 +96,17 @@ def compute_gradient(root: UOp, root_grad: UOp, targets: set[UOp]) -> dict[UOp, 
   needed: dict[UOp, bool] = {}
   for u in root.toposort(): needed[u] = u in targets or (u.op is not Ops.DETACH and any(needed[s] for s in u.src))
   grads: dict[UOp, UOp] = {root: root_grad}
+  outputs: dict[UOp, dict[UOp, UOp]] = {}  # a custom kernel's: the gradient of each output the root reads, by its buffer
   for u in reversed(list(root.toposort())):
     if u not in grads or not u.src or not needed[u]: continue
     if u.op in (Ops.BUFFER, Ops.CONST, Ops.DEFINE_VAR, Ops.BIND): continue
-    srcs = pm_gradient.rewrite(u, ctx=grads[u])
+    if u.op is Ops.AFTER and (k := u.src[1]).op is Ops.CUSTOM_KERNEL:  # kept apart, not summed: grad_fxn takes one per output
+      per = outputs.setdefault(k, {})
+      per[u.src[0]] = per[u.src[0]] + grads[u] if u.src[0] in per else grads[u]
+      grads[k] = grads[u]  # (k is reached)
+      continue
+    ctx = tuple(outputs[u][b] for b in u.src if b in outputs[u]) if u in outputs else grads[u]
+    srcs = pm_gradient.rewrite(u, ctx=ctx)
     if srcs is None:
       if u.op in GroupOp.Movement or u.op in GroupOp.ALU: raise NotImplementedError(f"no gradient rule for {u.op}")
       continue
