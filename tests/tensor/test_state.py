@@ -19,6 +19,9 @@ def test_state_dict_names_and_parameters():
                         "layers.1.running_mean", "layers.1.running_var", "layers.1.weight"]
   net.shared = net.c.weight
   assert len(get_parameters(net)) == 9
+  arrays = type("Arrays", (), {})()  # tensor_type: another library's tensors, walked the same way (tinygrad's keyword)
+  arrays.w, arrays.parts = np.zeros(2), [np.ones(3), {"b": np.zeros(1)}]
+  assert sorted(get_state_dict(arrays, tensor_type=np.ndarray)) == ["parts.0", "parts.1.b", "w"] and get_state_dict(arrays) == {}
 
 def test_load_state_dict_copies_in_place_and_checks():
   a, b = Net(), Net()

@@ -13,15 +13,16 @@ from tg.tensor.multi import realized_multi
 from tg.tensor.nn.torch_checkpoint import torch_load, TorchCheckpointError  # noqa: F401  (nn.state.torch_load, as tinygrad's)
 from tg.tensor.nn.gguf import gguf_load, ggml_data_to_tensor, GGUFError  # noqa: F401  (and gguf_load)
 
-def get_state_dict(obj: Any, prefix: str = "") -> dict[str, Tensor]:
-  """Every Tensor reachable through attributes, lists, tuples and dicts, named by its path ("layers.0.weight")."""
-  if isinstance(obj, Tensor): return {prefix.rstrip("."): obj}
+def get_state_dict(obj: Any, prefix: str = "", tensor_type: type = Tensor) -> dict[str, Any]:
+  """Every Tensor (or object of tensor_type, tinygrad's keyword: another library's tensors) reachable through
+  attributes, lists, tuples and dicts, named by its path ("layers.0.weight")."""
+  if isinstance(obj, tensor_type): return {prefix.rstrip("."): obj}
   if isinstance(obj, (list, tuple)): items = [(str(i), v) for i, v in enumerate(obj)]
   elif isinstance(obj, dict): items = [(str(k), v) for k, v in obj.items()]
   elif hasattr(obj, "__dict__"): items = list(vars(obj).items())
   else: return {}
-  out: dict[str, Tensor] = {}
-  for k, v in items: out.update(get_state_dict(v, f"{prefix}{k}."))
+  out: dict[str, Any] = {}
+  for k, v in items: out.update(get_state_dict(v, f"{prefix}{k}.", tensor_type))
   return out
 
 def get_parameters(obj: Any) -> list[Tensor]:
