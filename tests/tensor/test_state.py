@@ -81,6 +81,9 @@ def test_safe_save_load_round_trip(tmp_path):
   assert header["e4m3"]["dtype"] == "F8_E4M3" and header["e5m2"]["dtype"] == "F8_E5M2"  # the format's names
   # the OCP codes by hand: 0.5 is 0.0110.000 in E4M3, -448 1.1111.110; 0.5 is 0.01110.00 in E5M2, 57344 0.11110.11
   assert back["e4m3"].bitcast(dtypes.uint8).tolist() == [0x30, 0xFE] and back["e5m2"].bitcast(dtypes.uint8).tolist() == [0x38, 0x7B]
+  for src in (Tensor(tmp_path / "m.safetensors"), Tensor(raw)):  # a tensor of the bytes (a DISK one, one in memory), as tinygrad's
+    again = safe_load(src)
+    assert again.keys() == back.keys() and all(again[k].numpy().tobytes() == back[k].numpy().tobytes() for k in back)
 
 def test_model_round_trip_through_a_file(tmp_path):
   a, b = Net(), Net()

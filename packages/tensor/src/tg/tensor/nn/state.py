@@ -131,15 +131,21 @@ def safe_save(tensors: dict[str, Tensor], path: str | os.PathLike, metadata: dic
 class SafetensorsError(ValueError):
   """A file that isn't valid safetensors; the message names the file and, when one entry is at fault, the tensor."""
 
-def safe_load_metadata(path: str | os.PathLike) -> tuple[dict[str, Any], int]:
+def _safetensors_bytes(src: str | os.PathLike | Tensor) -> np.ndarray:
+  """A file's bytes, mapped; a tensor's (tinygrad's safe_load takes one: a file read into memory, a DISK tensor), read."""
+  if not isinstance(src, Tensor): return np.memmap(src, dtype=np.uint8, mode="r") if os.path.getsize(src) else np.zeros(0, np.uint8)
+  return src.to("CPU").flatten().bitcast(dtypes.uint8).numpy() if src.dtype != dtypes.uint8 else src.to("CPU").flatten().numpy()
+
+def safe_load_metadata(path: str | os.PathLike | Tensor) -> tuple[dict[str, Any], int]:
   """The JSON header and the offset where the data starts, checked: a header inside the file, a JSON object, every tensor's
   dtype, shape and byte range (inside the data, matching dtype and shape, overlapping no other)."""
-  with open(path, "rb") as f:
-    if (size := os.fstat(f.fileno()).st_size) < 8: raise SafetensorsError(f"{path}: {size} bytes is too short for safetensors (8-byte header length)")
-    if (n := struct.unpack("<Q", f.read(8))[0]) > size - 8:
-      raise SafetensorsError(f"{path}: the header length {n} runs past the end of the file ({size} bytes)")
-    text = f.read(n)
-  try: header = json.loads(text.decode("utf-8"))
+  return _metadata(_safetensors_bytes(path), path)
+
+def _metadata(raw: np.ndarray, path: Any) -> tuple[dict[str, Any], int]:
+  if (size := len(raw)) < 8: raise SafetensorsError(f"{path}: {size} bytes is too short for safetensors (8-byte header length)")
+  if (n := struct.unpack("<Q", raw[:8].tobytes())[0]) > size - 8:
+    raise SafetensorsError(f"{path}: the header length {n} runs past the end of the file ({size} bytes)")
+  try: header = json.loads(raw[8:8 + n].tobytes().decode("utf-8"))
   except (ValueError, RecursionError) as e: raise SafetensorsError(f"{path}: the header isn't UTF-8 JSON ({e})") from None
   if not isinstance(header, dict): raise SafetensorsError(f"{path}: the header is a JSON {type(header).__name__}, not an object")
   if (meta := header.get("__metadata__")) is None: meta = {}  # null is no metadata, as the reference reads it
@@ -169,10 +175,10 @@ def _entry_problem(info: Any, data_len: int) -> str | None:
     return f"{dtype} of shape {shape} is {want} bytes, but data_offsets {offs} hold {offs[1] - offs[0]}"
   return None
 
-def safe_load(path: str | os.PathLike, device: str | None = None) -> dict[str, Tensor]:
-  """The tensors of a safetensors file; a malformed file raises SafetensorsError naming the file and the tensor."""
-  header, start = safe_load_metadata(path)
-  raw = np.memmap(path, dtype=np.uint8, mode="r")
+def safe_load(path: str | os.PathLike | Tensor, device: str | None = None) -> dict[str, Tensor]:
+  """The tensors of a safetensors file (or of a tensor of its bytes, as tinygrad's); a malformed one raises
+  SafetensorsError naming the file and the tensor."""
+  header, start = _metadata(raw := _safetensors_bytes(path), path)
   out: dict[str, Tensor] = {}
   for name, info in header.items():
     if name == "__metadata__": continue
