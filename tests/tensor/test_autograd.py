@@ -330,6 +330,20 @@ def test_a_write_through_a_view_of_a_2d_value_reaches_the_gradient():
   (t2 * 7.0).sum().backward()
   assert a.grad.tolist() == [7.0, 7.0] and b.grad.tolist() == [[0.0, 7.0], [0.0, 7.0]]
 
+def test_an_in_place_write_into_a_detach_passes_the_written_values_gradient():
+  """t = b.detach(); t += b * 3 (or t *= b * 3): t shares b's memory (b becomes [4, 8], as in PyTorch), and its gradient
+  is the written value's, with t's detached read of b taken as b was: 3 (and [3, 6]). b got 0, t being a detach()."""
+  b = Tensor([1.0, 2.0], requires_grad=True)
+  t = b.detach()
+  t += b * 3.0
+  t.sum().backward()
+  assert b.grad.tolist() == [3.0, 3.0] and t.tolist() == [4.0, 8.0] and b.tolist() == [4.0, 8.0]
+  b = Tensor([1.0, 2.0], requires_grad=True)
+  t = b.detach()
+  t *= b * 3.0
+  t.sum().backward()
+  assert b.grad.tolist() == [3.0, 6.0] and t.tolist() == [3.0, 12.0]
+
 def test_backward_again_without_requires_grad_accumulates():
   """tinygrad's backward (no tensor requires grad) run three times adds the gradient three times, as one with
   requires_grad does. Reading the first gradient realized the graph's max (a shared part of log_softmax) into a buffer,

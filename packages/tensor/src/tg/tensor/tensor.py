@@ -371,7 +371,15 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if self._on_disk(): return self._assign_disk(x)
     if x.device != self.device: x = x.to(self.device)
     if (base := _writable_base(self)) is not None:  # a[:4].assign(b), a.T.assign(b): written into a, as PyTorch's copy_
-      _write_through(self._uop, base, x)
+      if self._uop is base and base.op is Ops.DETACH and x.requires_grad and (key := _history_key(self, base)) is not None:
+        # t = b.detach(); t *= b * 3: t still shares b's memory, and autograd sees it as the value written (its detached
+        # read of b as b was), as PyTorch's; b's gradient went nowhere: t was a detach() of the buffer
+        was = Tensor.empty(*self.shape, dtype=self.dtype, device=self.device).assign(Tensor(base)).realize()  # (values, no history)
+        written = x.uop.substitute({base: UOp(Ops.DETACH, base.dtype, (was.uop,))})
+        _write_through(self._uop, base, x)
+        self.uop = key
+        Tensor.live.realized[key] = written
+      else: _write_through(self._uop, base, x)
       return self
     if self.is_sharded:  # unshard splits the write by the target's pieces
       if not realized_multi(self._uop): self.realize()
@@ -1342,6 +1350,15 @@ def _viewed(t: Tensor, base: UOp) -> Tensor:
     chain, b = view_chain(s.uop, symbolic=True)
     if b is base and all(v.op is Ops.RESHAPE for v in chain): return s
   return _owner(base)
+
+def _history_key(t: Tensor, detached: UOp) -> UOp | None:
+  """A view of the buffer under t = b.detach() for autograd to remember t's written value by: one no other graph holds
+  (a 2-d b's own graph is such a view of its buffer, and remembered under it, b's gradient would follow t's). None if
+  there is no such view, or the buffer is not one."""
+  if (buf := view_base(detached.src[0])) is None: return None
+  key = UOp(Ops.RESHAPE, t.dtype, (buf,), t.shape)
+  if key in Tensor.live.realized or any(s is not t and key in s.uop.toposort() for s in Tensor.live.everything()): return None
+  return key
 
 def _owner(u: UOp) -> Tensor:
   """The live tensor whose graph is u (the first, if equal graphs made several), else a new one: a write into it (a
