@@ -344,6 +344,16 @@ def test_an_in_place_write_into_a_detach_passes_the_written_values_gradient():
   t.sum().backward()
   assert b.grad.tolist() == [3.0, 6.0] and t.tolist() == [3.0, 12.0]
 
+def test_an_assign_through_a_row_of_a_clone_cuts_that_rows_gradient():
+  """t2 = a.clone(); t2[1].assign(v): row 1 of t2 is v now, so a's gradient there is 0 (PyTorch's; tinygrad raises). tg
+  wrote the row and sent the gradient as if nothing was written: the write, into the bare buffer, reads no view of it,
+  and t2's value was remembered under its 2-d view. The buffer now knows that view."""
+  a = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+  t2 = a.clone()
+  t2[1].assign(Tensor([5.0, 6.0]))
+  (t2 * Tensor([[1.0, 10.0], [100.0, 1000.0]])).sum().backward()
+  assert a.grad.tolist() == [[1.0, 10.0], [0.0, 0.0]] and t2.tolist() == [[1.0, 2.0], [5.0, 6.0]]
+
 def test_backward_again_without_requires_grad_accumulates():
   """tinygrad's backward (no tensor requires grad) run three times adds the gradient three times, as one with
   requires_grad does. Reading the first gradient realized the graph's max (a shared part of log_softmax) into a buffer,

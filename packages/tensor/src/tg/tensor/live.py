@@ -33,6 +33,8 @@ class LiveTensors:
     # by id: a WeakSet compares a tensor added twice with itself by ==, an elementwise Tensor, and raised on its truth
     self.grad: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
     self.asked: weakref.WeakValueDictionary[int, Tensor] = weakref.WeakValueDictionary()
+    # a BUFFER -> the RESHAPE of it a value was last remembered under (a 2-d tensor's), for a write into the bare buffer
+    self.reshaped: weakref.WeakKeyDictionary[UOp, weakref.ref[UOp]] = weakref.WeakKeyDictionary()
     self.realized: weakref.WeakKeyDictionary[UOp, UOp] = weakref.WeakKeyDictionary()
     # the write a view's remembered graph last took in (schedule number, ASSIGN): remember sees a write once per tensor
     # holding it, and one ASSIGN UOp may run in many schedules (t += a twice builds it twice)
@@ -81,6 +83,7 @@ class LiveTensors:
       # first): it holds what the view was
       old = self.before[1] if self.before[0] == self.schedules and not any(u.op is Ops.ASSIGN for u in was.toposort()) else {}
       self.realized[view] = was.substitute({v: g for v, g in old.items() if v in was.toposort()}) if old else was
+      if view.op is _RESHAPE and view.src[0].op is _BUFFER: self.reshaped[view.src[0]] = weakref.ref(view)
     elif _kernel_output(was): self.realized[view] = was.substitute({view: _stand_in(view)}) if view in was.toposort() else was
     elif (written := _assign_value(was)) is not None and (olds := self._values_before(view, was)) and \
          ((seen := self.applied.get(view)) is None or seen[0] != self.schedules or seen[1] is not was) and self._reaches_grad(olds[view]):
@@ -101,7 +104,9 @@ class LiveTensors:
     """What `view` (the target of the write `was`) and the reshapes of it that `was` reads were remembered to hold: a
     2-d tensor's value is remembered under RESHAPE(BUFFER), and a write through a view of it (t2 = t1[1]; t2 *= 3)
     targets the bare BUFFER (its gradient was lost). Empty when neither was remembered."""
-    olds = {r: g for r in was.toposort() if r.op is _RESHAPE and r.src[0] is view and (g := self.realized.get(r)) is not None}
+    views = [r for r in was.toposort() if r.op is _RESHAPE and r.src[0] is view]
+    if (ref := self.reshaped.get(view)) is not None and (r := ref()) is not None: views.append(r)  # (t2[1].assign(v): not read)
+    olds = {r: g for r in views if (g := self.realized.get(r)) is not None}
     if (prev := self.realized.get(view)) is None and olds: prev = next(iter(olds.items()))[1].reshape(view.shape)
     return {} if prev is None else {view: prev, **olds}
 
@@ -111,7 +116,7 @@ class LiveTensors:
     leaves = {t.uop for t in self.grad.values() if t.requires_grad} | {t.uop for t in self.asked.values()}
     if not leaves: return False
     topo = was.toposort()
-    return not leaves.isdisjoint(topo) or any(u in self.realized for u in topo if u.op is _BUFFER or u.op is _RESHAPE)
+    return not leaves.isdisjoint(topo) or any(u in self.realized or u in self.reshaped for u in topo if u.op is _BUFFER or u.op is _RESHAPE)
 
   def become(self, becomes: dict[UOp, UOp]) -> None:
     """Point every live tensor at what a schedule just computed: each UOp of its graph in `becomes` is replaced by its
