@@ -62,7 +62,7 @@ REDUCE: list[Case] = [
    (np.array([[-np.inf, -np.inf, -np.inf], [-np.inf, 0, 1], [np.inf, 1, -np.inf]], np.float32),)),
   ("var/std with correction", lambda t: t.var(1, correction=0).cat(t.std(1, correction=2)),
    lambda a: np.concatenate([a.var(1), a.std(1, ddof=2)]), (np.array([[1, 2, 4, 8], [-1, -1, -1, -1]], np.float32),)),
-  ("cumsum cumprod cummax", lambda t: t.cumsum(1).cat(t.cumprod(1), t.cummax(1)),
+  ("cumsum cumprod cummax", lambda t: t.cumsum(1).cat(t.cumprod(1), t.cummax(1).values),
    lambda a: np.concatenate([a.cumsum(1), a.cumprod(1), np.maximum.accumulate(a, 1)]), (np.array([[1, -2, 3, 0.5], [2, 2, -1, 4]], np.float32),)),
 ]
 

@@ -201,15 +201,13 @@ class OrderingMixin:
       return take.where(before[0], block[0]), take.where(before[1], block[1])
     vals, where = scan((self, at), running, combine, (_lowest(self), -1))
     return vals, where
-  def cummax(self: Tensor, axis: int = 0, return_indices: bool = False) -> Tensor | ValuesIndices:
-    """The running maximum, as tinygrad's; with return_indices, also the index where it was (last) reached, as
-    PyTorch's cummax (which always returns both)."""
-    r = self._cumext(axis, True)
-    return r if return_indices else r.values
-  def cummin(self: Tensor, axis: int = 0, return_indices: bool = False) -> Tensor | ValuesIndices:
+  def cummax(self: Tensor, axis: int = 0) -> ValuesIndices:
+    """The running maximum and the index where it was reached, as PyTorch and tinygrad (0.14) return them; of tied
+    maxima the last index, PyTorch's (tinygrad gives the first)."""
+    return self._cumext(axis, True)
+  def cummin(self: Tensor, axis: int = 0) -> ValuesIndices:
     """The running minimum (see cummax)."""
-    r = self._cumext(axis, False)
-    return r if return_indices else r.values
+    return self._cumext(axis, False)
   def cumprod(self: Tensor, axis: int = 0) -> Tensor:
     x, ax = self._last(axis)
     return x._scan(lambda p: p._prefix(1).prod(-1), lambda a, b: a * b, 1)._unlast(ax, self.ndim)
