@@ -319,3 +319,19 @@ def test_a_symbolic_length_copies_to_another_device():
     assert b.shrink(((9, 9 + v),)).to("CPU:1").sum().item() == sum(range(9, 9 + n))
     assert b.to("CPU:1").shrink(((3, 3 + v),)).to("CPU").sum().item() == sum(range(3, 3 + n))
     assert moved(v).item() == sum(range(9, 9 + n))
+
+def test_an_expression_of_variables_of_two_int_dtypes_is_a_value():
+  """Tensor(a + b) of an int32 and an int64 bound variable (an ADD over a CAST): it was taken for an op on no device
+  ("CONST has no device"). Its value, jitted too, for values past int32."""
+  from tg.tensor import dtypes
+  f = TinyJit(lambda a, b: (Tensor(a + b) * 2).realize())
+  for x, y in ((1, 2**35), (7, 2**39 + 3), (1024, 5)):
+    a, b = UOp.variable("a", 0, 2**10, dtype=dtypes.int32).bind(x), UOp.variable("b", 0, 2**40, dtype=dtypes.int64).bind(y)
+    t = Tensor(a + b)
+    assert t.dtype == dtypes.int64 and t.item() == x + y and f(a, b).item() == 2 * (x + y)
+
+def test_a_bool_tensor_meets_a_python_int_past_int32_as_int64():
+  """True < 2**40 is True: the bool tensor became int32 and the number wrapped (PyTorch and tinygrad: [True, True])."""
+  t = Tensor([True, False])
+  assert (t < 2**40).tolist() == [True, True] and (t ** 2**40).tolist() == [1, 0] and (t < 2**31).tolist() == [True, True]
+  assert (t + 2**40).dtype.name == "int64" and (t + 2**40).tolist() == [2**40 + 1, 2**40] and (t + 3).tolist() == [4, 3]

@@ -58,11 +58,20 @@ def _meet(x: Tensor, y: Tensor) -> DType:
   weak, strong = (x, y) if x._weak else (y, x)
   return _scalar_dtype(strong.dtype, weak.dtype)
 
+def _of_variables(u: UOp) -> bool:
+  """An expression of bound variables (a + b of an int and a long variable: an ADD over a CAST), on no device: its value
+  is made a tensor as a variable's is. Its first sources are followed a few steps, not down a long graph of ops."""
+  for _ in range(16):
+    if u.op is Ops.BIND or u.op is Ops.DEFINE_VAR: return True
+    if not (u.op is Ops.CAST or u.op in GroupOp.ALU) or not u.src: return False
+    u = u.src[0]
+  return False
+
 def _scalar_dtype(dt: DType, scalar: DType) -> DType:
   """The dtype a tensor of dt and a Python number (or a tensor made of one) of dtype `scalar` meet in: dt, but a float
-  number makes an int or bool tensor float, and an int one a bool tensor the default int."""
+  number makes an int or bool tensor float, and an int one a bool tensor the number's int (int64 past int32)."""
   if dtypes.is_float(scalar) and not dtypes.is_float(dt): return least_upper_float(dt)
-  if scalar != dtypes.bool and dt == dtypes.bool: return dtypes.default_int
+  if scalar != dtypes.bool and dt == dtypes.bool: return scalar
   return dt
 
 def _py_array(flat: list, arr: np.ndarray, dt: DType) -> np.ndarray:
@@ -137,7 +146,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
     if isinstance(data, UOp) and device is None and dtype is None and data.dtype is not _INDEX and \
-       (data.op not in _VALUES or data.op is _CONST and data.src):
+       (data.op not in _VALUES or data.op is _CONST and data.src) and not _of_variables(data):
       self._init(data, requires_grad)  # (an op's result)
       return
     if isinstance(device, (tuple, list)) and not isinstance(data, UOp):  # on several devices: a whole copy on each
@@ -147,7 +156,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if data is None: data = []  # tinygrad's empty tensor
     if isinstance(data, UOp) and data.op is _CONST and not data.src:  # UOp.const(dtype, v), on no device (tinygrad's): the default
       uop = const_uop(data.arg, dt or data.dtype, dev, ())
-    elif isinstance(data, UOp) and (data.dtype is dtypes.index or data.op in _VALUES):  # a variable's value, weak as a number
+    elif isinstance(data, UOp) and (data.dtype is dtypes.index or data.op in _VALUES or _of_variables(data)):  # a variable's value, weak
       r = data.unbound() if data.op is Ops.BIND else data
       uop = symbolic_value(data, dt or (_int_dtype([r.vmin, r.vmax]) if data.dtype is dtypes.index else data.dtype), dev, ())
       self._weak = dt is None
@@ -684,7 +693,8 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     dt = self.dtype  # (_scalar_dtype, spelled out: every op with a number passes here)
     if isinstance(y, (float, np.floating)):
       if not dtypes.is_float(dt): dt = least_upper_float(dt)
-    elif dt == dtypes.bool and not isinstance(y, (bool, np.bool_)): dt = dtypes.default_int
+    elif dt == dtypes.bool and not isinstance(y, (bool, np.bool_)):  # (2**40 is int64: a bool tensor < 2**40 was all False)
+      dt = _int_dtype([y]) if isinstance(y, (int, np.integer)) else dtypes.default_int
     if dt is self.dtype: x = self
     else:  # the number's dtype, so the result is as weak as a number (tinygrad's: int8 + 0.5, then + half, is half)
       (x := self.cast(dt))._weak = True
