@@ -214,3 +214,11 @@ def test_half_remainders_and_floor_division_round_once(device):
   np.testing.assert_array_equal((x % y).numpy(), np.mod(a32, b32).astype(np.float16))
   np.testing.assert_array_equal((x // y).numpy(), np.floor_divide(a32, b32).astype(np.float16))
   np.testing.assert_array_equal(x.fmod(y).numpy(), np.fmod(a32, b32).astype(np.float16))
+
+def test_a_bool_tensor_to_a_power():
+  """tinygrad's: a bool power is logical (x ** True is x, x ** False True), an int power makes the number's int, a
+  negative one raises as for any integer tensor. `** True` raised ("shift needs an integer tensor") and ** -2 gave [1, 0]."""
+  t = Tensor([True, False])
+  assert (t ** True).tolist() == [True, False] and (t ** False).tolist() == [True, True] and (t ** t).tolist() == [True, True]
+  assert (t ** True).dtype == dtypes.bool and (t ** 2).dtype == dtypes.int32 and (t ** 2).tolist() == [1, 0] and (t ** 0).tolist() == [1, 1]
+  with pytest.raises(TypeError, match="negative power"): t ** -2

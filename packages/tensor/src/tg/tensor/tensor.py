@@ -750,9 +750,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     """C's pow (numpy's and PyTorch's), special values included. An integer tensor to an int power stays integer, and a
     negative Python int power of it raises (PyTorch and tinygrad do). Half, bfloat16 and fp8 are raised in float32 and
     rounded once, as PyTorch does (b log2|a| in half was 11 ulps off)."""
-    if not reverse and isinstance(x, int) and not isinstance(x, bool) and not dtypes.is_float(self.dtype) and self.dtype != dtypes.bool:
+    if not reverse and isinstance(x, int) and not isinstance(x, bool) and not dtypes.is_float(self.dtype):
       if x < 0: raise TensorDtypeError(f"an integer tensor to the negative power {x}: cast it to float first")
-      return self._int_pow(x)
+      return (self.cast(_int_dtype([x])) if self.dtype == dtypes.bool else self)._int_pow(x)  # (a bool's is the number's int)
     if not reverse and narrow_float(self.dtype) and isinstance(x, (int, float)) and not isinstance(x, bool):
       return self.float().pow(x).cast(self.dtype)
     if not reverse and isinstance(x, (int, float)) and not isinstance(x, bool) and float(x).is_integer() and 0 <= x <= 4 and \
@@ -764,6 +764,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not reverse and isinstance(x, float) and abs(x) == 0.5 and dtypes.is_float(self.dtype):  # sqrt's special values, as
       return self.sqrt() if x > 0 else self.sqrt().reciprocal()  # PyTorch's and tinygrad's: (-inf) ** 0.5 is NaN, (-0.0) ** 0.5 -0.0
     a, b = self._broadcasted(x, reverse)
+    if a.dtype == dtypes.bool: return a | b.logical_not()  # (x ** False is True, x ** True is x: PyTorch's and tinygrad's)
     if not dtypes.is_float(a.dtype): return a._int_pow(b)
     if narrow_float(a.dtype): return a.float().pow(b.float()).cast(a.dtype)
     # |a|**b as exp2(b log2|a|), which gets 0 and inf bases and infinite powers right by itself; 1 where C gives 1 whatever
