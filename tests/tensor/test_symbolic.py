@@ -314,9 +314,11 @@ def test_a_symbolic_length_copies_to_another_device():
   The copy moves the buffer's room for the largest v; the values are the bound length's, jitted too."""
   b = Tensor.arange(24).float().realize()
   moved = TinyJit(lambda v: b.shrink(((9, 9 + v),)).to("CPU:1").sum().realize())
+  prefix = TinyJit(lambda v: b[:v].to("CPU:1").sum().realize())  # (b[:v] is b's own buffer, longer than the copy's)
   for n in (1, 3, 4, 2):
     v = UOp.variable("v", 1, 4).bind(n)
     assert b.shrink(((9, 9 + v),)).to("CPU:1").sum().item() == sum(range(9, 9 + n))
+    assert b[:v].to("CPU:1").sum().item() == sum(range(n)) and prefix(v).item() == sum(range(n))
     assert b.to("CPU:1").shrink(((3, 3 + v),)).to("CPU").sum().item() == sum(range(3, 3 + n))
     assert moved(v).item() == sum(range(9, 9 + n))
 

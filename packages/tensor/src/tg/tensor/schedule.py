@@ -34,7 +34,8 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     if u.op is Ops.SINK: continue
     if u.op in (Ops.CONTIGUOUS, Ops.COPY, Ops.ASSIGN) or u in outs and not names_buffer(u): points[u] = None
     if u.op is Ops.CUSTOM_KERNEL: points.update({x: None for x in (u, *u.src) if not names_buffer(x)})
-    if u.op is Ops.COPY and not is_buffer_view(u.src[0]): points[u.src[0]] = None
+    # (a symbolic-length prefix of a buffer, b[:v], too: the copy moves whole buffers, and b is longer)
+    if u.op is Ops.COPY and (not is_buffer_view(u.src[0]) or symbolic_prefix(u.src[0])): points[u.src[0]] = None
     if u.op is Ops.ASSIGN and _reads_shifted(u.src[1], _target(u)): points[u.src[1]] = None
   for u in topo:
     if u.op is Ops.EXPAND and u.src[0].shape != u.shape and \
