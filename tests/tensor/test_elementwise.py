@@ -156,6 +156,9 @@ def test_a_tensor_of_a_python_number_meets_tensors_as_the_number():
   assert t.dtype == dtypes.float32 and t.tolist() == [3.0, 3.0]
   e = Tensor(2).exp() + f16
   assert e.dtype == dtypes.float16 and np.allclose(e.numpy(), np.exp(2) + np.array([1.5, 2.0]), rtol=1e-3)
+  # a reduce of a number's tensor is no number (tinygrad's; PyTorch's 0-d rule keeps half): it stayed weak, half and int8
+  for r in (lambda t: t.sum(), lambda t: t.max(), lambda t: t.prod(), lambda t: t.cumsum(0), lambda t: t.cummax(0).values):
+    assert (r(Tensor(1.0).expand(3)) + f16[:1]).dtype == dtypes.float32 and (r(Tensor(1).expand(3)) + i8[:1]).dtype == dtypes.int32
 
 def test_python_scalars_do_not_upcast():
   assert (Tensor.ones(2, dtype=dtypes.float16) * 3.5).dtype == dtypes.float16

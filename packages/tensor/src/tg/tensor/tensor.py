@@ -1003,8 +1003,11 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
 
   # ***** reductions *****
   def _reduce(self, op: Ops, axis: int | Sequence[int] | None, keepdim: bool) -> Tensor:
+    """A reduce over axis. Its result is no longer a Python number's (_weak), as tinygrad's: Tensor(1.0).expand(3).sum()
+    + a half tensor is float32 (PyTorch's 0-d rule gives half)."""
     axes = self._resolve_axes(axis)
     ret = self._apply(lambda u: UOp(Ops.REDUCE_AXIS, u.dtype, (u,), (op, axes))) if axes else self
+    if axes: ret._weak = False
     return ret if keepdim else ret.reshape(self._reduced_shape(axes, False))
   def _resolve_axes(self, axis: int | Sequence[int] | None) -> tuple[int, ...]:
     if axis is None: return tuple(range(self.ndim))
