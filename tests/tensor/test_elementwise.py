@@ -159,6 +159,9 @@ def test_a_tensor_of_a_python_number_meets_tensors_as_the_number():
   # a reduce of a number's tensor is no number (tinygrad's; PyTorch's 0-d rule keeps half): it stayed weak, half and int8
   for r in (lambda t: t.sum(), lambda t: t.max(), lambda t: t.prod(), lambda t: t.cumsum(0), lambda t: t.cummax(0).values):
     assert (r(Tensor(1.0).expand(3)) + f16[:1]).dtype == dtypes.float32 and (r(Tensor(1).expand(3)) + i8[:1]).dtype == dtypes.int32
+  w = Tensor(0.5)  # written, it holds data (tinygrad's): it met half as a number, half
+  w.assign(Tensor(1.0))
+  assert (w + f16).dtype == dtypes.float32 and (w + f16).tolist() == [2.5, 3.0]
 
 def test_python_scalars_do_not_upcast():
   assert (Tensor.ones(2, dtype=dtypes.float16) * 3.5).dtype == dtypes.float16

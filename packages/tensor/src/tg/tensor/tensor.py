@@ -397,6 +397,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if not is_buffer_view(self._uop): self.realize()
     base = view_base(self._uop)
     self.uop = UOp(Ops.ASSIGN, self.dtype, (base, x.uop.reshape((prod(self.shape),)) if self.shape != base.shape else x.uop)).reshape(self.shape)
+    self._weak = False  # (a Python number's tensor, written, holds data: it meets others by its dtype, as tinygrad's)
     return self
   def _assign_disk(self, x: Tensor) -> Tensor:
     """DISK runs no kernels: x's bytes are computed on the CPU and copied into the file, at once. A view of the file is
