@@ -238,6 +238,11 @@ def test_threefry_random_bits_are_jaxs():
   counts = Tensor.arange(20, dtype=dtypes.uint32)
   bits = Tensor._threefry_random_bits(Tensor([0, 1337], dtype=dtypes.uint32), counts[:10], counts[10:])
   assert bits.dtype == dtypes.uint32 and bits.tolist() == JAX_KEY_0_1337
+  # Tensor.threefry (tinygrad's name): Random123's known answers, counter and key words packed high:low
+  pack = lambda lo, hi: (hi << 32) | lo  # noqa: E731
+  x = Tensor([pack(0, 0), pack(0xFFFFFFFF, 0xFFFFFFFF)], dtype=dtypes.uint64)
+  assert x.threefry(Tensor([pack(0, 0), pack(0xFFFFFFFF, 0xFFFFFFFF)], dtype=dtypes.uint64)).tolist() == \
+    [pack(0x6B200159, 0x99BA4EFE), pack(0x1CB996FC, 0xBB002BE7)]
 
 def _stream(seed: int, device_index: int, counter: int, n: int) -> np.ndarray:
   """The words a draw of n takes at `counter`, from tg.uop's threefry (checked against Random123's known answers): the

@@ -544,11 +544,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       Tensor._device_rng_counters[dev] = Tensor([0, 0], dev, u32)
     counter = Tensor._device_rng_counters[dev]
     at = _words_u64(counter).contiguous().realize()  # (a snapshot: the write of the counter doesn't read itself shifted)
-    key = _threefry(at, _words_u64(Tensor._device_seeds[dev])).contiguous()
+    key = at.threefry(_words_u64(Tensor._device_seeds[dev])).contiguous()
     nxt = at.expand(2) + n
     Tensor.realize_all(key, counter.assign((Tensor.arange(2, device=dev) == 0).where(nxt, nxt >> 32).cast(u32)))
     half = Tensor.arange((n + 1) // 2, device=dev, dtype=u32)
     return _hashed_words(half, half + (n + 1) // 2, key).shrink(((0, n),))
+  def threefry(self, key: Tensor) -> Tensor:
+    """Threefry-2x32 (20 rounds) of each uint64 here (a counter pair, the first word low) under key (uint64, broadcast)."""
+    return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (self.uop, key._broadcast_to(self.shape).uop)))
   @staticmethod
   def rand(*shape: Any, device: str | None = None, dtype: DType | str | None = None, contiguous: bool = True, **kw: Any) -> Tensor:
     """Uniform in [0, 1): random mantissa bits under the exponent of 1.0, minus 1 (tinygrad's; never 1.0, in any float
@@ -1393,13 +1396,11 @@ def _words_u64(words: Tensor) -> Tensor:
   """Two uint32 words, low first, as one uint64 (shape (1,))."""
   return (words.shrink(((1, 2),)).cast(dtypes.uint64) << 32) | words.shrink(((0, 1),)).cast(dtypes.uint64)
 
-def _threefry(x: Tensor, key: Tensor) -> Tensor: return Tensor(UOp(Ops.THREEFRY, dtypes.uint64, (x.uop, key.expand(x.shape).uop)))
-
 def _hashed_words(counts0: Tensor, counts1: Tensor, key: Tensor) -> Tensor:
   """threefry under key (a uint64) of each pair (counts0[i], counts1[i]), as uint32 words: every pair's first word, then
   every pair's second. One threefry per word: each pair is hashed twice, for a kernel without a cat."""
   n, u64 = counts0.shape[0], dtypes.uint64
-  r = _threefry(((counts1.cast(u64) << 32) | counts0.cast(u64)).repeat(2), key)
+  r = ((counts1.cast(u64) << 32) | counts0.cast(u64)).repeat(2).threefry(key)
   return (Tensor.arange(2 * n, device=r.device) < n).where(r, r >> 32).cast(dtypes.uint32)
 
 def assign_now(t: Tensor, x: Tensor) -> None:
