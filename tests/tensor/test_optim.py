@@ -2,7 +2,7 @@
 import numpy as np
 import pytest
 from tg.tensor import Tensor, Counters
-from tg.tensor.nn import optim
+from tg.tensor.nn import optim, BatchNorm2d
 
 @pytest.fixture(autouse=True)
 def training():
@@ -231,3 +231,16 @@ def test_a_parameter_without_a_gradient_is_an_error_of_tinygrads_class():
   (a * 3).sum().backward()
   for cls in (AssertionError, RuntimeError):
     with pytest.raises(cls, match="no gradient: call backward"): optim.SGD([a, b]).step()
+
+def test_is_param_is_what_an_optimizer_updates():
+  """tinygrad 0.14's is_param: True for a tensor not marked requires_grad=False (a clone, a weight), False for BatchNorm's
+  running statistics; is_param_(False) keeps an optimizer off a tensor, as requires_grad=False does. The 0-d parameters
+  (tinygrad's test_const_backward_pass_optimizer) crashed every optimizer's step: the (1,) learning rate made the update
+  (1,). SGD's steps by hand: 3.5 - 0.5 * 1 and 3.5 - 0.5 * 2."""
+  w1, w2, stat = Tensor(3.5).clone(), Tensor(3.5).clone(), Tensor([1.0]).is_param_(False)
+  assert w1.is_param and w2.is_param and not stat.is_param and stat.requires_grad is False
+  assert not BatchNorm2d(4).running_mean.is_param and BatchNorm2d(4).weight.is_param
+  opt = optim.SGD([w1, w2, stat], lr=0.5)
+  (w1 + 2 * w2 + stat.sum()).backward()
+  opt.step()
+  assert (w1.item(), w2.item(), stat.tolist()) == (3.0, 2.5, [1.0]) and stat.is_param_().is_param

@@ -623,6 +623,14 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
         if self.is_sharded: self.uop = private_copy(self._uop)  # (pieces of their own on each device: a BatchNorm's sharded weight)
         else: self.uop = UOp(Ops.ASSIGN, self.dtype, (new_buffer(self.device, n, self.dtype), self._uop.reshape((n,)))).reshape(self.shape)
     return self
+  @property
+  def is_param(self) -> bool:
+    """tinygrad 0.14's flag for what an optimizer updates (the rest, running statistics, it only realizes): in tg, a tensor
+    not marked requires_grad=False."""
+    return self._requires_grad is not False
+  def is_param_(self, is_param: bool = True) -> Tensor:
+    """is_param set: False is requires_grad=False; True leaves requires_grad as it is, or makes False None again."""
+    return self.requires_grad_(None if self._requires_grad is False else self._requires_grad) if is_param else self.requires_grad_(False)
   def _track_grad(self) -> None:
     """Needs grad, a candidate of backward's. What an op computes from a tensor needing grad holds that tensor's buffer:
     no leaf check (requires_grad_'s walk of the whole graph, on every op, made a step quadratic in its length)."""

@@ -42,8 +42,9 @@ class Optimizer:
     return self.params + self.buffers + grads
   def _step(self, grads: list[Tensor]) -> None: raise NotImplementedError
   def _update(self, p: Tensor, new: Tensor) -> None:
-    """p's new value, computed in float32 (or wider) for a lower-precision parameter, stored in p's dtype."""
-    p.assign(new.cast(p.dtype))
+    """p's new value, computed in float32 (or wider) for a lower-precision parameter, stored in p's dtype; a 0-d p's is
+    its shape again (the (1,) learning rate made it (1,), and the assign raised)."""
+    p.assign(new.cast(p.dtype).reshape(p.shape))
   def _zeros(self) -> list[Tensor]:
     ts = [Tensor.zeros(*p.shape, dtype=p.dtype, device=p.device, requires_grad=False).contiguous().realize() for p in self.params]
     self.buffers += ts
