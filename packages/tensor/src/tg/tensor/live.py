@@ -107,7 +107,7 @@ class LiveTensors:
     views = [r for r in was.toposort() if r.op is _RESHAPE and r.src[0] is view]
     if (ref := self.reshaped.get(view)) is not None and (r := ref()) is not None: views.append(r)  # (t2[1].assign(v): not read)
     olds = {r: g for r in views if (g := self.realized.get(r)) is not None}
-    if (prev := self.realized.get(view)) is None and olds: prev = next(iter(olds.items()))[1].reshape(view.shape)
+    if (prev := self.realized.get(view)) is None and olds: prev = next(iter(olds.values())).reshape(view.shape)
     return {} if prev is None else {view: prev, **olds}
 
   def _reaches_grad(self, was: UOp) -> bool:

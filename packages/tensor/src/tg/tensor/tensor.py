@@ -60,7 +60,9 @@ def _meet(x: Tensor, y: Tensor) -> DType:
 
 def _of_variables(u: UOp) -> bool:
   """An expression of bound variables (a + b of an int and a long variable: an ADD over a CAST), on no device: its value
-  is made a tensor as a variable's is. Its first sources are followed a few steps, not down a long graph of ops."""
+  is made a tensor as a variable's is. Only an integer's (every Tensor op's result comes here: a float graph is never one),
+  and its first sources followed a few steps, not down a long graph of ops."""
+  if not dtypes.is_int(u.dtype): return False
   for _ in range(16):
     if u.op is Ops.BIND or u.op is Ops.DEFINE_VAR: return True
     if not (u.op is Ops.CAST or u.op in GroupOp.ALU) or not u.src: return False
@@ -629,8 +631,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     not marked requires_grad=False."""
     return self._requires_grad is not False
   def is_param_(self, is_param: bool = True) -> Tensor:
-    """is_param set: False is requires_grad=False; True leaves requires_grad as it is, or makes False None again."""
-    return self.requires_grad_(None if self._requires_grad is False else self._requires_grad) if is_param else self.requires_grad_(False)
+    """is_param set: False is requires_grad=False; True makes a False None again (else leaves requires_grad as it is)."""
+    if not is_param: return self.requires_grad_(False)
+    return self.requires_grad_(None) if self._requires_grad is False else self
   def _track_grad(self) -> None:
     """Needs grad, a candidate of backward's. What an op computes from a tensor needing grad holds that tensor's buffer:
     no leaf check (requires_grad_'s walk of the whole graph, on every op, made a step quadratic in its length)."""

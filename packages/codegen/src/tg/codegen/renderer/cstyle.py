@@ -5,7 +5,7 @@ fp8 live in memory as their bits and are computed in float (see tg.codegen.lower
 from __future__ import annotations
 import functools
 import math
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 from tg.uop import UOp, Ops, NONTEMPORAL, AxisType, DType, PtrDType, dtypes, GroupOp
 from tg.uop import f32_to_bf16_bits, bf16_bits_to_f32, fp8_bits_to_f32, f32_to_fp8_bits
 from tg.uop.dtype import float_to_bits
@@ -51,7 +51,7 @@ VEC_INT_ALU = frozenset({Ops.ADD, Ops.SUB, Ops.MUL, Ops.MULACC, Ops.MAX, Ops.WHE
 class _Kernel:
   """What rendering one kernel accumulates: a C name per value, the body's lines at their depth, the vector types used,
   CHECK_OOB's list of checked accesses."""
-  def __init__(self, ren: CRenderer, cpu_abi: bool, uops: list[UOp] = ()):  # type: ignore[assignment]
+  def __init__(self, ren: CRenderer, cpu_abi: bool, uops: Sequence[UOp] = ()):
     self.ren, self.cpu_abi = ren, cpu_abi
     self.r: dict[UOp, str] = {}
     self.transposes = _transposes(uops)

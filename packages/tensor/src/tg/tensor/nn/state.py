@@ -134,7 +134,8 @@ class SafetensorsError(ValueError):
 def _safetensors_bytes(src: str | os.PathLike | Tensor) -> np.ndarray:
   """A file's bytes, mapped; a tensor's (tinygrad's safe_load takes one: a file read into memory, a DISK tensor), read."""
   if not isinstance(src, Tensor): return np.memmap(src, dtype=np.uint8, mode="r") if os.path.getsize(src) else np.zeros(0, np.uint8)
-  return src.to("CPU").flatten().bitcast(dtypes.uint8).numpy() if src.dtype != dtypes.uint8 else src.to("CPU").flatten().numpy()
+  flat = src.to("CPU").flatten()
+  return (flat if flat.dtype == dtypes.uint8 else flat.bitcast(dtypes.uint8)).numpy()
 
 def safe_load_metadata(path: str | os.PathLike | Tensor) -> tuple[dict[str, Any], int]:
   """The JSON header and the offset where the data starts, checked: a header inside the file, a JSON object, every tensor's
