@@ -298,3 +298,27 @@ def test_randn_draws_its_uniforms_itself(monkeypatch):
   check randn of u = 0 is finite: that swap must not break randn)."""
   monkeypatch.setattr(Tensor, "rand", Tensor.zeros)
   assert np.isfinite(Tensor.randn(16).numpy()).all()
+
+def test_from_url_downloads_once_and_gunzips(tmp_path, monkeypatch):
+  import gzip, http.server, threading, functools
+  monkeypatch.setenv("CACHEDB", str(tmp_path / "cache" / "cache.db"))
+  site = tmp_path / "site"
+  site.mkdir()
+  data = np.arange(300, dtype=np.uint8).astype(np.uint8).tobytes()
+  (site / "raw.bin").write_bytes(data)
+  (site / "packed.gz").write_bytes(gzip.compress(data))
+  handler = functools.partial(http.server.SimpleHTTPRequestHandler, directory=str(site))
+  handler.log_message = lambda *a: None
+  server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+  threading.Thread(target=server.serve_forever, daemon=True).start()
+  try:
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    t = Tensor.from_url(f"{base}/raw.bin")
+    assert t.dtype == dtypes.uint8 and bytes(t.numpy()) == data
+    assert bytes(Tensor.from_url(f"{base}/packed.gz", gunzip=True).numpy()) == data
+    assert Tensor.from_url(f"{base}/raw.bin", device="CPU").device == "CPU"
+    with pytest.raises(ConnectionError, match="404"): Tensor.from_url(f"{base}/missing")
+    (site / "raw.bin").unlink()  # cached: read again without the server's file
+    assert bytes(Tensor.from_url(f"{base}/raw.bin").numpy()) == data
+  finally: server.shutdown()
+  assert not [p for p in (tmp_path / "cache" / "downloads").iterdir() if p.name.startswith("tmp")]  # no broken download left

@@ -77,6 +77,9 @@ def test_constructors() -> None:
   with pytest.raises(ValueError): v.bind(100)
   assert v.expr == "n" and v.bind(3).expr == "n"  # tinygrad's name for a variable's name
   with pytest.raises(AttributeError, match="only a variable has a name"): (v + 1).expr
+  assert v.bind(3).val == 3 and v.bind(3).unbind() == (v, 3) and UOp.const(dtypes.int, 5).val == 5  # tinygrad's start_pos.val
+  with pytest.raises(AttributeError, match="only a constant or a bound variable"): v.val
+  with pytest.raises(TypeError, match="only a bound variable"): v.unbind()
   r = UOp.range(16, 2)
   assert r.op is Ops.RANGE and r.arg == (2, AxisType.LOOP) and r.src[0].arg == 16 and r.axis_type is AxisType.LOOP
   assert UOp.range(v, 0, AxisType.REDUCE).axis_type is AxisType.REDUCE and UOp.range(v, 0).src[0] is v

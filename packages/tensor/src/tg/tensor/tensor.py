@@ -442,6 +442,12 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     default_float (tinygrad 0.14's is bool)."""
     return Tensor.empty(*shape, device=device, dtype=dtype)
   @staticmethod
+  def from_url(url: str, gunzip: bool = False, **kw: Any) -> Tensor:
+    """A 1-d uint8 tensor of url's bytes (gunzipped with gunzip=True), on DISK as a file's are: the download is cached
+    (tg.tensor.fetch), so a second run reads the file. Other arguments as Tensor(path, ...), device= among them."""
+    from tg.tensor.fetch import fetch
+    return Tensor(fetch(url, gunzip=gunzip), **kw)
+  @staticmethod
   def from_blob(ptr: int, shape: Any, device: str | None = None, dtype: DType | str | None = None, **kw: Any) -> Tensor:
     """A tensor on memory you own at host address ptr, not copied: kernels read and write it there, so it must outlive the
     tensor. Only host devices (CPU, PYTHON) take a host address."""

@@ -287,6 +287,16 @@ class UOp(_UOpFields, metaclass=UOpMetaClass):
     v = self.src[0] if self.op is Ops.BIND else self
     if v.op is not Ops.DEFINE_VAR: raise AttributeError(f"only a variable has a name (expr), not {self.op}")
     return v.arg[0]
+  @property
+  def val(self) -> Any:
+    """A constant's value, or a bound variable's (tinygrad's start_pos.val)."""
+    if self.op is Ops.CONST: return self.arg
+    if self.op is Ops.BIND: return self.src[1].arg
+    raise AttributeError(f"only a constant or a bound variable has a value (val), not {self.op}")
+  def unbind(self) -> tuple[UOp, int]:
+    """A bound variable as (the variable, its value), as tinygrad's."""
+    if self.op is not Ops.BIND: raise TypeError(f"only a bound variable can be unbound, not {self.op}")
+    return self.src[0], self.src[1].arg
   @staticmethod
   def range(end: int | UOp, axis_id: int, axis_type: AxisType = AxisType.LOOP) -> UOp:
     return UOp(Ops.RANGE, dtypes.index, (end if isinstance(end, UOp) else UOp.const(dtypes.index, end),), (axis_id, axis_type))
