@@ -67,3 +67,23 @@ def test_assign_to_a_slice_writes_into_the_tensor():
   want[1:3, 2:] = 7
   np.testing.assert_array_equal(b.numpy(), want)
   np.testing.assert_array_equal(view.numpy(), want[1:3, 2:])
+
+def test_contiguous_of_a_buffer_reads_it_until_assigned_whole():
+  """t = b.contiguous() shares b's buffer: a write of some elements lands in b (PyTorch and tinygrad agree), an assign of
+  the whole t gives t a buffer of its own (tinygrad's; PyTorch's contiguous() is b itself). A zero pad is a copy in both."""
+  b = np.array([1., 2., 3., 4.], np.float32)
+  for make in (lambda t: t.contiguous(), lambda t: t.pad(((0, 0),)).contiguous(), lambda t: t.reshape(2, 2).contiguous().reshape(4)):
+    src = Tensor(b).realize()
+    t = make(src)
+    t += 1
+    np.testing.assert_equal(src.numpy(), b)
+    np.testing.assert_equal(t.numpy(), b + 1)
+  src = Tensor(b).realize()
+  t = src.contiguous()
+  t[0] = 9.0
+  t[2:4].assign(Tensor([7., 8.]))
+  np.testing.assert_equal(src.numpy(), [9., 2., 7., 8.])
+  np.testing.assert_equal(t.numpy(), [9., 2., 7., 8.])
+  w = Tensor(b, requires_grad=True)
+  (w.contiguous() * 3).sum().backward()
+  np.testing.assert_equal(w.grad.numpy(), [3., 3., 3., 3.])

@@ -216,6 +216,7 @@ class IndexingMixin:
     mask = v.ones_like(dtype=dtypes.bool)
     for ax, s in enumerate(sels):
       if not s.whole(self.shape[ax]): v, mask = v._place(ax, s, self.shape[ax]), mask._place(ax, s, self.shape[ax])
+    self._borrowed = False  # (a write of some elements: into the buffer a contiguous() of a buffer reads, as tinygrad's)
     assign_now(self, mask.where(v, self))
 
   def gather(self: Tensor, dim: int, index: Tensor) -> Tensor:

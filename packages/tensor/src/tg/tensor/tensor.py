@@ -144,6 +144,7 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
   # would (Tensor(2) + int8 is int8, Tensor(2.0).exp() + half is half), as PyTorch's 0-d tensors and tinygrad's weak dtypes
   _weak = False
   _view_of: weakref.ref | None = None  # the tensor movement ops made this one a view of (a write through it goes there)
+  _borrowed = False  # a contiguous() that reads its source's buffer until assigned whole
 
   def __init__(self, data: Any, device: str | tuple[str, ...] | None = None, dtype: DType | str | None = None,
                requires_grad: bool | None = None):
@@ -357,7 +358,13 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
     if self.grad is not None: ret.grad = self.grad.clone(device)
     return ret
   def contiguous(self) -> Tensor:
-    if self._as_one_view(): return self
+    """self's values in a buffer. A realized self's buffer serves: reads and writes through views of the result share its
+    memory, but an assign of the whole result gives it a buffer of its own (tinygrad's: `t = b.contiguous(); t += 1`
+    leaves b as it was, where PyTorch's contiguous() is b itself)."""
+    if self._as_one_view():
+      ret = self._apply(lambda u: u)
+      ret._borrowed = True
+      return ret
     if self._disk_view():  # DISK runs no kernels: a run of the file is itself, another view is copied to the default device
       return on_file if (on_file := self._file_bytes(self.dtype)) is not None else self.to(Device.DEFAULT)
     return self._apply(lambda x: UOp(Ops.CONTIGUOUS, x.dtype, (x,)))
@@ -391,6 +398,9 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
         self.uop = key
         Tensor.live.realized[key] = written
       else: _write_through(self._uop, base, x)
+      return self
+    if self._borrowed:  # (contiguous() of a buffer, written whole: a buffer of its own now)
+      self._borrowed, self._weak, self.uop = False, False, private_copy(x.uop)
       return self
     if self.is_sharded:  # unshard splits the write by the target's pieces
       if not realized_multi(self._uop): self.realize()
