@@ -267,3 +267,23 @@ def test_a_kernel_on_sharded_tensors_runs_on_each_piece():
   assert c.shape == (8, 4) and c.device == devs
   out = Tensor.custom_kernel(c, Tensor(a).shard(devs, axis=0), Tensor(b).to(devs), fxn=gemm_k)[0]
   np.testing.assert_allclose(out.numpy(), a @ b, rtol=1e-5, atol=1e-5)
+
+def test_an_input_only_read_is_realized_once_for_every_kernel_that_reads_it():
+  """A lazy input a custom kernel only reads is computed into one buffer that every reader shares (flash attention's
+  backward read the forward's head-split Q, K and V: each was copied again for each kernel); one it writes is a copy."""
+  x, y = rand(8, 4), rand(32)
+  a, b = Tensor(x), Tensor(y)
+  Tensor.realize_all(a, b)
+  t = a.T.reshape(32)  # a lazy input: its copy is a kernel
+  s1 = Tensor.custom_kernel(Tensor.empty(32), t, b, fxn=add_k)[0]
+  s2 = Tensor.custom_kernel(Tensor.empty(32), b, t, fxn=add_k)[0]
+  Counters.reset()
+  Tensor.realize_all(s1, s2)
+  assert Counters.kernels == 3  # the copy of t, once, and the two kernels
+  np.testing.assert_allclose(s1.numpy(), x.T.reshape(32) + y)
+  np.testing.assert_allclose(s2.numpy(), x.T.reshape(32) + y)
+  w = a.T.reshape(32)
+  out = Tensor.custom_kernel(w, fxn=add_one_k)[0]  # written: a copy of its own, t and a keep their values
+  np.testing.assert_allclose(out.numpy(), x.T.reshape(32) + 1)
+  np.testing.assert_allclose(t.numpy(), x.T.reshape(32))
+  np.testing.assert_allclose(a.numpy(), x)

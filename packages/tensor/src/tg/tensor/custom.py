@@ -66,11 +66,15 @@ class CustomMixin:
     The kernel writes the buffers it stores into in place, as an assign does: a tensor built before it on one of them
     reads the old contents (the scheduler runs its readers first), one built after the new."""
     from tg.tensor.tensor import Tensor
+    from tg.tensor.schedule import stored_params
     ts = [self, *others]
     if any(t.is_sharded for t in ts): return _per_shard(ts, fxn, grad_fxn)
-    srcs = tuple(_written_buffer(t) for t in ts)
     ast = fxn(*[UOp.param(i, t.dtype, t.shape) for i, t in enumerate(ts)])
     if not isinstance(ast, UOp) or ast.op is not Ops.SINK: raise TypeError(f"custom_kernel's fxn must return a kernel SINK, got {ast!r:.80}")
+    # an input only read is realized where it is, shared with every other reader (flash attention's backward kernels read
+    # the forward's Q, K and V: each was copied out of the heads three times)
+    stored = stored_params(ast)
+    srcs = tuple(_written_buffer(t) if i in stored else t.uop for i, t in enumerate(ts))
     kernel = UOp(Ops.CUSTOM_KERNEL, dtypes.void, srcs, CustomKernel(ast, grad_fxn))
     return [Tensor(UOp(Ops.AFTER, s.dtype, (s, kernel))) for s in srcs]
 

@@ -596,9 +596,9 @@ def _build_schedule(outs: list[UOp]) -> tuple[list[ExecItem], dict[UOp, UOp]]:
     track.record(f"kernel {ast.arg.name}", value, ast)
     if SPEC: type_verify(ast, kernel_spec)
     items.append(ExecItem(ast, [buffers[b] for b in kb.params]))
-  # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's inputs (it wrote into them) and
-  # a BUFFER copied before an ASSIGN wrote it (the copy is the old value, the buffer holds the new one)
-  written = {s for p in points if p.op is Ops.CUSTOM_KERNEL for s in p.src}
+  # every realized point becomes its buffer (an ASSIGN its target), but a custom kernel's written inputs and a BUFFER
+  # copied before an ASSIGN wrote it (the copy is the old value, the buffer holds the new one)
+  written = {s for p in points if p.op is Ops.CUSTOM_KERNEL for i, s in enumerate(p.src) if i in stored_params(p.arg.ast)}
   becomes = {p: buffer_view(b, p.shape) for p, b in bufmap.items() if p not in written and p.op is not Ops.BUFFER}
   becomes.update({o: buffer_view(_buffer_of(o, bufmap), o.shape) for o in outs if not is_buffer_view(o)})
   return items, becomes
