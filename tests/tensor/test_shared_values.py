@@ -11,16 +11,43 @@ rng = np.random.default_rng(0)
 def kernels(*outs: Tensor) -> list:
   return [ei for ei in schedule([o.uop for o in outs])[0]]
 
-def test_a_sum_of_many_buffers_read_by_several_kernels_is_stored_on_the_way():
+def test_a_residual_stream_read_by_several_kernels_is_stored_on_the_way():
+  """Each partial sum is read by kernels of its own (a layer's layernorm) and by the next: each is stored, and no kernel
+  re-reads every earlier buffer."""
+  arrs = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(8)]
+  x, outs, want = Tensor(arrs[0]), [], arrs[0].astype(np.float64)
+  for a in arrs[1:]:
+    x, want = x + Tensor(a), want + a
+    outs += [(x.sum(1), want.sum(1)), (x.max(1), want.max(1))]
+  items = kernels(*(o for o, _ in outs))
+  assert max(len(ei.bufs) for ei in items) <= 4, "each kernel reads at most 3 buffers, not all 8"
+  for got, ref in outs: np.testing.assert_allclose(got.numpy(), ref, rtol=1e-4, atol=1e-3)
+
+def test_a_sum_read_by_several_kernels_only_through_its_total_is_stored_once():
+  """The partial sums are read by the next sum alone: the total is stored, by one kernel, and the three reduces read it
+  (storing each partial sum on the way was 7 kernels, each writing a buffer read once)."""
   arrs = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(8)]
   x = Tensor(arrs[0])
   for a in arrs[1:]: x = x + Tensor(a)
   outs = [x.sum(1), x.max(1), (x * x).sum(0)]
-  items = kernels(*outs)
-  assert max(len(ei.bufs) for ei in items) <= 4, "each kernel reads at most 3 buffers, not all 8"
+  assert len(kernels(*outs)) == 4
   want = np.sum(arrs, axis=0, dtype=np.float64)
   for got, ref in zip(outs, (want.sum(1), want.max(1), (want * want).sum(0))):
     np.testing.assert_allclose(got.numpy(), ref, rtol=1e-4, atol=1e-3)
+
+def test_a_gelu_gradient_read_by_several_kernels_is_one_kernel():
+  """The GELU's gradient, read by four reduces, is stored by one kernel: its terms, each the sum or product of shared
+  inputs, were stored one by one (11 kernels)."""
+  h, g = (rng.standard_normal((256, 64), dtype=np.float32) for _ in range(2))
+  x = Tensor(h, requires_grad=True)
+  x.gelu().backward(Tensor(g))
+  dh = x.grad
+  items = kernels(dh.sum(0), (dh * 2).sum(1), dh.max(0), dh.min(1))
+  assert len(items) == 5, [ei.ast.arg.name for ei in items]
+  c = np.sqrt(2 / np.pi)
+  t = np.tanh(c * (h + 0.044715 * h ** 3))
+  want = g * (0.5 * (1 + t) + 0.5 * h * (1 - t * t) * c * (1 + 3 * 0.044715 * h * h))
+  np.testing.assert_allclose(dh.numpy(), want, rtol=1e-4, atol=1e-5)
 
 def test_a_sum_read_by_one_kernel_fuses_into_it():
   arrs = [rng.standard_normal((64, 64), dtype=np.float32) for _ in range(8)]

@@ -259,20 +259,25 @@ def _share_recomputed(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: 
   earlier layer's buffers, re-read by each kernel that uses it (a GPT step's layernorm gradients read 24 buffers).
   Bottom-up, so a value above a new point reads the point. A value reading more than SHARE_CAP inputs counts as one
   input of the values above it (they count fewer: no point is made that the full count wouldn't make)."""
-  kernels = _kernels_reading(topo, consumers, points)
+  roots = _kernels_reading(topo, consumers, points)
   reads: dict[UOp, frozenset[UOp]] = {}
   for u in topo:
     if u in points or u.op is Ops.BUFFER:
       reads[u] = frozenset((u,))
       continue
     r = reads[u] = frozenset().union(*(reads[x] for x in u.src))
-    if u.op in GroupOp.ALU and all_int(u.shape) and (n := prod(u.shape)) > 0 and (c := kernels[u]) >= 2 and \
-       (c - 1) * sum(min(_elements(b), n) for b in r) > (c + 1) * n: points[u] = None
+    if u.op in GroupOp.ALU and all_int(u.shape) and (n := prod(u.shape)) > 0 and (c := _count(roots[u])) >= 2 and \
+       not _read_above(u, consumers, roots) and (c - 1) * sum(min(_elements(b), n) for b in r) > (c + 1) * n: points[u] = None
     if u in points or len(r) > SHARE_CAP: reads[u] = frozenset((u,))
 
-def _kernels_reading(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> dict[UOp, int]:
-  """How many kernels compute with each UOp: the points and reduces above it (ASSIGNs counted once, as one kernel stores
-  them), up to SHARE_CAP."""
+def _read_above(u: UOp, consumers: dict[UOp, list[UOp]], roots: dict[UOp, frozenset[UOp]]) -> bool:
+  """Is u read only by elementwise ops of its shape that the same kernels compute? Storing one of those (or a value above
+  them) serves every kernel that reads u, and reads more of what they share, so u is left to them: a GELU's gradient
+  stored each term it is the sum and product of, 11 kernels where one does."""
+  return all(c.op in GroupOp.ALU and c.shape == u.shape and roots[c] == roots[u] for c in consumers[u])
+
+def _kernels_reading(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: dict[UOp, None]) -> dict[UOp, frozenset[UOp]]:
+  """The kernels that compute with each UOp: the points and reduces above it, up to SHARE_CAP of them."""
   roots: dict[UOp, frozenset[UOp]] = {}
   for u in reversed(topo):
     found: set[UOp] = set()
@@ -280,7 +285,11 @@ def _kernels_reading(topo: list[UOp], consumers: dict[UOp, list[UOp]], points: d
       if c.op is not Ops.SINK: found.update((c,) if c in points or c.op is Ops.REDUCE_AXIS else roots[c])
       if len(found) >= SHARE_CAP: break
     roots[u] = frozenset(found)
-  return {u: sum(1 for r in rs if r.op is not Ops.ASSIGN) + any(r.op is Ops.ASSIGN for r in rs) for u, rs in roots.items()}
+  return roots
+
+def _count(kernels: frozenset[UOp]) -> int:
+  """How many kernels these are: ASSIGNs count once, as one kernel stores them."""
+  return sum(1 for r in kernels if r.op is not Ops.ASSIGN) + any(r.op is Ops.ASSIGN for r in kernels)
 
 def _reads_shifted(value: UOp, target: UOp) -> bool:
   """Does value read target at other elements than the one it writes (through a view that moves elements, or a reduce)?
