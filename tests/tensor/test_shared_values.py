@@ -88,3 +88,14 @@ def test_a_matmul_reduced_again_is_computed_in_its_own_kernel():
     assert [sum(u.op is Ops.REDUCE for u in ei.ast.toposort()) for ei in kernels(out)] == [1, 1]
     np.testing.assert_allclose(out.numpy(), ref, rtol=1e-4, atol=1e-4)
   assert len(kernels(Tensor(x).reshape(16, 128).sum(1).sum(0))) == 1
+
+def test_a_matmul_read_through_one_stored_value_is_computed_in_its_kernel():
+  """x + h @ w + b, read by three reduces (a layernorm's), is stored by the matmul's own kernel: the matmul was stored
+  first for its three readers, then the sum from it (two passes over the output and a kernel more)."""
+  x, h, w, b = (rng.standard_normal(s, dtype=np.float32) for s in ((64, 32), (64, 48), (48, 32), (32,)))
+  xn = Tensor(x) + Tensor(h) @ Tensor(w) + Tensor(b)
+  outs = [xn.sum(1), xn.max(1), (xn * xn).sum(0)]
+  assert len(kernels(*outs)) == 4
+  want = x + h.astype(np.float64) @ w + b
+  for got, ref in zip(outs, (want.sum(1), want.max(1), (want * want).sum(0))):
+    np.testing.assert_allclose(got.numpy(), ref, rtol=1e-4, atol=1e-3)

@@ -43,9 +43,14 @@ def _realize_points(outs: list[UOp]) -> dict[UOp, None]:
     # a padded reduce (a piece of a cat of matmuls) is realized before the pad: in the padded kernel every element ran every
     # piece's reduce loop, its loads masked off outside the piece (a cat of three 1024x256x256 matmuls took 107 ms, not 1.5)
     if u.op is Ops.PAD and _is_reduce_epilogue(s := _unmoved(u.src[0]), points): points[s] = None
+  shared = []
   for u in topo:
-    if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points): points[u] = None
+    if u.op is Ops.REDUCE_AXIS and u not in points and _needs_buffer(u, consumers, points):
+      points[u] = None
+      shared.append(u)
   _share_recomputed(topo, consumers, points)
+  for u in shared:  # now read through one stored value (x + linear(h), which a layernorm reads three times): computed in its kernel
+    if not _needs_buffer(u, consumers, points): del points[u]
   return _in_order([u for u in topo if u in points])
 
 def _in_order(points: list[UOp]) -> dict[UOp, None]:
