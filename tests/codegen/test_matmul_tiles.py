@@ -100,6 +100,22 @@ def test_few_column_tiles_stay_inside():
   assert opts == (Opt(OptOps.UPCAST, 0, 4), Opt(OptOps.UPCAST, 1, 16))
   np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
 
+def test_a_tall_a_goes_in_blocks_of_rows_outside_the_panels():
+  """A tall A with a B that fits L2: blocks of rows outermost (BLOCK, then SWAP), each block's tiles inside the panels, the
+  same product bit for bit; an A of few blocks (one per core) and a B past ROW_BLOCK_B_BYTES keep the panels outermost."""
+  rng = np.random.default_rng(4)
+  a, b = rng.standard_normal((1024, 64), dtype=np.float32), rng.standard_normal((64, 128), dtype=np.float32)
+  isa = ISA["avx512"]
+  got, opts = run(CRenderer(isa=lambda: isa), a, b)
+  ti, tj = matmul_tiles(isa, 4)[0]
+  assert opts == (Opt(OptOps.UPCAST, 0, ti), Opt(OptOps.UPCAST, 1, tj), Opt(OptOps.SWAP, 0, 1),
+                  Opt(OptOps.BLOCK, 1, 256 // ti), Opt(OptOps.SWAP, 0, 1))
+  np.testing.assert_allclose(got, a.astype(np.float64) @ b, rtol=1e-4, atol=1e-4)
+  plain, _ = run(CRenderer(), a, b)
+  np.testing.assert_array_equal(got, plain)
+  assert heuristic._row_block(512, 256, 1 << 16) is None and heuristic._row_block(1024, 256, heuristic.ROW_BLOCK_B_BYTES * 2) is None
+  assert heuristic._row_block(1024, 1 << 12, 1 << 16) == 128  # a long row of A: blocks of 128 rows
+
 def test_packed_copy_stores_whole_vectors():
   """B copied to panels [N/16][K][16] (what a matmul reads contiguously): lane 0's address is spelled (j*K + k)*16, the
   others (j*K + k)*16 + l; the devectorizer sees one base and stores 16 lanes at once (it stored 1+8+4+2+1)."""

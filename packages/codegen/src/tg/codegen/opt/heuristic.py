@@ -8,7 +8,9 @@
   spills: 29 vs 38 GFLOP/s single-threaded at 512; AVX-512: 8x32),
   then SWAP: the column tiles outside the row tiles, so a K x (tile columns) panel of B is reused by every row tile from
   cache (A is re-read every 16 columns instead of B every 4 rows, measured with AVX2's 4x16; 53 vs 41 GFLOP/s at 512,
-  14 vs 7 at 2048). Other devices: 8x16, 8x8, 4x4 (measured on the AVX-512 machine before there was a model).
+  14 vs 7 at 2048); a tall A with a B that fits L2 goes in blocks of rows outside the panels (BLOCK, then SWAP: _row_block),
+  so the block stays in L2 while every panel passes it. Other devices: 8x16, 8x8, 4x4 (measured on the AVX-512 machine
+  before there was a model).
   matmul_panel tells tg.tensor the panel width, and it packs a big B into contiguous panels (a row strided by a power of
   two conflicts in the caches);
 - a matrix-vector product on a CPU (one output axis, one reduce axis, a matrix and a vector load): it streams the matrix.
@@ -219,8 +221,22 @@ def _matmul_tile(K: _Kernel, f: _Facts) -> bool:
   n, (s2, s1) = len(f.outs), f.sizes[-2:]
   itemsize = next(u.dtype.itemsize for u in K.k.toposort() if u.op is Ops.REDUCE)
   swap = (Opt(OptOps.SWAP, n - 2, n - 1),)
-  return bool(K.first((Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) + (swap if _panels_outside(K.ren.isa, s1, tj) else ())
-                      for ti, tj in _tiles_for(K.ren.isa, itemsize, s2, s1)))
+  chosen = K.first((Opt(OptOps.UPCAST, n - 2, ti), Opt(OptOps.UPCAST, n - 1, tj)) + (swap if _panels_outside(K.ren.isa, s1, tj) else ())
+                   for ti, tj in _tiles_for(K.ren.isa, itemsize, s2, s1))
+  if chosen is not None and len(chosen) == 3 and (rows := _row_block(s2, f.red_size * itemsize, s1 * f.red_size * itemsize)):
+    K.attempt(Opt(OptOps.BLOCK, n - 1, rows // chosen[0].arg), Opt(OptOps.SWAP, n - 2, n - 1))  # blocks, then the panels in each
+  return chosen is not None
+
+ROW_BLOCK_B_BYTES = 1 << 20  # a B at most this big (in L2) is read once per block of rows of A, not once in all
+
+def _row_block(rows: int, row_bytes: int, b_bytes: int) -> int | None:
+  """The rows of A a matmul whose B panels are outermost works through at a time, all of B's panels each (None: A
+  whole). Each B panel swept all of A, 2 MB at K = 256, from L3 once per panel; a block of 256 rows (128 past K = 512)
+  stays in L2 for all the panels, and B is re-read per block instead. 2048 x 256 x 768 in C on 2 cores: 333 -> 380
+  GFLOP/s (PyTorch 383); tg's 2048 x 256 x 768 307-316 -> 326-346, 2048 x 512 x 512 275-283 -> 297-306. A 64 MB B
+  re-read per block was slower (4096^3: 290 -> 275), and so was one block per core (512^3: B read whole by each)."""
+  block = 256 if row_bytes <= 1 << 11 else 128
+  return block if b_bytes <= ROW_BLOCK_B_BYTES and rows % block == 0 and rows >= 4 * block else None
 
 def _dot_tile(K: _Kernel, f: _Facts) -> bool:
   """Both operands contiguous along the innermost reduce (x @ W.T of a Linear with 10 outputs, which the matmul tile

@@ -13,7 +13,7 @@ from tg.codegen.opt.tc import tc_candidates, wmma_tile
 
 class OptOps(Enum):
   UPCAST = auto(); UNROLL = auto(); LOCAL = auto(); GROUP = auto(); GROUPTOP = auto(); NOLOCALS = auto()  # noqa: E702
-  PADTO = auto(); SWAP = auto(); ACCUM = auto(); TC = auto()  # noqa: E702
+  PADTO = auto(); SWAP = auto(); ACCUM = auto(); TC = auto(); BLOCK = auto()  # noqa: E702
   def __repr__(self) -> str: return f"OptOps.{self.name}"
 
 @dataclass(frozen=True)
@@ -134,6 +134,9 @@ def apply_opt(ast: UOp, opt: Opt, renderer: object) -> UOp:
   elif opt.op in (OptOps.GROUP, OptOps.GROUPTOP):
     if not getattr(renderer, "has_shared", False) or info.dont_use_locals: raise KernelOptError(f"{opt}: the device has no shared memory")
     ast = split_range(ast, r, amt, AxisType.GROUP_REDUCE, inner_first=opt.op is OptOps.GROUPTOP)  # type: ignore[arg-type]
+  elif opt.op is OptOps.BLOCK:  # blocks of amt: the outer axis keeps r's place, the inner one is the innermost output loop
+    if r.arg[1] not in (AxisType.LOOP, AxisType.GLOBAL): raise KernelOptError(f"{opt}: BLOCK splits a LOOP or GLOBAL axis")
+    ast = split_range(ast, r, amt, r.arg[1])  # type: ignore[arg-type]
   elif opt.op is OptOps.PADTO:
     if r.arg[1] is AxisType.REDUCE: raise KernelOptError(f"{opt}: padding a reduce axis would change the result")
     ast = pad_range(ast, r, amt)  # type: ignore[arg-type]

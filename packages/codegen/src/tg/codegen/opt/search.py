@@ -24,8 +24,8 @@ def choose_opts(ast: UOp, ren: Renderer, timer: Callable[[UOp], float]) -> UOp:
 
 def actions(k: UOp, ren: Renderer) -> list[Opt]:
   """Every opt the search may try next: UPCAST/UNROLL/ACCUM/LOCAL splits, GROUP/GROUPTOP (a reduce shared by a workgroup), PADTO
-  (round an axis up so it splits), SWAP (output axes' order), NOLOCALS, TC (each way to put the reduce on a tensor core);
-  apply_opt rejects those that don't fit the kernel."""
+  (round an axis up so it splits), SWAP (output axes' order), BLOCK (an output axis in blocks, the other loops inside them),
+  NOLOCALS, TC (each way to put the reduce on a tensor core); apply_opt rejects those that don't fit the kernel."""
   outs, reds = output_axes(k), reduce_axes(k)
   def divides(r: UOp, a: int) -> bool: return (range_size(r) or 1) % a == 0
   acts = [Opt(OptOps.UPCAST, i, a) for i, r in enumerate(outs) for a in (2, 3, 4, 8) if divides(r, a) and range_size(r) != a]
@@ -34,6 +34,7 @@ def actions(k: UOp, ren: Renderer) -> list[Opt]:
   acts += [Opt(OptOps.ACCUM, i, a) for i, r in enumerate(reds) for a in (2, 4, 16, 64) if divides(r, a) and (range_size(r) or 0) > a]
   acts += [Opt(OptOps.PADTO, i, a) for i, r in enumerate(outs) for a in (8, 16, 32) if (range_size(r) or 0) > a and not divides(r, a)]
   acts += [Opt(OptOps.SWAP, i, j) for i, r in enumerate(outs) for j, o in enumerate(outs) if i < j and r.arg[1] is o.arg[1]]
+  acts += [Opt(OptOps.BLOCK, i, a) for i, r in enumerate(outs) for a in (4, 8, 16, 32) if divides(r, a) and (range_size(r) or 0) > a]
   if ren.has_local:
     acts += [Opt(OptOps.LOCAL, i, a) for i, r in enumerate(outs) for a in (2, 4, 8, 16, 32) if divides(r, a)]
     acts.append(Opt(OptOps.NOLOCALS))
