@@ -53,3 +53,21 @@ def test_linear_order(name, monkeypatch):
   PROGRAMS[name]().realize()
   assert programs
   for uops in programs: check_order(uops)
+
+def test_a_matmuls_epilogue_comes_after_its_reduce_loop(monkeypatch):
+  """(a @ b) * f(c), f's work independent of the sum: emitted after the reduce loop ends, where its only use is, so it
+  isn't live through the loop (a GELU gradient's 16 vectors there spilled the tile's accumulators every step). The
+  value is numpy's."""
+  import numpy as np
+  programs: list[list[UOp]] = []
+  real = pipeline.linearize
+  monkeypatch.setattr(pipeline, "linearize", lambda sink: programs.append(real(sink)) or programs[-1])
+  monkeypatch.setenv("CACHEDB", "")
+  rng = np.random.default_rng(0)
+  a, b, c = (rng.standard_normal(s, dtype=np.float32) for s in ((64, 32), (32, 64), (64, 64)))
+  out = ((Tensor(a) @ Tensor(b)) * Tensor(c).exp().sigmoid()).numpy()
+  np.testing.assert_allclose(out, (a.astype(np.float64) @ b) / (1 + np.exp(-np.exp(c))), rtol=1e-4, atol=1e-5)
+  uops = next(p for p in programs if any(u.op is Ops.RANGE and u.arg[1].name == "REDUCE" for u in p))
+  check_order(uops)
+  reduce_end = max(i for i, u in enumerate(uops) if u.op is Ops.END and u.src[1].arg[1].name == "REDUCE")
+  assert all(i > reduce_end for i, u in enumerate(uops) if u.op is Ops.EXP2), "the epilogue's exp2 runs before the reduce ends"
