@@ -20,7 +20,7 @@ def _alu_ok(x: UOp) -> bool:
   return all(u.dtype == x.dtype for u in s)
 
 def _const_ok(x: UOp) -> bool:
-  if x.arg is Invalid: return x.dtype.scalar() == dtypes.index
+  if x.arg is Invalid: return True  # (an index's masked-off value, or a lane not written: mask.where(x, Invalid))
   if x.dtype == dtypes.bool: return isinstance(x.arg, bool)
   if dtypes.is_int(x.dtype): return isinstance(x.arg, int) and not isinstance(x.arg, bool)
   return isinstance(x.arg, float) if dtypes.is_float(x.dtype) else False

@@ -1,14 +1,53 @@
 """First lowering pass: shaped buffers become flat pointers, and one-trip loops disappear. `INDEX(RESHAPE(buf), i, j)` is row-major index math on
-`buf`, and a gate written as `idx.valid(gate)` moves into the INDEX as its third source."""
+`buf`, and a gate written as `idx.valid(gate)` moves into the INDEX as its third source. A value that is Invalid in some
+lanes (tinygrad's `mask.where(x, Invalid)`) carries its gate up through the math on it, to its STORE, which writes only
+the valid lanes: the others keep what the buffer held."""
 from __future__ import annotations
 import functools
-from tg.uop import UOp, Ops, UPat, PatternMatcher, PtrDType, dtypes, Invalid, prod
+from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, PtrDType, dtypes, Invalid, prod
 
 def _is_ptr(u: UOp) -> bool: return isinstance(u.dtype, PtrDType)
 
 def _split_gate(i: UOp) -> tuple[UOp, UOp | None]:
   if i.op is Ops.WHERE and i.src[2].op is Ops.CONST and i.src[2].arg is Invalid: return i.src[1], i.src[0]
   return i, None
+
+def _invalid(u: UOp) -> bool: return u.op is Ops.CONST and u.arg is Invalid
+
+def _gated(u: UOp) -> tuple[UOp, UOp | None, bool]:
+  """A value as (value, gate or None: valid everywhere, Invalid everywhere)."""
+  if _invalid(u): return u, None, True
+  if u.op is Ops.WHERE and _invalid(u.src[2]) and u.dtype != dtypes.index: return u.src[1], u.src[0], False
+  return u, None, False
+
+def _invalid_up(x: UOp) -> UOp | None:
+  """Math on a partly Invalid value is Invalid where it is (its gate moves up); on an Invalid value, Invalid."""
+  if any(u.dtype.scalar() == dtypes.index for u in (x, *x.src)): return None  # (a gated index is the INDEX's business)
+  parts = [_gated(s) for s in x.src]
+  if not any(g is not None or dead for _, g, dead in parts): return None
+  inv = UOp.const(x.dtype, Invalid)
+  if x.op is Ops.WHERE:  # valid where the branch taken is: c ? t : f
+    (c, _, _), (t, tg, tdead), (f, fg, fdead) = parts
+    if tdead and fdead: return inv
+    if fdead and tg is None and not tdead: return None  # the form the gate is read from
+    gate = c.where(UOp.const(dtypes.bool, not tdead) if tg is None else tg, UOp.const(dtypes.bool, not fdead) if fg is None else fg)
+    return gate.where(c.where(f if tdead else t, t if fdead else f), inv)
+  if any(dead for _, _, dead in parts): return inv
+  gates = [g for _, g, _ in parts if g is not None]
+  return functools.reduce(lambda a, b: a & b, gates).where(x.replace(src=tuple(v for v, _, _ in parts)), inv)
+
+def _store_valid(st: UOp) -> UOp | None:
+  """A STORE of a partly Invalid value writes under its gate (a gated INDEX); of an Invalid value, nothing."""
+  v, gate, dead = _gated(st.src[1])
+  if gate is None and not dead: return None
+  ix = st.src[0]
+  if dead: gate, v = UOp.const(dtypes.bool, False), UOp.const(v.dtype, 0)
+  return st.replace(src=(ix.replace(src=(ix.src[0], gate.where(ix.src[1], UOp.invalid()), *ix.src[2:])), v, *st.src[2:]))
+
+def _reduce_of_invalid(x: UOp) -> None:
+  if any(g is not None or dead for _, g, dead in map(_gated, x.src[:1])):
+    raise ValueError("a reduce over Invalid lanes (mask.where(x, Invalid)) has no value: Invalid lanes can only be left unwritten "
+                     "by a store; give the masked lanes a number (mask.where(x, 0)) to reduce them")
 
 def flatten_index(x: UOp) -> UOp | None:
   buf, idxs = x.src[0], x.src[1:]
@@ -35,6 +74,9 @@ def drop_ranges(x: UOp) -> UOp | None:
   return x.src[0].end(*rngs) if x.op is Ops.END else x.src[0].reduce(*rngs, arg=x.arg)
 
 pm_flatten = PatternMatcher([
+  (UPat(GroupOp.ALU | {Ops.CAST, Ops.BITCAST}, name="x"), _invalid_up),
+  (UPat(Ops.STORE, src=(UPat(Ops.INDEX),), allow_any_len=True, name="st"), _store_valid),
+  (UPat(Ops.REDUCE, name="x"), _reduce_of_invalid),
   (UPat(Ops.RANGE, src=(UPat(Ops.CONST, arg=1),)), lambda: UOp.const(dtypes.index, 0)),
   (UPat((Ops.END, Ops.REDUCE), name="x"), drop_ranges),
   # AFTER of a shaped buffer is the shaped AFTER of the flat buffer, so INDEX sees the RESHAPE on top
