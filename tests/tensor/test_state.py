@@ -236,3 +236,19 @@ def test_tensor_io_reads_and_seeks_like_a_file_clamped_at_its_ends():
   assert (f.readinto(buf), bytes(buf), f.tell()) == (4, b"Hell", 4)
   for bad in (Tensor(data).reshape(1, -1), Tensor([1, 2])):
     with pytest.raises(ValueError, match="1-d uint8"): TensorIO(bad)
+
+def test_state_dict_names_a_namedtuple_by_field_and_sees_a_containers_attributes():
+  """tinygrad's naming: a namedtuple's tensors by field name; a list or dict subclass's attributes after its items, an
+  attribute winning over an item of the same name."""
+  from collections import OrderedDict, namedtuple
+  Pair = namedtuple("Pair", ["first", "second"])
+  assert list(get_state_dict(OrderedDict(pair=Pair(Tensor([1.0]), Tensor([2.0]))))) == ["pair.first", "pair.second"]
+  class Layers(list): pass
+  class Table(dict): pass
+  layers = Layers([Tensor([3.0])])
+  layers.weight = Tensor([1.0, 2.0])
+  assert list(get_state_dict({"model": layers})) == ["model.0", "model.weight"] and len(get_parameters(layers)) == 2
+  a, b = Tensor([1.0]), Tensor([2.0])
+  table = Table(weight=a)
+  table.weight = b
+  assert get_state_dict(table)["weight"] is b

@@ -15,12 +15,14 @@ from tg.tensor.nn.gguf import gguf_load, ggml_data_to_tensor, GGUFError  # noqa:
 
 def get_state_dict(obj: Any, prefix: str = "", tensor_type: type = Tensor) -> dict[str, Any]:
   """Every Tensor (or object of tensor_type, tinygrad's keyword: another library's tensors) reachable through
-  attributes, lists, tuples and dicts, named by its path ("layers.0.weight")."""
+  attributes, lists, tuples and dicts, named by its path ("layers.0.weight"); a namedtuple's by field name. A list or
+  dict subclass's attributes count too, after its items: an attribute wins over an item of its name (tinygrad's)."""
   if isinstance(obj, tensor_type): return {prefix.rstrip("."): obj}
-  if isinstance(obj, (list, tuple)): items = [(str(i), v) for i, v in enumerate(obj)]
+  if hasattr(obj, "_asdict") and isinstance(obj, tuple): items = list(obj._asdict().items())
+  elif isinstance(obj, (list, tuple)): items = [(str(i), v) for i, v in enumerate(obj)]
   elif isinstance(obj, dict): items = [(str(k), v) for k, v in obj.items()]
-  elif hasattr(obj, "__dict__"): items = list(vars(obj).items())
-  else: return {}
+  else: items = []
+  if hasattr(obj, "__dict__"): items += list(vars(obj).items())
   out: dict[str, Any] = {}
   for k, v in items: out.update(get_state_dict(v, f"{prefix}{k}.", tensor_type))
   return out
