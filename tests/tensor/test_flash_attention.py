@@ -107,8 +107,13 @@ def test_a_fully_masked_row_is_nan_as_in_the_full_path():
 
 @pytest.mark.parametrize("dtype", [dtypes.half, dtypes.bfloat16], ids=["float16", "bfloat16"])
 def test_half_precision_inputs_accumulate_in_float32(dtype):
-  q, k, v = rand(1, 2, 9, 4), rand(1, 2, 9, 4), rand(1, 2, 9, 4)
-  check(q, k, v, causal=True, dtype=dtype, tol=2e-2 if dtype == dtypes.bfloat16 else 3e-3)
+  """Against the float32 full path on the same (rounded) values: the half one rounds its scores and softmax, and was 2%
+  off flash in a gradient for some inputs (a test that failed by the order the tests drew their random inputs in)."""
+  q, k, v = (Tensor(rand(1, 2, 9, 4)).cast(dtype).float().numpy() for _ in range(3))
+  g, tol = rand(1, 2, 9, 4), 2e-2 if dtype == dtypes.bfloat16 else 3e-3
+  flash = run(1, q, k, v, g, causal=True, dtype=dtype)
+  np.testing.assert_allclose(flash[0], np_attention(q, k, v, causal=True), atol=tol, rtol=tol)
+  for f, full in zip(flash, run(0, q, k, v, g, causal=True)): np.testing.assert_allclose(f, full, atol=tol, rtol=tol)
 
 def test_float64_and_the_switch_take_the_full_path():
   q = rand(2, 5, 4)
