@@ -322,3 +322,12 @@ def test_from_url_downloads_once_and_gunzips(tmp_path, monkeypatch):
     assert bytes(Tensor.from_url(f"{base}/raw.bin").numpy()) == data
   finally: server.shutdown()
   assert not [p for p in (tmp_path / "cache" / "downloads").iterdir() if p.name.startswith("tmp")]  # no broken download left
+
+def test_const_of_a_number_a_constant_uop_and_a_bound_variable():
+  """tinygrad master's Tensor.const(dtype, value): a 0-d tensor of that dtype, of a number or a UOp's value."""
+  from tg.tensor import UOp
+  one = Tensor.const(dtypes.int8, UOp.const(dtypes.float32, 1.0))
+  assert one.dtype == dtypes.int8 and one.shape == () and one.item() == 1
+  assert Tensor.const(dtypes.int32, UOp.variable("x", 1, 10).bind(5)).item() == 5
+  half = Tensor.const(dtypes.float16, 2.5)
+  assert half.dtype == dtypes.float16 and half.item() == 2.5

@@ -480,6 +480,10 @@ class Tensor(MovementMixin, NNMixin, IndexingMixin, CustomMixin, MathMixin, Orde
       ret = Tensor(const_uop(fill_value, dt, canonical(device or Device.DEFAULT), shp), **kw)
     return ret.clone() if buffer else ret
   @staticmethod
+  def const(dtype: DType | str, value: Any, device: str | None = None) -> Tensor:
+    """A 0-d tensor of dtype holding value: a Python number, a constant UOp or a bound variable (tinygrad master's)."""
+    return Tensor(value, device=device).cast(dtype) if isinstance(value, UOp) else Tensor(value, device=device, dtype=dtype)
+  @staticmethod
   def from_uop(u: UOp, **kw: Any) -> Tensor:
     """A tensor of a UOp graph, or of a symbolic int (a bound variable's expression), as tinygrad's."""
     return Tensor(u, **kw)
