@@ -8,17 +8,15 @@ from tg.uop import UOp, Ops, GroupOp, UPat, PatternMatcher, PtrDType, dtypes, In
 
 def _is_ptr(u: UOp) -> bool: return isinstance(u.dtype, PtrDType)
 
-def _split_gate(i: UOp) -> tuple[UOp, UOp | None]:
-  if i.op is Ops.WHERE and i.src[2].op is Ops.CONST and i.src[2].arg is Invalid: return i.src[1], i.src[0]
-  return i, None
-
 def _invalid(u: UOp) -> bool: return u.op is Ops.CONST and u.arg is Invalid
+
+def _split_gate(i: UOp) -> tuple[UOp, UOp | None]:
+  """gate.where(x, Invalid) (an index's or a value's) as (x, gate); anything else as (it, None)."""
+  return (i.src[1], i.src[0]) if i.op is Ops.WHERE and _invalid(i.src[2]) else (i, None)
 
 def _gated(u: UOp) -> tuple[UOp, UOp | None, bool]:
   """A value as (value, gate or None: valid everywhere, Invalid everywhere)."""
-  if _invalid(u): return u, None, True
-  if u.op is Ops.WHERE and _invalid(u.src[2]) and u.dtype != dtypes.index: return u.src[1], u.src[0], False
-  return u, None, False
+  return (u, None, True) if _invalid(u) else (*_split_gate(u), False)
 
 def _invalid_up(x: UOp) -> UOp | None:
   """Math on a partly Invalid value is Invalid where it is (its gate moves up); on an Invalid value, Invalid."""
