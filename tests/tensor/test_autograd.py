@@ -384,3 +384,15 @@ def test_two_clones_of_one_value_are_two_leaves():
   w1, w2 = Tensor(3.5).clone(), Tensor(3.5).clone()
   (w1 * 2 + w2 * 5).backward()
   assert (w1.grad.item(), w2.grad.item()) == (2.0, 5.0)
+
+@pytest.mark.parametrize("make", [lambda b: b.clone(), lambda b: b * 1.0], ids=["clone", "computed"])
+def test_two_in_place_writes_into_a_2d_value_count_once_each(make):
+  """t = b.clone(); t *= 3; t *= 5 gives b the gradient 15, as PyTorch and tinygrad do. A 2-d value's first write was
+  applied to the remembered history twice (once for its buffer, once for the 2-d view of it): 45."""
+  b = Tensor([[1.0, 2.0], [3.0, 4.0]], requires_grad=True)
+  t = make(b)
+  t *= 3.0
+  t *= 5.0
+  (t * Tensor([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
+  np.testing.assert_allclose(b.grad.numpy(), 15 * np.array([[1.0, 2.0], [3.0, 4.0]]))
+  np.testing.assert_allclose(t.numpy(), 15 * np.array([[1.0, 2.0], [3.0, 4.0]]))

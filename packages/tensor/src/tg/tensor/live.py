@@ -86,11 +86,12 @@ class LiveTensors:
       if view.op is _RESHAPE and view.src[0].op is _BUFFER: self.reshaped[view.src[0]] = weakref.ref(view)
     elif _kernel_output(was): self.realized[view] = was.substitute({view: _stand_in(view)}) if view in was.toposort() else was
     elif (written := _assign_value(was)) is not None and (olds := self._values_before(view, was)) and \
-         ((seen := self.applied.get(view)) is None or seen[0] != self.schedules or seen[1] is not was) and self._reaches_grad(olds[view]):
+         ((seen := self.applied.get(_buffer(view))) is None or seen[0] != self.schedules or seen[1] is not _unshaped(was)) and \
+         self._reaches_grad(olds[view]):
       # a write into a computed value (t = a * 1; t += a; t += a): the view is now the written value, its reads of the view
       # the value before (else autograd saw t as a * 1 at the second +=, and a got 2, not 3). Only a value computed from a
       # tensor that requires grad: not a leaf's own value (an optimizer's update of a weight initialized lazily)
-      self.applied[view] = (self.schedules, was)
+      self.applied[_buffer(view)] = (self.schedules, _unshaped(was))  # (once per write: its buffer and a 2-d view of it are told apart)
       if self.before[0] != self.schedules: self.before = (self.schedules, {})
       for v, prev in olds.items(): self.before[1].setdefault(v, prev)
       # graphs remembered before hold the view as it was then: they keep that value (t2 = t1 * 3 realized before t1 += t2
@@ -256,6 +257,14 @@ def _assign_value(was: UOp) -> UOp | None:
   u = was
   while u.op is _RESHAPE: u = u.src[0]
   return u.src[1].reshape(was.shape) if u.op is Ops.ASSIGN else None
+
+def _buffer(view: UOp) -> UOp:
+  """The BUFFER under a reshape of it (a 2-d tensor's view), else view."""
+  return view.src[0] if view.op is _RESHAPE and view.src[0].op is _BUFFER else view
+
+def _unshaped(u: UOp) -> UOp:
+  while u.op is _RESHAPE: u = u.src[0]
+  return u
 
 def _kernel_output(was: UOp) -> bool:
   """`was` is (a reshape of) a custom kernel's output."""
