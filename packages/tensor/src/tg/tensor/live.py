@@ -254,22 +254,20 @@ def _marks(roots: list[UOp], bits: dict[UOp, int]) -> dict[UOp, int]:
 
 def _assign_value(was: UOp) -> UOp | None:
   """The value an ASSIGN (under reshapes) writes, in was's shape; None if was is no ASSIGN."""
-  u = was
-  while u.op is _RESHAPE: u = u.src[0]
-  return u.src[1].reshape(was.shape) if u.op is Ops.ASSIGN else None
+  return u.src[1].reshape(was.shape) if (u := _unshaped(was)).op is Ops.ASSIGN else None
 
 def _buffer(view: UOp) -> UOp:
   """The BUFFER under a reshape of it (a 2-d tensor's view), else view."""
   return view.src[0] if view.op is _RESHAPE and view.src[0].op is _BUFFER else view
 
 def _unshaped(u: UOp) -> UOp:
+  """u under its reshapes."""
   while u.op is _RESHAPE: u = u.src[0]
   return u
 
 def _kernel_output(was: UOp) -> bool:
   """`was` is (a reshape of) a custom kernel's output."""
-  while was.op is _RESHAPE: was = was.src[0]
-  return was.op is Ops.AFTER and was.src[1].op is Ops.CUSTOM_KERNEL
+  return (u := _unshaped(was)).op is Ops.AFTER and u.src[1].op is Ops.CUSTOM_KERNEL
 
 def _stand_in(view: UOp) -> UOp:
   """What a remembered graph holds for `view`'s buffer before a kernel wrote it (a leaf, so no loop)."""
